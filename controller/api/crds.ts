@@ -1,0 +1,106 @@
+/**
+ * The CRDs in crds/ are the one source of truth for kinds: names, scope, printer columns and
+ * schemas. This module loads them and resolves the names people type (`sessions`, `as`, ...).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { ApiError } from './errors.js';
+import { packageRoot } from './paths.js';
+import { API_VERSION, GROUP, VERSION } from './types.js';
+
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  jsonPath: string;
+  priority?: number;
+  description?: string;
+  format?: string;
+}
+
+export type OpenApiSchema = Record<string, any>;
+
+export interface KindInfo {
+  kind: string;
+  listKind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  categories: string[];
+  namespaced: boolean;
+  hasStatus: boolean;
+  /** kubectl omits NAME for some kinds (events); our CRDs opt in by annotation. */
+  hideNameColumn: boolean;
+  columns: PrinterColumn[];
+  schema: OpenApiSchema;
+  crd: Record<string, any>;
+}
+
+export interface Registry {
+  kinds: KindInfo[];
+  byKind: Map<string, KindInfo>;
+  resolve(name: string): KindInfo;
+  tryResolve(name: string): KindInfo | undefined;
+}
+
+function kindInfoFromCrd(crd: Record<string, any>, file: string): KindInfo {
+  const spec = crd?.spec;
+  const version = spec?.versions?.find((v: any) => v.name === VERSION);
+  if (crd?.kind !== 'CustomResourceDefinition' || spec?.group !== GROUP || !version?.schema?.openAPIV3Schema)
+    throw new Error(`${file}: not a ${GROUP} CustomResourceDefinition with version ${VERSION}`);
+  const n = spec.names;
+  return {
+    kind: n.kind,
+    listKind: n.listKind ?? `${n.kind}List`,
+    plural: n.plural,
+    singular: n.singular ?? n.kind.toLowerCase(),
+    shortNames: n.shortNames ?? [],
+    categories: n.categories ?? [],
+    namespaced: spec.scope !== 'Cluster',
+    hasStatus: !!version.subresources?.status,
+    hideNameColumn: crd.metadata?.annotations?.['orchctl.io/hide-name-column'] === 'true',
+    columns: version.additionalPrinterColumns ?? [],
+    schema: version.schema.openAPIV3Schema,
+    crd,
+  };
+}
+
+export function loadCrdsFrom(dir: string): KindInfo[] {
+  return fs
+    .readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .map((f) => kindInfoFromCrd(YAML.parse(fs.readFileSync(path.join(dir, f), 'utf8')), f));
+}
+
+export function makeRegistry(kinds: KindInfo[]): Registry {
+  const byKind = new Map(kinds.map((k) => [k.kind, k]));
+  const names = new Map<string, KindInfo>();
+  for (const k of kinds) {
+    for (const n of [k.kind, k.plural, k.singular, ...k.shortNames]) {
+      names.set(n.toLowerCase(), k);
+      names.set(`${n.toLowerCase()}.${GROUP}`, k);
+    }
+  }
+  const tryResolve = (name: string) => names.get(name.toLowerCase());
+  return {
+    kinds,
+    byKind,
+    tryResolve,
+    resolve(name: string) {
+      const k = tryResolve(name);
+      if (!k)
+        throw new ApiError('NotFound', `the server doesn't have a resource type "${name}" (known: ${kinds.map((x) => x.plural).join(', ')})`);
+      return k;
+    },
+  };
+}
+
+let cached: Registry | undefined;
+
+/** The registry of built-in kinds, loaded once per process from crds/. */
+export function registry(): Registry {
+  return (cached ??= makeRegistry(loadCrdsFrom(path.join(packageRoot(), 'crds'))));
+}
+
+export const apiVersionOk = (v: unknown) => v === API_VERSION;

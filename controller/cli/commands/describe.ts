@@ -1,0 +1,39 @@
+import { parseSelector } from '../../api/labels.js';
+import { eventsFor } from '../../client/events.js';
+import { namespaceFor, openContext, parseTargets, type GlobalOptions } from '../context.js';
+import { err, out } from '../output.js';
+import { describeObject } from '../printers/describe.js';
+import type { Resource } from '../../api/types.js';
+
+export async function describeCommand(args: string[], opts: { namespace?: string; selector?: string; allNamespaces?: boolean }, g: GlobalOptions): Promise<void> {
+  const ctx = openContext(g);
+  try {
+    let first = true;
+    let missing = false;
+    for (const { kind, names } of parseTargets(ctx.reg, args)) {
+      const ns = opts.allNamespaces ? undefined : namespaceFor(kind, opts.namespace);
+      let objs: Resource[] = [];
+      if (names.length) {
+        for (const name of names) {
+          const o = await ctx.store.get({ kind: kind.kind, namespace: ns ?? '', name });
+          if (o) objs.push(o);
+          else {
+            err(`Error from server (NotFound): ${kind.plural} "${name}" not found\n`);
+            missing = true;
+          }
+        }
+      } else {
+        objs = (await ctx.store.list(kind.kind, { namespace: ns, labelSelector: parseSelector(opts.selector) })).items;
+        if (!objs.length) err(`No resources found${ns ? ` in ${ns} namespace` : ''}.\n`);
+      }
+      for (const o of objs) {
+        if (!first) out('\n\n');
+        first = false;
+        out(describeObject(kind, o, await eventsFor(ctx.store, o)));
+      }
+    }
+    if (missing) process.exitCode = 1;
+  } finally {
+    await ctx.close();
+  }
+}

@@ -1,0 +1,169 @@
+import YAML from 'yaml';
+import type { KindInfo } from '../../api/crds.js';
+import { isApiError } from '../../api/errors.js';
+import { parseSelector } from '../../api/labels.js';
+import type { Resource } from '../../api/types.js';
+import type { WatchEvent } from '../../store/store.js';
+import { namespaceFor, openContext, parseTargets, qualifiedKind, type GlobalOptions } from '../context.js';
+import { renderTemplate } from '../jsonpath.js';
+import { err, out } from '../output.js';
+import { header, row } from '../printers/columns.js';
+import { renderTable, StreamingTable } from '../printers/table.js';
+
+export interface GetOptions {
+  namespace?: string;
+  allNamespaces?: boolean;
+  selector?: string;
+  output?: string;
+  watch?: boolean;
+  watchOnly?: boolean;
+  outputWatchEvents?: boolean;
+  showLabels?: boolean;
+  noHeaders?: boolean;
+  ignoreNotFound?: boolean;
+}
+
+type Format = { kind: 'table'; wide: boolean } | { kind: 'yaml' | 'json' | 'name' } | { kind: 'jsonpath'; template: string };
+
+export function parseOutput(o: string | undefined): Format {
+  if (!o) return { kind: 'table', wide: false };
+  if (o === 'wide') return { kind: 'table', wide: true };
+  if (o === 'yaml' || o === 'json' || o === 'name') return { kind: o };
+  const m = o.match(/^jsonpath=(.*)$/s);
+  if (m) return { kind: 'jsonpath', template: m[1] };
+  throw new Error(`unable to match a printer suitable for the output format "${o}", allowed formats are: json, jsonpath, name, wide, yaml`);
+}
+
+export function serialize(objs: Resource[], single: boolean, format: 'yaml' | 'json'): string {
+  const data = single ? objs[0] : { apiVersion: 'v1', kind: 'List', items: objs, metadata: { resourceVersion: '' } };
+  return format === 'json' ? JSON.stringify(data, null, 4) + '\n' : YAML.stringify(data, { lineWidth: 0 });
+}
+
+export async function getCommand(args: string[], opts: GetOptions, g: GlobalOptions): Promise<void> {
+  const format = parseOutput(opts.output);
+  const selector = parseSelector(opts.selector);
+  const ctx = openContext(g);
+  const targets = parseTargets(ctx.reg, args);
+  let closing = false;
+  try {
+    const found: { kind: KindInfo; items: Resource[] }[] = [];
+    let revision = 0;
+    let missing = false;
+    for (const { kind, names } of targets) {
+      const ns = opts.allNamespaces ? undefined : namespaceFor(kind, opts.namespace);
+      let items: Resource[];
+      if (names.length) {
+        items = [];
+        for (const name of names) {
+          const o = await ctx.store.get({ kind: kind.kind, namespace: ns ?? '', name });
+          if (o) items.push(o);
+          else if (!opts.ignoreNotFound) {
+            err(`Error from server (NotFound): ${kind.plural} "${name}" not found\n`);
+            missing = true;
+          }
+        }
+        revision = Math.max(revision, await ctx.store.revision());
+      } else {
+        const r = await ctx.store.list(kind.kind, { namespace: ns, labelSelector: selector });
+        items = r.items;
+        revision = Math.max(revision, r.revision);
+      }
+      found.push({ kind, items });
+    }
+    const total = found.reduce((n, f) => n + f.items.length, 0);
+    const single = targets.length === 1 && targets[0].names.length === 1;
+    if (!opts.watchOnly) {
+      if (total === 0 && !missing && format.kind === 'table') {
+        const k = targets[0].kind;
+        err(opts.allNamespaces || !k.namespaced ? 'No resources found\n' : `No resources found in ${namespaceFor(k, opts.namespace)} namespace.\n`);
+      }
+      printOnce(found, format, opts, single && total === 1);
+    }
+    if (missing && !opts.watch) process.exitCode = 1;
+    if (opts.watch || opts.watchOnly) {
+      await watchLoop(ctx, found, targets, format, opts, selector, revision);
+      closing = true;
+    }
+  } finally {
+    if (!closing) await ctx.close();
+  }
+}
+
+function printOnce(found: { kind: KindInfo; items: Resource[] }[], format: Format, opts: GetOptions, single: boolean): void {
+  const all = found.flatMap((f) => f.items);
+  if (format.kind === 'yaml' || format.kind === 'json') {
+    if (all.length) out(serialize(all, single, format.kind));
+    return;
+  }
+  if (format.kind === 'name') {
+    for (const f of found) for (const o of f.items) out(`${qualifiedKind(f.kind)}/${o.metadata.name}\n`);
+    return;
+  }
+  if (format.kind === 'jsonpath') {
+    if (all.length) out(renderTemplate(format.template, single ? all[0] : { apiVersion: 'v1', kind: 'List', items: all }));
+    return;
+  }
+  const tableOpts = { wide: format.kind === 'table' && format.wide, allNamespaces: opts.allNamespaces, showLabels: opts.showLabels };
+  const multi = found.filter((f) => f.items.length).length > 1;
+  let first = true;
+  for (const f of found) {
+    if (!f.items.length) continue;
+    const rows = f.items.map((o) => {
+      const r = row(f.kind, o, tableOpts);
+      if (multi && !f.kind.hideNameColumn) r[opts.allNamespaces && f.kind.namespaced ? 1 : 0] = `${qualifiedKind(f.kind)}/${o.metadata.name}`;
+      return r;
+    });
+    if (!first) out('\n');
+    first = false;
+    out(renderTable(opts.noHeaders ? rows : [header(f.kind, tableOpts), ...rows]));
+  }
+}
+
+/** `-w`: stream changes after the initial list, until interrupted. */
+async function watchLoop(
+  ctx: ReturnType<typeof openContext>,
+  found: { kind: KindInfo; items: Resource[] }[],
+  targets: { kind: KindInfo; names: string[] }[],
+  format: Format,
+  opts: GetOptions,
+  selector: ReturnType<typeof parseSelector>,
+  fromRevision: number,
+): Promise<void> {
+  const kind = targets[0].kind;
+  const names = new Set(targets[0].names);
+  const ns = opts.allNamespaces ? undefined : namespaceFor(kind, opts.namespace);
+  const tableOpts = { wide: format.kind === 'table' && format.wide, allNamespaces: opts.allNamespaces, showLabels: opts.showLabels };
+  const table = new StreamingTable();
+  if (format.kind === 'table') {
+    const head = [...(opts.outputWatchEvents ? ['EVENT'] : []), ...header(kind, tableOpts)];
+    table.prime([head, ...found[0].items.map((o) => [...(opts.outputWatchEvents ? ['ADDED'] : []), ...row(kind, o, tableOpts)])]);
+    if (opts.watchOnly && !opts.noHeaders) out(table.row(head));
+  }
+  const { matches } = await import('../../api/labels.js');
+  await new Promise<void>((resolve, reject) => {
+    const handle = ctx.store.watch(
+      { kind: kind.kind, namespace: ns, fromRevision },
+      (ev: WatchEvent) => {
+        const o = ev.object;
+        if (names.size && !names.has(o.metadata.name)) return;
+        if (selector.length && !matches(selector, o.metadata.labels)) return;
+        if (format.kind === 'table') out(table.row([...(opts.outputWatchEvents ? [ev.type] : []), ...row(kind, o, tableOpts)]));
+        else if (format.kind === 'name') out(`${qualifiedKind(kind)}/${o.metadata.name}\n`);
+        else if (format.kind === 'jsonpath') out(renderTemplate(format.template, o));
+        else if (format.kind === 'json') out(JSON.stringify(opts.outputWatchEvents ? { type: ev.type, object: o } : o, null, 4) + '\n');
+        else out('---\n' + YAML.stringify(opts.outputWatchEvents ? { type: ev.type, object: o } : o, { lineWidth: 0 }));
+      },
+      (e) => {
+        handle.close();
+        reject(isApiError(e, 'Gone') ? new Error('watch expired: the store compacted past our revision; run get -w again') : e);
+      },
+    );
+    const stop = () => {
+      handle.close();
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await ctx.close();
+}

@@ -1,0 +1,32 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { packageRoot, stateDbPath } from '../../api/paths.js';
+import { openContext, type GlobalOptions } from '../context.js';
+import { out } from '../output.js';
+
+export function orchctlVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+export async function versionCommand(opts: { output?: string; client?: boolean }, g: GlobalOptions): Promise<void> {
+  const info: Record<string, unknown> = { clientVersion: { orchctl: `v${orchctlVersion()}`, node: process.version, platform: `${process.platform}/${process.arch}` } };
+  if (!opts.client) {
+    const ctx = openContext(g);
+    try {
+      const lease = await ctx.store.getLease('orchctl-controller');
+      info.store = { backend: 'sqlite', path: stateDbPath(g.home ? { ...process.env, ORCHCTL_HOME: g.home } : process.env), revision: await ctx.store.revision() };
+      info.controller = lease ? { holderIdentity: lease.holderIdentity, renewTime: lease.renewTime } : null;
+    } finally {
+      await ctx.close();
+    }
+  }
+  if (opts.output === 'json') return void out(JSON.stringify(info, null, 2) + '\n');
+  const c = info.clientVersion as Record<string, string>;
+  out(`Client Version: ${c.orchctl} (node ${c.node}, ${c.platform})\n`);
+  if (info.store) {
+    const s = info.store as Record<string, unknown>;
+    out(`Store: ${s.backend} ${s.path} (revision ${s.revision})\n`);
+    const ctl = info.controller as Record<string, string> | null;
+    out(`Controller: ${ctl ? `${ctl.holderIdentity} (lease renewed ${ctl.renewTime})` : 'not running'}\n`);
+  }
+}

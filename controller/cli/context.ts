@@ -1,0 +1,47 @@
+/** What every command needs: the kind registry and the store, opened from global options. */
+import { registry, type KindInfo, type Registry } from '../api/crds.js';
+import { stateDbPath } from '../api/paths.js';
+import { DEFAULT_NAMESPACE } from '../api/types.js';
+import { SqliteStore } from '../store/sqlite.js';
+import type { Store } from '../store/store.js';
+
+export interface GlobalOptions {
+  home?: string;
+}
+
+export interface Context {
+  reg: Registry;
+  store: Store;
+  close(): Promise<void>;
+}
+
+export function openContext(g: GlobalOptions = {}): Context {
+  const env = g.home ? { ...process.env, ORCHCTL_HOME: g.home } : process.env;
+  const store = new SqliteStore(stateDbPath(env));
+  return { reg: registry(), store, close: () => store.close() };
+}
+
+/** The namespace a command works in: -n, else $ORCHCTL_NAMESPACE, else "default". */
+export function namespaceFor(kind: KindInfo, ns: string | undefined): string {
+  if (!kind.namespaced) return '';
+  return ns || process.env.ORCHCTL_NAMESPACE || DEFAULT_NAMESPACE;
+}
+
+/** `TYPE NAME...`, `TYPE/NAME ...` and `TYPE1,TYPE2` forms, as kubectl accepts them. */
+export function parseTargets(reg: Registry, args: string[]): { kind: KindInfo; names: string[] }[] {
+  if (!args.length) throw new Error('you must specify the type of resource to get (e.g. orchctl get agentsessions)');
+  if (args[0].includes('/')) {
+    const out = new Map<KindInfo, string[]>();
+    for (const a of args) {
+      const [t, n] = a.split('/');
+      if (!n) throw new Error(`arguments in resource/name form must have a single resource and name: "${a}"`);
+      const k = reg.resolve(t);
+      out.set(k, [...(out.get(k) ?? []), n]);
+    }
+    return [...out].map(([kind, names]) => ({ kind, names }));
+  }
+  const kinds = args[0].split(',').filter(Boolean).flatMap((t) => (t === 'all' ? reg.kinds.filter((k) => k.categories.includes('all')) : [reg.resolve(t)]));
+  return kinds.map((kind) => ({ kind, names: args.slice(1) }));
+}
+
+export const qualifiedKind = (k: KindInfo) => `${k.singular}.orchctl.io`;

@@ -1,0 +1,131 @@
+/**
+ * orchctl: the kubectl-shaped command line. Each command's module is loaded only when it runs,
+ * so `orchctl get` does not pay for ajv or the controller at start-up.
+ */
+import { Command } from 'commander';
+import type { GlobalOptions } from './context.js';
+import { reportError } from './output.js';
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+function globals(cmd: Command): GlobalOptions {
+  return cmd.optsWithGlobals() as GlobalOptions;
+}
+
+export function buildProgram(): Command {
+  const program = new Command('orchctl')
+    .description('Declarative, Kubernetes-style controller for AI coding-agent sessions')
+    .option('--home <dir>', 'state directory (default $ORCHCTL_HOME or ~/.orchctl)')
+    .showHelpAfterError()
+    .enablePositionalOptions();
+
+  program
+    .command('apply')
+    .description('Create or update objects from manifest files, all-or-nothing')
+    .requiredOption('-f, --filename <path>', 'file, directory or - for stdin (repeatable)', collect)
+    .option('-R, --recursive', 'process directories recursively')
+    .option('--dry-run [mode]', 'none, client or server: validate and report without writing')
+    .option('--prune', 'delete previously applied objects that match -l and are not in the files')
+    .option('-l, --selector <selector>', 'label selector for --prune')
+    .option('-n, --namespace <ns>', 'namespace for objects that do not name one')
+    .option('-o, --output <format>', 'name: print only type/name')
+    .action(async (opts, cmd) => (await import('./commands/apply.js')).applyCommand(opts, globals(cmd)));
+
+  program
+    .command('get')
+    .description('List objects as a table or in yaml/json/name/jsonpath form')
+    .argument('<type...>', 'TYPE [NAME...], TYPE/NAME or TYPE1,TYPE2')
+    .option('-n, --namespace <ns>', 'namespace (default: default)')
+    .option('-A, --all-namespaces', 'list across all namespaces')
+    .option('-l, --selector <selector>', "label selector, e.g. 'team=web,tier!=ci'")
+    .option('-o, --output <format>', 'wide | yaml | json | name | jsonpath=TEMPLATE')
+    .option('-w, --watch', 'after listing, stream changes')
+    .option('--watch-only', 'stream changes without the initial list')
+    .option('--output-watch-events', 'prefix watched rows with ADDED/MODIFIED/DELETED')
+    .option('--show-labels', 'add a LABELS column')
+    .option('--no-headers', 'omit the table header')
+    .option('--ignore-not-found', 'exit 0 when a named object does not exist')
+    .action(async (args, opts, cmd) => (await import('./commands/get.js')).getCommand(args, { ...opts, noHeaders: opts.headers === false }, globals(cmd)));
+
+  program
+    .command('describe')
+    .description('Show an object in detail, with its conditions and events')
+    .argument('<type...>', 'TYPE [NAME...] or TYPE/NAME')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('-A, --all-namespaces', 'across all namespaces')
+    .option('-l, --selector <selector>', 'label selector when no name is given')
+    .action(async (args, opts, cmd) => (await import('./commands/describe.js')).describeCommand(args, opts, globals(cmd)));
+
+  program
+    .command('delete')
+    .description('Delete objects by name, label selector or manifest file')
+    .argument('[type...]', 'TYPE NAME..., TYPE/NAME')
+    .option('-f, --filename <path>', 'delete the objects defined in these files (repeatable)', collect)
+    .option('-R, --recursive', 'process directories recursively')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('-l, --selector <selector>', 'label selector')
+    .option('--all', 'delete all objects of the type in the namespace')
+    .option('--ignore-not-found', 'treat missing objects as deleted')
+    .option('--dry-run [mode]', 'none, client or server')
+    .option('--wait', 'wait until finalizers have run and the objects are gone')
+    .option('--timeout <duration>', 'how long --wait waits', '60s')
+    .action(async (args, opts, cmd) => (await import('./commands/delete.js')).deleteCommand(args, opts, globals(cmd)));
+
+  program
+    .command('diff')
+    .description('Show what apply would change (exit 0: none, 1: differences)')
+    .requiredOption('-f, --filename <path>', 'file, directory or - (repeatable)', collect)
+    .option('-R, --recursive', 'process directories recursively')
+    .option('-n, --namespace <ns>', 'namespace for objects that do not name one')
+    .action(async (opts, cmd) => (await import('./commands/diff.js')).diffCommand(opts, globals(cmd)));
+
+  program
+    .command('explain')
+    .description('Document a kind or one of its fields, from the CRD schema')
+    .argument('<field>', 'KIND[.field.path], e.g. agentsession.spec.restartPolicy')
+    .option('--recursive', 'list all nested fields')
+    .action(async (field, opts, cmd) => (await import('./commands/explain.js')).explainCommand(field, opts, globals(cmd)));
+
+  program
+    .command('schema')
+    .description('Write JSON Schemas for editors (yaml-language-server), generated from crds/')
+    .argument('[kind]', 'print the schema of one kind instead')
+    .option('-d, --output-dir <dir>', 'directory to write to', 'schemas')
+    .action(async (kind, opts) => (await import('./commands/schema.js')).schemaCommand(kind, opts));
+
+  program
+    .command('version')
+    .description('Print the orchctl version, the store and the controller holding the lease')
+    .option('-o, --output <format>', 'json')
+    .option('--client', 'client version only')
+    .action(async (opts, cmd) => (await import('./commands/version.js')).versionCommand(opts, globals(cmd)));
+
+  program
+    .command('completion')
+    .description('Print a shell completion script: source <(orchctl completion bash)')
+    .argument('<shell>', 'bash or zsh')
+    .action(async (shell) => (await import('./commands/completion.js')).completionCommand(shell));
+
+  program
+    .command('__complete', { hidden: true })
+    .argument('[words...]')
+    .action(async (words: string[], _opts, cmd) => {
+      const { completeWords } = await import('./commands/completion.js');
+      process.stdout.write((await completeWords(program, words, globals(cmd))).join('\n') + '\n');
+    });
+
+  return program;
+}
+
+export async function main(argv = process.argv): Promise<number> {
+  // A closed pipe (`orchctl get ... | head`) is not an error.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+  });
+  try {
+    await buildProgram().parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (e) {
+    return reportError(e);
+  }
+}

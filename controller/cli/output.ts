@@ -1,0 +1,28 @@
+/** Process-level output helpers: stdout/stderr writes and the error presentation. */
+import { isApiError } from '../api/errors.js';
+import { ManifestError } from '../api/manifest.js';
+import { ValidationFailed } from '../client/apply.js';
+
+export const out = (s: string) => process.stdout.write(s);
+export const err = (s: string) => process.stderr.write(s);
+
+/** Thrown by commands that want a specific exit code without an error message (e.g. diff). */
+export class ExitCode extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+/** Prints an error the way kubectl does and returns the exit code. Never prints a stack unless ORCHCTL_DEBUG is set. */
+export function reportError(e: unknown): number {
+  if (e instanceof ExitCode) return e.code;
+  if (e instanceof ValidationFailed) {
+    for (const x of e.errors) err(`error: ${x.message}\n`);
+    err(`error: no objects were changed (${e.errors.length} error${e.errors.length === 1 ? '' : 's'})\n`);
+  } else if (e instanceof ManifestError) err(`error: ${e.message}\n`);
+  else if (isApiError(e)) err(`Error from server (${e.reason}): ${e.message}\n`);
+  else if (e instanceof Error) err(`error: ${e.message}\n`);
+  else err(`error: ${String(e)}\n`);
+  if (process.env.ORCHCTL_DEBUG && e instanceof Error && e.stack) err(`${e.stack}\n`);
+  return 1;
+}

@@ -1,0 +1,99 @@
+/**
+ * Event recorder: Kubernetes-shaped Event objects with client-side aggregation. An identical
+ * event (same object, type, reason and message) bumps `count` and `lastTimestamp` of the
+ * existing one instead of creating another; the deterministic name makes that work across
+ * processes and controller restarts. Recording never throws: events are best-effort, and
+ * everything actionable is also written to status.
+ */
+import { createHash } from 'node:crypto';
+import os from 'node:os';
+import { isApiError } from '../api/errors.js';
+import { API_VERSION, DEFAULT_NAMESPACE, type Resource } from '../api/types.js';
+import type { Store } from '../store/store.js';
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventObject extends Resource {
+  involvedObject: { apiVersion: string; kind: string; name: string; namespace?: string; uid?: string };
+  reason: string;
+  message: string;
+  type: EventType;
+  count: number;
+  firstTimestamp: string;
+  lastTimestamp: string;
+  source: { component: string; host: string };
+  reportingController: string;
+}
+
+const MAX_MESSAGE = 1024;
+
+export class EventRecorder {
+  constructor(
+    private readonly store: Store,
+    private readonly component = 'orchctl-controller',
+    private readonly host = os.hostname(),
+    private readonly log: (msg: string) => void = () => {},
+  ) {}
+
+  async record(obj: Resource, type: EventType, reason: string, message: string): Promise<void> {
+    try {
+      await this.recordOrThrow(obj, type, reason, message);
+    } catch (e) {
+      this.log(`could not record event ${reason} for ${obj.kind}/${obj.metadata.name}: ${(e as Error).message}`);
+    }
+  }
+
+  private async recordOrThrow(obj: Resource, type: EventType, reason: string, rawMessage: string): Promise<void> {
+    const message = rawMessage.length > MAX_MESSAGE ? `${rawMessage.slice(0, MAX_MESSAGE - 1)}…` : rawMessage;
+    const namespace = obj.metadata.namespace || DEFAULT_NAMESPACE;
+    const hash = createHash('sha1')
+      .update([obj.kind, obj.metadata.uid ?? obj.metadata.name, type, reason, message, this.component].join('\0'))
+      .digest('hex')
+      .slice(0, 12);
+    const name = `${obj.metadata.name}.${hash}`;
+    const now = new Date().toISOString();
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const existing = (await this.store.get({ kind: 'Event', namespace, name })) as EventObject | undefined;
+      try {
+        if (existing) {
+          await this.store.update({ ...existing, count: (existing.count ?? 1) + 1, lastTimestamp: now });
+        } else {
+          const ev: EventObject = {
+            apiVersion: API_VERSION,
+            kind: 'Event',
+            metadata: { name, namespace },
+            involvedObject: {
+              apiVersion: obj.apiVersion,
+              kind: obj.kind,
+              name: obj.metadata.name,
+              ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
+              ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
+            },
+            reason,
+            message,
+            type,
+            count: 1,
+            firstTimestamp: now,
+            lastTimestamp: now,
+            source: { component: this.component, host: this.host },
+            reportingController: this.component,
+          };
+          await this.store.create(ev);
+        }
+        return;
+      } catch (e) {
+        if (!isApiError(e, 'Conflict') && !isApiError(e, 'AlreadyExists') && !isApiError(e, 'NotFound')) throw e;
+      }
+    }
+  }
+}
+
+/** Events about one object, oldest first (for describe). */
+export async function eventsFor(store: Store, obj: Resource): Promise<EventObject[]> {
+  const namespace = obj.metadata.namespace || DEFAULT_NAMESPACE;
+  const { items } = await store.list('Event', { namespace });
+  return (items as EventObject[])
+    .filter((e) => e.involvedObject?.kind === obj.kind && e.involvedObject?.name === obj.metadata.name &&
+      (!obj.metadata.uid || !e.involvedObject.uid || e.involvedObject.uid === obj.metadata.uid))
+    .sort((a, b) => (a.lastTimestamp ?? '').localeCompare(b.lastTimestamp ?? ''));
+}

@@ -1,0 +1,440 @@
+/**
+ * Embedded default Store backend: one SQLite database file (WAL mode) shared safely by the CLI
+ * and controller processes. Writes run in BEGIN IMMEDIATE transactions, so compare-and-swap is
+ * serialised across processes by SQLite's write lock. Watches read an append-only `changes`
+ * table; other processes' commits are noticed by polling `PRAGMA data_version`, which costs
+ * one cheap statement per poll and no query when nothing changed.
+ */
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { ApiError, alreadyExists, conflict, notFound } from '../api/errors.js';
+import { matches } from '../api/labels.js';
+import type { ObjectKey, Resource } from '../api/types.js';
+import type {
+  DeleteOptions,
+  LeaseRecord,
+  ListOptions,
+  ListResult,
+  Store,
+  TxnOptions,
+  WatchEvent,
+  WatchHandle,
+  WatchOptions,
+  WriteOp,
+} from './store.js';
+
+export interface SqliteStoreOptions {
+  /** How often other processes' commits are looked for while someone watches. */
+  pollIntervalMs?: number;
+  /** How many revisions of change history are kept for watchers (older: Gone → relist). */
+  retainRevisions?: number;
+}
+
+interface Watcher {
+  opts: WatchOptions;
+  last: number;
+  onEvent: (ev: WatchEvent) => void;
+  onError?: (err: Error) => void;
+}
+
+interface ChangeRow {
+  revision: number;
+  kind: string;
+  namespace: string;
+  type: WatchEvent['type'];
+  data: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', 0), ('compacted', 0);
+CREATE TABLE IF NOT EXISTS objects (
+  kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,
+  rv INTEGER NOT NULL, data TEXT NOT NULL,
+  PRIMARY KEY (kind, namespace, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS changes (
+  revision INTEGER PRIMARY KEY, kind TEXT NOT NULL, namespace TEXT NOT NULL,
+  name TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, data TEXT NOT NULL);
+`;
+
+/** RFC 3339 with second precision, like Kubernetes timestamps. */
+const nowStamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+function withoutStatus(obj: Resource): Resource {
+  const { status: _status, ...rest } = obj;
+  return rest as Resource;
+}
+
+/** Everything that is neither metadata nor status: a change here bumps generation. */
+function specPart(obj: Resource): Record<string, unknown> {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj;
+  return rest;
+}
+
+export class SqliteStore implements Store {
+  private readonly db: Database.Database;
+  private readonly watchers = new Set<Watcher>();
+  private poller?: NodeJS.Timeout;
+  private dataVersion = -1;
+  private localWrite = false;
+  private readonly pollIntervalMs: number;
+  private readonly retain: number;
+  private closed = false;
+  private readonly stmts;
+
+  constructor(readonly file: string, opts: SqliteStoreOptions = {}) {
+    this.pollIntervalMs = opts.pollIntervalMs ?? 50;
+    this.retain = opts.retainRevisions ?? 20_000;
+    if (file !== ':memory:') prepareFile(file);
+    this.db = new Database(file, { timeout: 10_000 });
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(SCHEMA);
+    if (file !== ':memory:') restrictSidecars(file);
+    const db = this.db;
+    this.stmts = {
+      get: db.prepare<[string, string, string], { data: string }>(
+        'SELECT data FROM objects WHERE kind = ? AND namespace = ? AND name = ?',
+      ),
+      listAll: db.prepare<[string], { data: string }>('SELECT data FROM objects WHERE kind = ? ORDER BY namespace, name'),
+      listNs: db.prepare<[string, string], { data: string }>(
+        'SELECT data FROM objects WHERE kind = ? AND namespace = ? ORDER BY name',
+      ),
+      dependents: db.prepare<[string, string], { data: string }>(
+        'SELECT data FROM objects WHERE namespace = ? AND instr(data, ?) > 0',
+      ),
+      revision: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'revision'"),
+      compacted: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'compacted'"),
+      bump: db.prepare<[], { value: number }>("UPDATE meta SET value = value + 1 WHERE key = 'revision' RETURNING value"),
+      setCompacted: db.prepare<[number]>("UPDATE meta SET value = ? WHERE key = 'compacted'"),
+      compact: db.prepare<[number]>('DELETE FROM changes WHERE revision <= ?'),
+      upsert: db.prepare<[string, string, string, number, string]>(
+        'INSERT INTO objects (kind, namespace, name, rv, data) VALUES (?, ?, ?, ?, ?) ' +
+          'ON CONFLICT (kind, namespace, name) DO UPDATE SET rv = excluded.rv, data = excluded.data',
+      ),
+      remove: db.prepare<[string, string, string]>('DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?'),
+      change: db.prepare<[number, string, string, string, string, string]>(
+        'INSERT INTO changes (revision, kind, namespace, name, type, data) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      changesSince: db.prepare<[number], ChangeRow>(
+        'SELECT revision, kind, namespace, type, data FROM changes WHERE revision > ? ORDER BY revision',
+      ),
+      changesSinceKind: db.prepare<[number, string], ChangeRow>(
+        'SELECT revision, kind, namespace, type, data FROM changes WHERE revision > ? AND kind = ? ORDER BY revision',
+      ),
+      leaseGet: db.prepare<[string], { data: string }>('SELECT data FROM leases WHERE name = ?'),
+      leasePut: db.prepare<[string, string]>(
+        'INSERT INTO leases (name, data) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET data = excluded.data',
+      ),
+      leaseDel: db.prepare<[string]>('DELETE FROM leases WHERE name = ?'),
+    };
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  async get(key: ObjectKey): Promise<Resource | undefined> {
+    return this.getSync(key);
+  }
+
+  private getSync(key: ObjectKey): Resource | undefined {
+    const row = this.stmts.get.get(key.kind, key.namespace, key.name);
+    return row ? (JSON.parse(row.data) as Resource) : undefined;
+  }
+
+  async list(kind: string, opts: ListOptions = {}): Promise<ListResult> {
+    // One read transaction so the items and the revision are a consistent snapshot.
+    return this.db.transaction(() => {
+      const rows = opts.namespace === undefined ? this.stmts.listAll.all(kind) : this.stmts.listNs.all(kind, opts.namespace);
+      let items = rows.map((r) => JSON.parse(r.data) as Resource);
+      if (opts.labelSelector?.length) items = items.filter((o) => matches(opts.labelSelector!, o.metadata.labels));
+      return { items, revision: this.stmts.revision.get()!.value };
+    })();
+  }
+
+  async revision(): Promise<number> {
+    return this.stmts.revision.get()!.value;
+  }
+
+  // ---- writes ------------------------------------------------------------------------------
+
+  async create(obj: Resource): Promise<Resource> {
+    return (await this.txn([{ op: 'create', object: obj }]))[0];
+  }
+
+  async update(obj: Resource): Promise<Resource> {
+    return (await this.txn([{ op: 'update', object: obj }]))[0];
+  }
+
+  async updateStatus(obj: Resource): Promise<Resource> {
+    return (await this.txn([{ op: 'updateStatus', object: obj }]))[0];
+  }
+
+  async delete(key: ObjectKey, opts?: DeleteOptions): Promise<Resource> {
+    return (await this.txn([{ op: 'delete', key, options: opts }]))[0];
+  }
+
+  async txn(ops: WriteOp[], opts: TxnOptions = {}): Promise<Resource[]> {
+    this.assertOpen();
+    const DRY_RUN = Symbol('dry-run');
+    let results: Resource[] = [];
+    const run = this.db.transaction(() => {
+      results = ops.map((op) => this.applyOp(op));
+      if (opts.dryRun) throw DRY_RUN; // rolls the transaction back
+    });
+    try {
+      run.immediate();
+    } catch (e) {
+      if (e !== DRY_RUN) throw e;
+      return results;
+    }
+    this.localWrite = true;
+    setImmediate(() => this.pump());
+    return results;
+  }
+
+  private applyOp(op: WriteOp): Resource {
+    switch (op.op) {
+      case 'create':
+        return this.createSync(op.object);
+      case 'update':
+        return this.updateSync(op.object);
+      case 'updateStatus':
+        return this.updateStatusSync(op.object);
+      case 'delete':
+        return this.deleteSync(op.key, op.options);
+    }
+  }
+
+  private nextRevision(): number {
+    const rev = this.stmts.bump.get()!.value;
+    if (rev % 1000 === 0 && rev > this.retain) {
+      this.stmts.compact.run(rev - this.retain);
+      this.stmts.setCompacted.run(rev - this.retain);
+    }
+    return rev;
+  }
+
+  private write(obj: Resource, type: WatchEvent['type']): Resource {
+    const rev = this.nextRevision();
+    obj.metadata.resourceVersion = String(rev);
+    const ns = obj.metadata.namespace ?? '';
+    const data = JSON.stringify(obj);
+    if (type === 'DELETED') this.stmts.remove.run(obj.kind, ns, obj.metadata.name);
+    else this.stmts.upsert.run(obj.kind, ns, obj.metadata.name, rev, data);
+    this.stmts.change.run(rev, obj.kind, ns, obj.metadata.name, type, data);
+    return obj;
+  }
+
+  private createSync(input: Resource): Resource {
+    if (!input.kind) throw new ApiError('BadRequest', 'object has no kind');
+    if (!input.metadata?.name) throw new ApiError('BadRequest', `${input.kind}: metadata.name is required`);
+    const key = { kind: input.kind, namespace: input.metadata.namespace ?? '', name: input.metadata.name };
+    if (this.getSync(key)) throw alreadyExists(key.kind, key.name);
+    const obj = structuredClone(withoutStatus(input));
+    const { deletionTimestamp: _d, resourceVersion: _rv, ...meta } = obj.metadata;
+    obj.metadata = {
+      ...meta,
+      namespace: key.namespace || undefined,
+      uid: randomUUID(),
+      generation: 1,
+      creationTimestamp: nowStamp(),
+    };
+    if (!obj.metadata.namespace) delete obj.metadata.namespace;
+    return this.write(obj, 'ADDED');
+  }
+
+  private current(obj: Resource): Resource {
+    const key = { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name };
+    const cur = this.getSync(key);
+    if (!cur) throw notFound(key.kind, key.name);
+    const rv = obj.metadata.resourceVersion;
+    if ((rv !== undefined && rv !== cur.metadata.resourceVersion) || (obj.metadata.uid && obj.metadata.uid !== cur.metadata.uid))
+      throw conflict(key.kind, key.name);
+    return cur;
+  }
+
+  private updateSync(input: Resource): Resource {
+    const cur = this.current(input);
+    const next = structuredClone(withoutStatus(input));
+    if (cur.status !== undefined) next.status = cur.status;
+    next.metadata = {
+      ...next.metadata,
+      uid: cur.metadata.uid,
+      creationTimestamp: cur.metadata.creationTimestamp,
+      generation: cur.metadata.generation,
+      resourceVersion: cur.metadata.resourceVersion,
+    };
+    if (cur.metadata.deletionTimestamp) {
+      next.metadata.deletionTimestamp = cur.metadata.deletionTimestamp;
+      const added = (next.metadata.finalizers ?? []).filter((f) => !(cur.metadata.finalizers ?? []).includes(f));
+      if (added.length)
+        throw new ApiError('Invalid', `${cur.kind} "${cur.metadata.name}" is being deleted: finalizers may only be removed, not added (${added.join(', ')})`);
+    } else delete next.metadata.deletionTimestamp;
+    if (!next.metadata.finalizers?.length) delete next.metadata.finalizers;
+    if (!isDeepStrictEqual(specPart(next), specPart(cur))) next.metadata.generation = (cur.metadata.generation ?? 0) + 1;
+    if (cur.metadata.deletionTimestamp && !next.metadata.finalizers?.length) return this.removeSync(next);
+    if (isDeepStrictEqual(next, cur)) return cur; // no-op writes keep the revision, as the API server does
+    return this.write(next, 'MODIFIED');
+  }
+
+  private updateStatusSync(input: Resource): Resource {
+    const cur = this.current(input);
+    const next = structuredClone(cur);
+    if (input.status === undefined) delete next.status;
+    else next.status = structuredClone(input.status);
+    if (isDeepStrictEqual(next.status, cur.status)) return cur;
+    return this.write(next, 'MODIFIED');
+  }
+
+  private deleteSync(key: ObjectKey, opts: DeleteOptions = {}): Resource {
+    const cur = this.getSync(key);
+    if (!cur) throw notFound(key.kind, key.name);
+    if (opts.resourceVersion !== undefined && opts.resourceVersion !== cur.metadata.resourceVersion)
+      throw conflict(key.kind, key.name);
+    if (cur.metadata.finalizers?.length) {
+      if (cur.metadata.deletionTimestamp) return cur;
+      cur.metadata.deletionTimestamp = nowStamp();
+      cur.metadata.generation = (cur.metadata.generation ?? 0) + 1;
+      return this.write(cur, 'MODIFIED');
+    }
+    return this.removeSync(cur);
+  }
+
+  /** Removes an object and cascades to its dependents (ownerReferences), in the same transaction. */
+  private removeSync(obj: Resource): Resource {
+    const removed = this.write(obj, 'DELETED');
+    const uid = obj.metadata.uid;
+    if (uid) {
+      for (const row of this.stmts.dependents.all(obj.metadata.namespace ?? '', uid)) {
+        const dep = JSON.parse(row.data) as Resource;
+        if (!dep.metadata.ownerReferences?.some((r) => r.uid === uid)) continue;
+        const depKey = { kind: dep.kind, namespace: dep.metadata.namespace ?? '', name: dep.metadata.name };
+        if (this.getSync(depKey)) this.deleteSync(depKey);
+      }
+    }
+    return removed;
+  }
+
+  // ---- watch -------------------------------------------------------------------------------
+
+  watch(opts: WatchOptions, onEvent: (ev: WatchEvent) => void, onError?: (err: Error) => void): WatchHandle {
+    this.assertOpen();
+    const w: Watcher = { opts, last: opts.fromRevision, onEvent, onError };
+    this.watchers.add(w);
+    setImmediate(() => this.deliver(w));
+    if (!this.poller) {
+      this.poller = setInterval(() => this.pump(), this.pollIntervalMs);
+      this.poller.unref?.();
+    }
+    return {
+      close: () => {
+        this.watchers.delete(w);
+        if (this.watchers.size === 0 && this.poller) {
+          clearInterval(this.poller);
+          this.poller = undefined;
+        }
+      },
+    };
+  }
+
+  /** Delivers new changes to every watcher when this or another process committed something. */
+  private pump(): void {
+    if (this.closed || this.watchers.size === 0) return;
+    const dv = this.db.pragma('data_version', { simple: true }) as number;
+    if (dv === this.dataVersion && !this.localWrite) return;
+    this.dataVersion = dv;
+    this.localWrite = false;
+    for (const w of [...this.watchers]) this.deliver(w);
+  }
+
+  private deliver(w: Watcher): void {
+    if (this.closed || !this.watchers.has(w)) return;
+    if (w.last < this.stmts.compacted.get()!.value) {
+      this.watchers.delete(w);
+      w.onError?.(new ApiError('Gone', `revision ${w.last} has been compacted; list again and watch from the new revision`));
+      return;
+    }
+    const rows = w.opts.kind ? this.stmts.changesSinceKind.all(w.last, w.opts.kind) : this.stmts.changesSince.all(w.last);
+    for (const row of rows) {
+      if (!this.watchers.has(w)) return;
+      w.last = row.revision;
+      if (w.opts.namespace !== undefined && row.namespace !== w.opts.namespace) continue;
+      try {
+        w.onEvent({ type: row.type, object: JSON.parse(row.data) as Resource, revision: row.revision });
+      } catch (e) {
+        w.onError?.(e as Error);
+      }
+    }
+  }
+
+  // ---- leases ------------------------------------------------------------------------------
+
+  async tryAcquireLease(name: string, holder: string, durationSeconds: number): Promise<LeaseRecord | undefined> {
+    this.assertOpen();
+    return this.db
+      .transaction(() => {
+        const row = this.stmts.leaseGet.get(name);
+        const cur = row ? (JSON.parse(row.data) as LeaseRecord) : undefined;
+        const now = new Date();
+        const expired = cur && Date.parse(cur.renewTime) + cur.leaseDurationSeconds * 1000 < now.getTime();
+        if (cur && cur.holderIdentity !== holder && !expired) return undefined;
+        const same = cur?.holderIdentity === holder;
+        const rec: LeaseRecord = {
+          name,
+          holderIdentity: holder,
+          acquireTime: same ? cur!.acquireTime : now.toISOString(),
+          renewTime: now.toISOString(),
+          leaseDurationSeconds: durationSeconds,
+          leaderTransitions: (cur?.leaderTransitions ?? 0) + (cur && !same ? 1 : 0),
+        };
+        this.stmts.leasePut.run(name, JSON.stringify(rec));
+        return rec;
+      })
+      .immediate();
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    if (this.closed) return;
+    this.db
+      .transaction(() => {
+        const row = this.stmts.leaseGet.get(name);
+        if (row && (JSON.parse(row.data) as LeaseRecord).holderIdentity === holder) this.stmts.leaseDel.run(name);
+      })
+      .immediate();
+  }
+
+  async getLease(name: string): Promise<LeaseRecord | undefined> {
+    const row = this.stmts.leaseGet.get(name);
+    return row ? (JSON.parse(row.data) as LeaseRecord) : undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.poller) clearInterval(this.poller);
+    this.watchers.clear();
+    this.db.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new ApiError('InternalError', 'store is closed');
+  }
+}
+
+/** State files are readable by their owner only. */
+function prepareFile(file: string): void {
+  const dir = path.dirname(file);
+  if (!fs.existsSync(dir)) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!fs.existsSync(file)) fs.closeSync(fs.openSync(file, 'a', 0o600));
+  fs.chmodSync(file, 0o600);
+}
+
+function restrictSidecars(file: string): void {
+  for (const f of [`${file}-wal`, `${file}-shm`]) if (fs.existsSync(f)) fs.chmodSync(f, 0o600);
+}
