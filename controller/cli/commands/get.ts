@@ -141,6 +141,9 @@ async function watchLoop(
   }
   const { matches } = await import('../../api/labels.js');
   await new Promise<void>((resolve, reject) => {
+    // The store's poll timer is unref'd (a watch alone must not keep a library user alive), so
+    // the CLI holds the process open itself until it is interrupted.
+    const keepAlive = setInterval(() => {}, 1 << 30);
     const handle = ctx.store.watch(
       { kind: kind.kind, namespace: ns, fromRevision },
       (ev: WatchEvent) => {
@@ -155,11 +158,13 @@ async function watchLoop(
       },
       (e) => {
         handle.close();
+        clearInterval(keepAlive);
         reject(isApiError(e, 'Gone') ? new Error('watch expired: the store compacted past our revision; run get -w again') : e);
       },
     );
     const stop = () => {
       handle.close();
+      clearInterval(keepAlive);
       resolve();
     };
     process.once('SIGINT', stop);
