@@ -72,12 +72,16 @@ export async function getCommand(args: string[], opts: GetOptions, g: GlobalOpti
     }
     const total = found.reduce((n, f) => n + f.items.length, 0);
     const single = targets.length === 1 && targets[0].names.length === 1;
+    // With --output-watch-events the watch loop prints the initial rows itself, as ADDED events.
+    const watchPrintsList = !!opts.watch && !!opts.outputWatchEvents && format.kind === 'table';
     if (!opts.watchOnly) {
-      if (total === 0 && !missing && format.kind === 'table') {
+      // Like kubectl: only a list that comes back empty says so; named objects report NotFound (or nothing with --ignore-not-found).
+      const named = targets.some((t) => t.names.length > 0);
+      if (total === 0 && !missing && !named && format.kind === 'table') {
         const k = targets[0].kind;
         err(opts.allNamespaces || !k.namespaced ? 'No resources found\n' : `No resources found in ${namespaceFor(k, opts.namespace)} namespace.\n`);
       }
-      printOnce(found, format, opts, single && total === 1);
+      if (!watchPrintsList) printOnce(found, format, opts, single && total === 1);
     }
     if (missing && !opts.watch) process.exitCode = 1;
     if (opts.watch || opts.watchOnly) {
@@ -136,8 +140,10 @@ async function watchLoop(
   const table = new StreamingTable();
   if (format.kind === 'table') {
     const head = [...(opts.outputWatchEvents ? ['EVENT'] : []), ...header(kind, tableOpts)];
-    table.prime([head, ...found[0].items.map((o) => [...(opts.outputWatchEvents ? ['ADDED'] : []), ...row(kind, o, tableOpts)])]);
-    if (opts.watchOnly && !opts.noHeaders) out(table.row(head));
+    const initial = found[0].items.map((o) => [...(opts.outputWatchEvents ? ['ADDED'] : []), ...row(kind, o, tableOpts)]);
+    table.prime([head, ...initial, ...(opts.outputWatchEvents ? [['MODIFIED']] : [])]); // widest event name
+    if ((opts.watchOnly || opts.outputWatchEvents) && !opts.noHeaders) out(table.row(head));
+    if (opts.outputWatchEvents && !opts.watchOnly) for (const r of initial) out(table.row(r));
   }
   const { matches } = await import('../../api/labels.js');
   await new Promise<void>((resolve, reject) => {
