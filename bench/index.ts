@@ -1,0 +1,10 @@
+/**
+ * The benchmark list. To add one: write bench/modules/<name>.ts exporting a `Bench`
+ * (see types.ts), import it here and append it. `npm run bench [name...]` runs them.
+ */
+import type { Bench } from './types.js';
+import { applyBench } from './modules/apply-1000.js';
+import { cliGetBench } from './modules/cli-get.js';
+import { storeCasBench } from './modules/store-cas.js';
+
+export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench];
