@@ -2,6 +2,7 @@
  * `orchctl get agentsessions` as a cold process (new Node process each time, as a person or a
  * script runs it) with 1000 AgentSessions in the store. Goal (issue 2): median ≤ 250 ms.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import type { Resource } from '../../controller/api/types.js';
@@ -60,15 +61,20 @@ export const cliGetBench: Bench = {
   name: 'cli-get',
   description: `orchctl get agentsessions, cold process, ${OBJECTS} objects in the store`,
   async run() {
-    const home = path.join(tempDir('cli-get'), 'home');
-    await seedSessions(home, OBJECTS);
-    for (let i = 0; i < WARMUP; i++) orchctl(home, ['get', 'agentsessions']);
+    const base = tempDir('cli-get');
+    const home = path.join(base, 'home');
     const times: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const r = orchctl(home, ['get', 'agentsessions']);
-      const rows = r.stdout.trimEnd().split('\n').length;
-      if (rows !== OBJECTS + 1) throw new Error(`expected ${OBJECTS + 1} lines, got ${rows}`);
-      times.push(r.ms);
+    try {
+      await seedSessions(home, OBJECTS);
+      for (let i = 0; i < WARMUP; i++) orchctl(home, ['get', 'agentsessions']);
+      for (let i = 0; i < RUNS; i++) {
+        const r = orchctl(home, ['get', 'agentsessions']);
+        const rows = r.stdout.trimEnd().split('\n').length;
+        if (rows !== OBJECTS + 1) throw new Error(`expected ${OBJECTS + 1} lines, got ${rows}`);
+        times.push(r.ms);
+      }
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
     }
     const s = stats(times);
     const node = nodeStartup();

@@ -3,6 +3,7 @@
  * get + update carrying the resourceVersion just read (a spec change each time), and
  * get + updateStatus. Every write is its own transaction (BEGIN IMMEDIATE, WAL).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import type { Resource } from '../../controller/api/types.js';
@@ -25,7 +26,8 @@ export const storeCasBench: Bench = {
   name: 'store-cas',
   description: `SqliteStore get + compare-and-swap write, sequential, ${OBJECTS} objects, real file`,
   async run() {
-    const store = new SqliteStore(path.join(tempDir('store-cas'), 'state.db'));
+    const dir = tempDir('store-cas');
+    const store = new SqliteStore(path.join(dir, 'state.db'));
     try {
       const objs: Resource[] = [];
       for (let i = 0; i < OBJECTS; i++) objs.push(await store.create(sampleSession(i)));
@@ -51,6 +53,7 @@ export const storeCasBench: Bench = {
       };
     } finally {
       await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   },
 };
