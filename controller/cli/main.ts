@@ -101,6 +101,39 @@ export function buildProgram(): Command {
     .action(async (opts, cmd) => (await import('./commands/version.js')).versionCommand(opts, globals(cmd)));
 
   program
+    .command('controller')
+    .description('Run the controller: reconcile AgentSessions against tmux, git and the host')
+    .option('--once', 'run one full pass and exit')
+    .option('--manifests <dir>', 'also apply this directory (recursively) now and on every change')
+    .option('--workers <n>', 'concurrent session reconciles', '4')
+    .option('--resync <duration>', 'period of the full resync', '30s')
+    .option('--observe-interval <duration>', 'how often a running session is observed', '5s')
+    .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
+    .option('--log-format <format>', 'text or json (default: text on a terminal)')
+    .option('--log-level <level>', 'debug, info, warn or error', 'info')
+    .action(async (opts, cmd) => (await import('./commands/controller.js')).controllerCommand(opts, globals(cmd)));
+
+  program
+    .command('logs')
+    .description("Print a session's output (the current run's output.log)")
+    .argument('<session>', 'AgentSession name')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('-f, --follow', 'keep printing new output')
+    .option('--tail <lines>', 'only the last N lines')
+    .option('--run <n>', 'an earlier run instead of the current one')
+    .option('--raw', 'keep terminal escape sequences')
+    .action(async (name, opts, cmd) => (await import('./commands/logs.js')).logsCommand(name, opts, globals(cmd)));
+
+  program
+    .command('attach')
+    .description("Attach your terminal to a running session's tmux pane (detach: C-b d)")
+    .argument('<session>', 'AgentSession name')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('-r, --read-only', 'attach read-only')
+    .option('--tmux-socket <name>', 'tmux socket name (-L)')
+    .action(async (name, opts, cmd) => (await import('./commands/logs.js')).attachCommand(name, opts, globals(cmd)));
+
+  program
     .command('completion')
     .description('Print a shell completion script: source <(orchctl completion bash)')
     .argument('<shell>', 'bash or zsh')

@@ -1,0 +1,274 @@
+/**
+ * The controller process: wires the store, informers, observers and reconcilers together,
+ * holds the leader lease, and runs until SIGINT/SIGTERM (or one pass with --once). Crash-only:
+ * nothing here needs a clean shutdown to be correct; a restarted controller adopts what runs.
+ */
+import chokidar, { type FSWatcher } from 'chokidar';
+import fs from 'node:fs';
+import path from 'node:path';
+import { registry } from '../api/crds.js';
+import { isApiError } from '../api/errors.js';
+import { readManifests } from '../api/manifest.js';
+import { orchctlHome, stateDbPath } from '../api/paths.js';
+import type { Resource } from '../api/types.js';
+import { applyPrepared, prepareManifests, ValidationFailed } from '../client/apply.js';
+import { EventRecorder } from '../client/events.js';
+import { AuditLog } from '../observers/audit.js';
+import { GitObserver } from '../observers/git.js';
+import { hostSnapshot, type HostSnapshot } from '../observers/host.js';
+import { PaneObserver } from '../observers/panes.js';
+import { Tmux } from '../observers/tmux.js';
+import { NodeReconciler } from '../reconcilers/node/reconciler.js';
+import { ACTIVE_PHASES, type Phase } from '../reconcilers/session/machine.js';
+import { SessionReconciler } from '../reconcilers/session/reconciler.js';
+import { Controller } from '../runtime/controller.js';
+import { Informer } from '../runtime/informer.js';
+import { acquireLease, CONTROLLER_LEASE, holderIdentity } from '../runtime/lease.js';
+import type { Logger } from '../runtime/log.js';
+import { WorkQueue } from '../runtime/workqueue.js';
+import { SqliteStore } from '../store/sqlite.js';
+import type { Store } from '../store/store.js';
+import { orchctlVersion } from './commands/version.js';
+
+export interface ManagerOptions {
+  home?: string;
+  once?: boolean;
+  manifests?: string;
+  workers?: number;
+  resyncMs?: number;
+  observeEveryMs?: number;
+  tmuxSocket?: string;
+  eventTtlMs?: number;
+  log: Logger;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sessionKey = (o: Resource) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+export class Manager {
+  readonly store: Store;
+  readonly tmux: Tmux;
+  readonly git = new GitObserver();
+  readonly panes: PaneObserver;
+  readonly identity = holderIdentity();
+  readonly home: string;
+  readonly queue = new WorkQueue('agentsession');
+  private readonly informers: Record<'sessions' | 'agents' | 'projects' | 'policies', Informer>;
+  private controller?: Controller;
+  private reconciler?: SessionReconciler;
+  private node?: NodeReconciler;
+  private stopped = false;
+  private timers: NodeJS.Timeout[] = [];
+  private watcher?: FSWatcher;
+  private hostCache?: { at: number; snap: HostSnapshot };
+  private waiter?: ReturnType<Tmux['waitForPaneDied']>;
+  private readonly log: Logger;
+  private leading = false;
+
+  constructor(private readonly opts: ManagerOptions) {
+    this.log = opts.log;
+    this.home = opts.home ? path.resolve(opts.home) : orchctlHome();
+    fs.mkdirSync(this.home, { recursive: true, mode: 0o700 });
+    this.store = new SqliteStore(stateDbPath({ ...process.env, ORCHCTL_HOME: this.home }));
+    this.tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
+    this.panes = new PaneObserver(this.tmux);
+    const inf = (kind: string) => new Informer(this.store, kind, (m) => this.log.warn(m));
+    this.informers = { sessions: inf('AgentSession'), agents: inf('Agent'), projects: inf('Project'), policies: inf('SessionPolicy') };
+  }
+
+  private host(): HostSnapshot {
+    if (!this.hostCache || Date.now() - this.hostCache.at > 2000) this.hostCache = { at: Date.now(), snap: hostSnapshot(this.home) };
+    return this.hostCache.snap;
+  }
+
+  /** Waits for the lease (standby while another live controller holds it). */
+  private async lead(): Promise<void> {
+    let said = false;
+    while (!this.stopped) {
+      if (await acquireLease(this.store, this.identity)) return;
+      if (!said) {
+        const cur = await this.store.getLease(CONTROLLER_LEASE);
+        this.log.info(`another controller (${cur?.holderIdentity}) holds the lease; standing by`);
+        if (this.opts.once) throw new Error(`another controller (${cur?.holderIdentity}) is running on this store; --once needs the lease`);
+        said = true;
+      }
+      await sleep(2000);
+    }
+  }
+
+  async run(): Promise<void> {
+    await this.lead();
+    if (this.stopped) return;
+    this.leading = true;
+    this.log.info(`controller ${this.identity} acquired the lease (store ${stateDbPath({ ORCHCTL_HOME: this.home })}, tmux socket ${this.tmux.socket})`);
+    this.timers.push(setInterval(() => void this.renew(), 2000));
+
+    const recorder = new EventRecorder(this.store, 'orchctl-controller', undefined, (m) => this.log.warn(m));
+    const [tmuxVersion, gitVersion] = await Promise.all([this.tmux.version().catch(() => 'not found'), this.git.version().catch(() => 'not found')]);
+    this.node = new NodeReconciler({
+      store: this.store,
+      sessions: this.informers.sessions,
+      panes: this.panes,
+      tmux: this.tmux,
+      host: () => this.host(),
+      versions: { node: process.version, tmux: tmuxVersion, git: gitVersion, orchctl: orchctlVersion() },
+      controller: { holderIdentity: this.identity, pid: process.pid, startTime: new Date().toISOString() },
+      recorder,
+      log: this.log,
+    });
+    this.reconciler = new SessionReconciler({
+      store: this.store,
+      ...this.informers,
+      tmux: this.tmux,
+      panes: this.panes,
+      git: this.git,
+      host: () => this.host(),
+      nodeUnschedulable: () => this.node!.unschedulable(),
+      recorder,
+      audit: new AuditLog(this.home),
+      home: this.home,
+      log: this.log,
+      observeEveryMs: this.opts.observeEveryMs ?? 5000,
+      enqueue: (k) => this.queue.add(k),
+    });
+    this.controller = new Controller('agentsession', this.queue, this.reconciler, {
+      workers: this.opts.workers ?? 4,
+      log: (m, e) => this.log.error(m, e),
+    });
+
+    // Watches say "look at this key now"; what to do is decided from the whole object.
+    this.informers.sessions.onChange((_t, o) => this.queue.add(sessionKey(o)));
+    for (const k of ['agents', 'projects', 'policies'] as const)
+      this.informers[k].onChange((_t, o) => this.enqueueNamespace(o.metadata.namespace));
+    await Promise.all(Object.values(this.informers).map((i) => i.start()));
+
+    if (this.opts.manifests) await this.applyManifests();
+    await this.safely('node status', () => this.node!.reconcile());
+    this.controller.start();
+    this.enqueueAll();
+
+    if (this.opts.once) {
+      await this.drain();
+      await this.safely('node status', () => this.node!.reconcile());
+      return;
+    }
+    this.watchPaneDeaths();
+    this.timers.push(setInterval(() => this.enqueueAll(), this.opts.resyncMs ?? 30_000));
+    this.timers.push(setInterval(() => void this.safely('node status', () => this.node!.reconcile()), 10_000));
+    this.timers.push(setInterval(() => void this.safely('event cleanup', () => this.expireEvents()), 60_000));
+    if (this.opts.manifests) this.watchManifests();
+    await new Promise<void>((resolve) => {
+      const check = setInterval(() => this.stopped && (clearInterval(check), resolve()), 100);
+    });
+  }
+
+  private async renew(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      if (!(await this.store.tryAcquireLease(CONTROLLER_LEASE, this.identity, 15))) {
+        this.log.error('lost the controller lease to another controller; stopping');
+        process.exitCode = 1;
+        await this.stop();
+      }
+    } catch (e) {
+      this.log.error('could not renew the controller lease', e);
+    }
+  }
+
+  private enqueueAll(): void {
+    for (const o of this.informers.sessions.list()) this.queue.add(sessionKey(o));
+  }
+
+  private enqueueNamespace(ns: string | undefined): void {
+    for (const o of this.informers.sessions.list(ns ?? '')) this.queue.add(sessionKey(o));
+  }
+
+  /** A pane died or the tmux server went away: look at every live session now. */
+  private nudgeActive(): void {
+    this.panes.invalidate();
+    for (const o of this.informers.sessions.list()) {
+      const phase = (o.status as { phase?: Phase } | undefined)?.phase;
+      if (phase && (ACTIVE_PHASES.has(phase) || o.metadata.deletionTimestamp)) this.queue.add(sessionKey(o));
+    }
+  }
+
+  /** `tmux wait-for` on the channel our pane-died hook signals: exits reach status at once. */
+  private watchPaneDeaths(): void {
+    const loop = async () => {
+      let quickFailures = 0;
+      while (!this.stopped) {
+        const t0 = Date.now();
+        this.waiter = this.tmux.waitForPaneDied();
+        const r = await this.waiter;
+        if (this.stopped) return;
+        this.nudgeActive();
+        // No server yet (or it just died): don't spin; the first launch starts one.
+        if (r.exitCode !== 0 && Date.now() - t0 < 200) await sleep(Math.min(2000, 100 * 2 ** quickFailures++));
+        else quickFailures = 0;
+      }
+    };
+    void loop();
+  }
+
+  private async applyManifests(): Promise<void> {
+    const dir = this.opts.manifests!;
+    try {
+      const { docs, errors } = readManifests([dir], true);
+      if (errors.length) throw new ValidationFailed(errors);
+      const prepared = prepareManifests(docs, registry());
+      const results = await applyPrepared(this.store, prepared, {});
+      const changed = results.filter((r) => r.action !== 'unchanged');
+      for (const r of changed) this.log.info(`manifests: ${r.kind.singular}.orchctl.io/${r.name} ${r.action}`);
+    } catch (e) {
+      if (e instanceof ValidationFailed) for (const x of e.errors) this.log.error(`manifests not applied: ${x.message}`);
+      else this.log.error(`manifests in ${dir} not applied: ${(e as Error).message}`);
+    }
+  }
+
+  private watchManifests(): void {
+    let timer: NodeJS.Timeout | undefined;
+    this.watcher = chokidar.watch(this.opts.manifests!, { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 100, pollInterval: 25 } });
+    this.watcher.on('all', (_ev: string, file: string) => {
+      if (!/\.(ya?ml|json)$/.test(file)) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => void this.applyManifests(), 150);
+    });
+  }
+
+  private async expireEvents(ttlMs = this.opts.eventTtlMs ?? 3_600_000): Promise<void> {
+    const { items } = await this.store.list('Event');
+    const cutoff = Date.now() - ttlMs;
+    for (const e of items) {
+      if (Date.parse(String(e.lastTimestamp ?? e.metadata.creationTimestamp)) < cutoff)
+        await this.store.delete({ kind: 'Event', namespace: e.metadata.namespace ?? '', name: e.metadata.name }).catch((err) => {
+          if (!isApiError(err, 'NotFound')) throw err;
+        });
+    }
+  }
+
+  /** --once: until nothing is queued or being reconciled, and background deliveries are done. */
+  private async drain(): Promise<void> {
+    await sleep(20);
+    while (this.queue.busy() > 0 || this.reconciler!.deliveriesInFlight() > 0) await sleep(20);
+  }
+
+  private async safely(what: string, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (e) {
+      this.log.error(`${what} failed`, e);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    await this.watcher?.close();
+    this.waiter?.kill();
+    await this.controller?.stop();
+    for (const i of Object.values(this.informers)) i.stop();
+    if (this.leading) await this.store.releaseLease(CONTROLLER_LEASE, this.identity).catch(() => undefined);
+    await this.store.close();
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * tmux on a dedicated socket (`tmux -L <socket>`). Every call is an argument array handed to
+ * execa — never a shell string built from data. Observation is batched: `listPanes()` is one
+ * `list-panes -a` for every session on the server, whatever their number.
+ *
+ * Sessions are tagged with the owning object's uid in the session option `@orchctl-uid`, so a
+ * restarted controller adopts them instead of starting duplicates. `remain-on-exit` keeps a dead
+ * pane around so its exit status can be read (`pane_dead_status`), and a `pane-died` hook
+ * signals the tmux channel `orchctl-pane-died`, which the controller waits on to notice exits
+ * at once instead of by polling.
+ */
+import { execa, type ResultPromise } from 'execa';
+
+export const UID_OPTION = '@orchctl-uid';
+export const KEY_OPTION = '@orchctl-key';
+export const LOG_OPTION = '@orchctl-log';
+export const DIED_CHANNEL = 'orchctl-pane-died';
+
+const FIELDS = [
+  'session_name',
+  UID_OPTION,
+  KEY_OPTION,
+  'pane_id',
+  'pane_pid',
+  'pane_dead',
+  'pane_dead_status',
+  'pane_dead_signal',
+  'session_created',
+  'pane_in_mode',
+  'pane_current_command',
+] as const;
+const FORMAT = FIELDS.map((f) => `#{${f}}`).join('\x1f');
+
+export interface PaneInfo {
+  session: string;
+  uid: string; // '' when the session is not ours
+  key: string;
+  paneId: string;
+  pid: number;
+  dead: boolean;
+  exitStatus?: number;
+  exitSignal?: number;
+  created: number; // unix seconds
+  inMode: boolean;
+  currentCommand: string;
+}
+
+export interface LaunchSpec {
+  session: string;
+  cwd: string;
+  argv: string[]; // executed directly by tmux (execvp), at least two elements
+  env: Record<string, string>;
+  tags: { uid: string; key: string };
+  width?: number;
+  height?: number;
+}
+
+export class TmuxError extends Error {}
+
+export class Tmux {
+  /** Number of tmux processes started; the benchmarks read it. */
+  spawned = 0;
+
+  constructor(readonly socket: string, private readonly binary = 'tmux') {}
+
+  async run(args: string[], opts: { input?: string; reject?: boolean } = {}): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+    this.spawned++;
+    const r = await execa(this.binary, ['-L', this.socket, ...args], { reject: false, input: opts.input, stripFinalNewline: false });
+    if (r.exitCode !== 0 && opts.reject !== false) {
+      const verb = args.find((a) => /^[a-z]+-[a-z-]+$/.test(a)) ?? args[0];
+      throw new TmuxError(`tmux ${verb}: ${String(r.stderr).trim() || `exit ${r.exitCode}`}`);
+    }
+    return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode ?? -1 };
+  }
+
+  /** All panes of all sessions on our server; empty when no server runs. */
+  async listPanes(): Promise<{ serverRunning: boolean; panes: PaneInfo[] }> {
+    const r = await this.run(['list-panes', '-a', '-F', FORMAT], { reject: false });
+    if (r.exitCode !== 0) {
+      if (/no server running|error connecting|no sessions/i.test(r.stderr)) return { serverRunning: false, panes: [] };
+      if (/no current target/i.test(r.stderr)) return { serverRunning: true, panes: [] }; // a server with no sessions left
+      throw new TmuxError(`tmux list-panes: ${r.stderr.trim()}`);
+    }
+    const panes: PaneInfo[] = [];
+    for (const line of r.stdout.split('\n')) {
+      if (!line) continue;
+      const f = line.split('\x1f');
+      const dead = f[5] === '1';
+      panes.push({
+        session: f[0],
+        uid: f[1],
+        key: f[2],
+        paneId: f[3],
+        pid: Number(f[4]),
+        dead,
+        exitStatus: dead && f[6] !== '' ? Number(f[6]) : undefined,
+        exitSignal: dead && f[7] !== '' ? Number(f[7]) : undefined,
+        created: Number(f[8]),
+        inMode: f[9] === '1',
+        currentCommand: f[10] ?? '',
+      });
+    }
+    return { serverRunning: true, panes };
+  }
+
+  /**
+   * Creates a detached session running `argv`, tagged with the owner's uid. One tmux
+   * invocation: server options, the session, its tags and output piping happen together, so
+   * even an agent that exits at once leaves its exit status behind.
+   */
+  async launch(spec: LaunchSpec, outputLog?: string): Promise<void> {
+    if (spec.argv.length < 2) throw new TmuxError('launch needs at least two argv elements so tmux executes them without a shell');
+    const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    const target = `=${spec.session}:`; // the trailing ':' makes it an exact session match for any target type
+    const args = [
+      '-f', '/dev/null',
+      'start-server', ';',
+      'set-option', '-g', 'remain-on-exit', 'on', ';',
+      'set-option', '-g', 'history-limit', '5000', ';',
+      'set-option', '-g', 'exit-empty', 'off', ';',
+      'set-hook', '-g', 'pane-died', `wait-for -S ${DIED_CHANNEL}`, ';',
+      'set-hook', '-g', 'session-closed', `wait-for -S ${DIED_CHANNEL}`, ';',
+      'new-session', '-d', '-s', spec.session, '-c', spec.cwd, '-x', String(spec.width ?? 200), '-y', String(spec.height ?? 50), ...envArgs, '--', ...spec.argv, ';',
+      'set-option', '-t', target, UID_OPTION, spec.tags.uid, ';',
+      'set-option', '-t', target, KEY_OPTION, spec.tags.key,
+    ];
+    if (outputLog) {
+      // pipe-pane runs its command through sh. The command is a constant; the path is a session
+      // option that tmux itself quotes for the shell (#{q:...}), so no data becomes code.
+      args.push(';', 'set-option', '-t', target, LOG_OPTION, outputLog, ';', 'pipe-pane', '-o', '-t', target, `exec cat >> #{q:${LOG_OPTION}}`);
+    }
+    await this.run(args);
+  }
+
+  async hasSession(name: string): Promise<boolean> {
+    return (await this.run(['has-session', '-t', `=${name}`], { reject: false })).exitCode === 0;
+  }
+
+  /**
+   * Kills a session. Its output pipe is closed first, as a separate step: killing a session
+   * with an open pipe-pane while other panes are busy was seen to close a *different* pane's
+   * pty in tmux 3.3a (pane marked dead with no exit status while its process still ran).
+   */
+  async kill(name: string): Promise<void> {
+    await this.run(['pipe-pane', '-t', `=${name}:`], { reject: false });
+    await this.run(['kill-session', '-t', `=${name}`], { reject: false });
+  }
+
+  async sendKeys(target: string, keys: string[]): Promise<void> {
+    if (keys.length) await this.run(['send-keys', '-t', target, ...keys]);
+  }
+
+  async sendLiteral(target: string, text: string): Promise<void> {
+    await this.run(['send-keys', '-t', target, '-l', '--', text]);
+  }
+
+  /** Pastes a file's content through a uniquely named buffer (bracketed paste), then deletes the buffer. */
+  async pasteFile(target: string, file: string, bufferName: string): Promise<void> {
+    await this.run(['load-buffer', '-b', bufferName, file, ';', 'paste-buffer', '-p', '-d', '-b', bufferName, '-t', target]);
+  }
+
+  /** The pane's text (no escape sequences), with wrapped lines joined; `lines` from the end of history. */
+  async capture(target: string, lines = 200): Promise<string> {
+    const r = await this.run(['capture-pane', '-p', '-J', '-S', `-${lines}`, '-t', target], { reject: false });
+    return r.exitCode === 0 ? r.stdout : '';
+  }
+
+  async version(): Promise<string> {
+    this.spawned++;
+    const r = await execa(this.binary, ['-V'], { reject: false });
+    return String(r.stdout).trim().replace(/^tmux\s+/, '');
+  }
+
+  async killServer(): Promise<void> {
+    await this.run(['kill-server'], { reject: false });
+  }
+
+  /** A long-lived `wait-for` on the pane-died channel; resolves when any pane dies or the server goes. */
+  waitForPaneDied(): ResultPromise {
+    this.spawned++;
+    return execa(this.binary, ['-L', this.socket, 'wait-for', DIED_CHANNEL], { reject: false });
+  }
+}
+
+/** tmux session names may not contain '.' or ':'; ours are built only from validated names and a uid. */
+export function tmuxSessionName(namespace: string, name: string, uid: string): string {
+  return `${namespace}_${name}_${uid.slice(0, 8)}`;
+}

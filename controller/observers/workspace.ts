@@ -1,0 +1,96 @@
+/**
+ * The handoff workspace of one run (seed 004): $ORCHCTL_HOME/sessions/<ns>/<name>/<run>/ with
+ * state.json (atomic writes), prompt.md, output.log (pane output), session.log
+ * ("[ts] [LEVEL] msg") and result.json, which the agent may write and the controller reads back.
+ * Directories are private to the owner; the agent finds them through ORCHCTL_WORKSPACE.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface RunWorkspace {
+  dir: string;
+  stateFile: string;
+  promptFile: string;
+  outputLog: string;
+  sessionLog: string;
+  resultFile: string;
+}
+
+export function runWorkspace(home: string, namespace: string, name: string, run: number): RunWorkspace {
+  const dir = path.join(home, 'sessions', namespace, name, String(run));
+  return {
+    dir,
+    stateFile: path.join(dir, 'state.json'),
+    promptFile: path.join(dir, 'prompt.md'),
+    outputLog: path.join(dir, 'output.log'),
+    sessionLog: path.join(dir, 'session.log'),
+    resultFile: path.join(dir, 'result.json'),
+  };
+}
+
+/** Directory of every run of a session (removed when the object is deleted, if asked). */
+export function sessionDir(home: string, namespace: string, name: string): string {
+  return path.join(home, 'sessions', namespace, name);
+}
+
+export function createWorkspace(ws: RunWorkspace): void {
+  fs.mkdirSync(ws.dir, { recursive: true, mode: 0o700 });
+  for (const f of [ws.outputLog, ws.sessionLog]) fs.closeSync(fs.openSync(f, 'a', 0o600));
+}
+
+/** write-then-rename, so readers never see half a file and a crash never leaves one. */
+export function writeFileAtomic(file: string, data: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, data, { mode: 0o600 });
+  fs.renameSync(tmp, file);
+}
+
+export function writeState(ws: RunWorkspace, state: Record<string, unknown>): void {
+  try {
+    writeFileAtomic(ws.stateFile, JSON.stringify(state, null, 2) + '\n');
+  } catch {
+    /* the workspace may have been removed; status in the store is authoritative */
+  }
+}
+
+export function logLine(ws: RunWorkspace, level: 'INFO' | 'WARN' | 'ERROR', message: string): void {
+  try {
+    fs.appendFileSync(ws.sessionLog, `[${new Date().toISOString()}] [${level}] ${message}\n`, { mode: 0o600 });
+  } catch {
+    /* best effort */
+  }
+}
+
+/** result.json as the agent wrote it; undefined when absent, an error note when not JSON. */
+export function readResult(ws: RunWorkspace): Record<string, unknown> | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(ws.resultFile, 'utf8');
+  } catch {
+    return undefined;
+  }
+  if (text.length > 64 * 1024) return { error: 'result.json is larger than 64 KiB and was not read' };
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+  } catch (e) {
+    return { error: `result.json is not valid JSON: ${(e as Error).message}` };
+  }
+}
+
+/** The last `maxBytes` of a file, for output tails without reading whole logs. */
+export function readTail(file: string, maxBytes: number): string {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, 'r');
+    const size = fs.fstatSync(fd).size;
+    const len = Math.min(size, maxBytes);
+    const buf = Buffer.alloc(len);
+    fs.readSync(fd, buf, 0, len, size - len);
+    return buf.toString('utf8');
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}

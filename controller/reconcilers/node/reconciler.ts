@@ -1,0 +1,92 @@
+/**
+ * Keeps the Node object of this host current: capacity, free memory/disk, load, uptime, tool
+ * versions, the controller holding the lease, session count, and tmux sessions on our socket
+ * that no object owns (orphans — reported, and killed only when they carry a uid of ours).
+ */
+import os from 'node:os';
+import { setCondition } from '../../api/conditions.js';
+import { API_VERSION, type Condition, type Resource } from '../../api/types.js';
+import type { EventRecorder } from '../../client/events.js';
+import type { HostSnapshot } from '../../observers/host.js';
+import type { PaneObserver } from '../../observers/panes.js';
+import type { Tmux } from '../../observers/tmux.js';
+import type { Informer } from '../../runtime/informer.js';
+import type { Store } from '../../store/store.js';
+import { ACTIVE_PHASES, type Phase } from '../session/machine.js';
+
+export function nodeName(hostname = os.hostname()): string {
+  const n = hostname.toLowerCase().replace(/[^a-z0-9.-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '');
+  return n.slice(0, 253) || 'localhost';
+}
+
+export interface NodeDeps {
+  store: Store;
+  sessions: Informer;
+  panes: PaneObserver;
+  tmux: Tmux;
+  host: () => HostSnapshot;
+  versions: { node: string; tmux: string; git: string; orchctl: string };
+  controller: { holderIdentity: string; pid: number; startTime: string };
+  recorder: EventRecorder;
+  log: { warn(msg: string): void };
+}
+
+export class NodeReconciler {
+  readonly name = nodeName();
+  private reportedOrphans = new Set<string>();
+
+  constructor(private readonly d: NodeDeps) {}
+
+  private cachedUnschedulable = false;
+
+  /** spec.unschedulable as of the last pass: admission stops while it is true. */
+  unschedulable(): boolean {
+    return this.cachedUnschedulable;
+  }
+
+  async reconcile(): Promise<void> {
+    const key = { kind: 'Node', namespace: '', name: this.name };
+    let node = await this.d.store.get(key);
+    if (!node) node = await this.d.store.create({ apiVersion: API_VERSION, kind: 'Node', metadata: { name: this.name }, spec: {} });
+    this.cachedUnschedulable = !!(node.spec as { unschedulable?: boolean } | undefined)?.unschedulable;
+    const h = this.d.host();
+    const sessions = this.d.sessions.list();
+    const uids = new Set(sessions.map((s) => s.metadata.uid));
+    const snap = await this.d.panes.snapshot();
+    const orphans: string[] = [];
+    for (const pane of snap.panes) {
+      if (pane.uid && uids.has(pane.uid)) continue;
+      if (pane.uid) {
+        // Tagged by us, but its object is gone (deleted with the finalizer bypassed): stop it.
+        this.d.log.warn(`killing tmux session ${pane.session}: its AgentSession (uid ${pane.uid}) no longer exists`);
+        await this.d.tmux.kill(pane.session);
+        this.d.panes.invalidate();
+        continue;
+      }
+      orphans.push(pane.session);
+      if (!this.reportedOrphans.has(pane.session)) {
+        this.reportedOrphans.add(pane.session);
+        this.d.log.warn(`orphan tmux session "${pane.session}" on the orchctl socket is not owned by any AgentSession`);
+        await this.d.recorder.record(node, 'Warning', 'OrphanTmuxSession', `tmux session "${pane.session}" on the orchctl socket is not owned by any AgentSession`);
+      }
+    }
+    const conditions: Condition[] = structuredClone(((node.status as { conditions?: Condition[] } | undefined)?.conditions) ?? []);
+    const memMB = h.memoryAvailableBytes / 1048576;
+    setCondition(conditions, { type: 'Ready', status: 'True', reason: 'ControllerRunning', message: `controller ${this.d.controller.holderIdentity} is running` });
+    setCondition(conditions, { type: 'MemoryPressure', status: memMB < 512 ? 'True' : 'False', reason: memMB < 512 ? 'LowMemory' : 'SufficientMemory', message: `${Math.round(memMB)} MB available` });
+    const status = {
+      observedGeneration: node.metadata.generation,
+      conditions,
+      capacity: { cpu: h.cpu, memoryBytes: h.memoryTotalBytes, diskBytes: h.diskTotalBytes },
+      free: { memoryBytes: h.memoryAvailableBytes, diskBytes: h.diskFreeBytes },
+      loadAverage: h.loadAverage.map((x) => Math.round(x * 100) / 100),
+      uptimeSeconds: h.uptimeSeconds,
+      versions: this.d.versions,
+      controller: this.d.controller,
+      heartbeatTime: new Date().toISOString(),
+      sessions: sessions.filter((s) => ACTIVE_PHASES.has((s.status as { phase?: Phase } | undefined)?.phase as Phase)).length,
+      orphanSessions: orphans,
+    };
+    await this.d.store.updateStatus({ ...node, status } as Resource);
+  }
+}

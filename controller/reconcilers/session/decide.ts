@@ -1,0 +1,153 @@
+/**
+ * Pure decisions of the session reconciler: which policy applies, whether a session may start
+ * (admission), which lifecycle events the observed world implies, and when to look again.
+ * Desired + observed in, events/decisions out — no tmux, git or files here.
+ */
+import { parseDuration } from '../../api/duration.js';
+import type { AgentSession, AgentSessionSpec, SessionPolicy } from '../../api/kinds.js';
+import { fromLabelSelector, matches } from '../../api/labels.js';
+import { isTrue } from '../../api/conditions.js';
+import type { HostSnapshot } from '../../observers/host.js';
+import type { LifecycleEvent, Phase, RestartPolicy } from './machine.js';
+
+export const DEFAULT_MAX_RESTARTS = 3; // seed 002's retry cap
+export const DEFAULT_INITIAL_BACKOFF = '10s';
+export const DEFAULT_MAX_BACKOFF = '5m';
+export const DEFAULT_GRACE = '10s';
+
+/** spec.policyRef if set; else the highest-priority policy whose selector matches; else "default". */
+export function resolvePolicy(session: AgentSession, policies: SessionPolicy[]): SessionPolicy | undefined {
+  const ns = session.metadata.namespace ?? '';
+  const inNs = policies.filter((p) => (p.metadata.namespace ?? '') === ns && !p.metadata.deletionTimestamp);
+  if (session.spec?.policyRef) return inNs.find((p) => p.metadata.name === session.spec!.policyRef);
+  const selecting = inNs
+    .filter((p) => p.spec?.selector && matches(fromLabelSelector(p.spec.selector), session.metadata.labels))
+    .sort((a, b) => (b.spec?.priority ?? 0) - (a.spec?.priority ?? 0) || a.metadata.name.localeCompare(b.metadata.name));
+  return selecting[0] ?? inNs.find((p) => p.metadata.name === 'default');
+}
+
+/** Effective limits: the session's own fields win over its policy's, then built-in defaults. */
+export interface Effective {
+  restartPolicy: RestartPolicy;
+  maxRestarts: number;
+  maxDurationMs?: number;
+  timeoutAction: 'Stop' | 'Warn';
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  cooldownMs: number;
+  graceMs: number;
+}
+
+export function effective(spec: AgentSessionSpec, policy: SessionPolicy | undefined, agentGrace?: string): Effective {
+  const p = policy?.spec ?? {};
+  const maxDuration = spec.maxDuration ?? p.maxSessionDuration;
+  return {
+    restartPolicy: spec.restartPolicy ?? 'Never',
+    maxRestarts: spec.maxRestarts ?? p.maxRestarts ?? DEFAULT_MAX_RESTARTS,
+    maxDurationMs: maxDuration ? parseDuration(maxDuration) : undefined,
+    timeoutAction: spec.timeoutAction ?? p.timeoutAction ?? 'Stop',
+    initialBackoffMs: parseDuration(spec.restartBackoff?.initialDelay ?? DEFAULT_INITIAL_BACKOFF),
+    maxBackoffMs: parseDuration(spec.restartBackoff?.maxDelay ?? DEFAULT_MAX_BACKOFF),
+    cooldownMs: p.cooldown ? parseDuration(p.cooldown) : 0,
+    graceMs: parseDuration(agentGrace ?? DEFAULT_GRACE),
+  };
+}
+
+/** Exponential restart backoff: initial · 2^(restarts so far), capped; never below the policy cooldown. */
+export function backoffMs(e: Effective, restartsSoFar: number): number {
+  return Math.max(Math.min(e.initialBackoffMs * 2 ** restartsSoFar, e.maxBackoffMs), e.cooldownMs);
+}
+
+export interface Admission {
+  admitted: boolean;
+  reason: string;
+  message: string;
+}
+
+/** Admission in Pending: SessionPolicy limits against what runs now and what the host has free. */
+export function admit(policy: SessionPolicy | undefined, activeUnderPolicy: number, host: HostSnapshot, nodeUnschedulable = false): Admission {
+  if (nodeUnschedulable) return { admitted: false, reason: 'NodeUnschedulable', message: 'the node is marked unschedulable' };
+  const p = policy?.spec ?? {};
+  const name = policy ? `SessionPolicy "${policy.metadata.name}"` : 'policy';
+  if (p.maxConcurrentSessions !== undefined && activeUnderPolicy >= p.maxConcurrentSessions)
+    return { admitted: false, reason: 'MaxConcurrentSessions', message: `${activeUnderPolicy} sessions already run under ${name} (maxConcurrentSessions ${p.maxConcurrentSessions})` };
+  const freeMB = Math.floor(host.memoryAvailableBytes / 1048576);
+  if (p.minFreeMemoryMB !== undefined && freeMB < p.minFreeMemoryMB)
+    return { admitted: false, reason: 'InsufficientMemory', message: `${freeMB} MB memory available, ${name} requires ${p.minFreeMemoryMB} MB` };
+  const diskMB = Math.floor(host.diskFreeBytes / 1048576);
+  if (p.minFreeDiskMB !== undefined && diskMB < p.minFreeDiskMB)
+    return { admitted: false, reason: 'InsufficientDisk', message: `${diskMB} MB disk free, ${name} requires ${p.minFreeDiskMB} MB` };
+  const loadPerCpu = host.loadAverage[0] / Math.max(1, host.cpu);
+  if (p.maxLoadPerCPU !== undefined && loadPerCpu > p.maxLoadPerCPU)
+    return { admitted: false, reason: 'HighLoad', message: `load ${host.loadAverage[0].toFixed(2)} on ${host.cpu} CPUs exceeds ${name} maxLoadPerCPU ${p.maxLoadPerCPU}` };
+  return { admitted: true, reason: 'Admitted', message: policy ? `admitted under ${name}` : 'admitted (no SessionPolicy applies)' };
+}
+
+/** What tmux shows for the current run. */
+export type PaneState = { kind: 'alive' } | { kind: 'dead'; exitCode: number } | { kind: 'missing' };
+
+export interface ObservedInput {
+  phase: Phase;
+  session: AgentSession;
+  pane: PaneState;
+  now: number;
+  effective: Effective;
+}
+
+export const wantsRunning = (s: AgentSession) => (s.spec?.desiredState ?? 'Running') === 'Running';
+
+/**
+ * The lifecycle event the observed world implies right now (level-triggered: the same inputs
+ * give the same answer, however often it is asked). Admission is decided separately.
+ */
+export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
+  const st = i.session.status ?? {};
+  // The spec changed since the last run started (a new prompt, desiredState back to Running...).
+  const runGeneration = (st.lifecycle as { runGeneration?: number } | undefined)?.runGeneration;
+  const generationChanged = runGeneration !== undefined && (i.session.metadata.generation ?? 0) !== runGeneration;
+  switch (i.phase) {
+    case 'Starting':
+    case 'Running':
+      if (i.pane.kind === 'dead') return { type: 'EXITED', exitCode: i.pane.exitCode };
+      if (i.pane.kind === 'missing') return i.phase === 'Running' ? { type: 'GONE' } : undefined;
+      if (!wantsRunning(i.session)) return { type: 'STOP' };
+      if (i.phase === 'Running' && st.deadlineTime && i.now >= Date.parse(st.deadlineTime) && i.effective.timeoutAction === 'Stop')
+        return { type: 'TIMEOUT' };
+      return i.phase === 'Starting' ? { type: 'STARTED' } : undefined;
+    case 'Stopping':
+      if (i.pane.kind === 'dead') return { type: 'EXITED', exitCode: i.pane.exitCode };
+      if (i.pane.kind === 'missing') return { type: 'GONE' };
+      if (st.stopRequestTime && i.now >= Date.parse(st.stopRequestTime) + i.effective.graceMs) return { type: 'GRACE_EXPIRED' };
+      return undefined;
+    case 'Backoff':
+      if (!wantsRunning(i.session)) return { type: 'STOP' };
+      if (generationChanged) return { type: 'NEW_RUN' };
+      if (!st.nextRestartTime || i.now >= Date.parse(st.nextRestartTime)) return { type: 'RESTART_DUE' };
+      return undefined;
+    case 'Succeeded':
+    case 'Failed':
+    case 'Killed':
+    case 'TimedOut':
+      // A changed spec (a new prompt, or desiredState back to Running) starts a new run.
+      if (generationChanged && wantsRunning(i.session)) return { type: 'NEW_RUN' };
+      if (!wantsRunning(i.session) || isTrue(st.conditions, 'Escalated') || st.reason === 'Stopped') return undefined;
+      if (i.effective.restartPolicy === 'Never') return undefined;
+      if (i.phase === 'Succeeded' && i.effective.restartPolicy !== 'Always') return undefined;
+      return { type: 'RESTART', restartPolicy: i.effective.restartPolicy, maxRestarts: i.effective.maxRestarts };
+    case 'Pending':
+      return undefined;
+  }
+}
+
+/** When the reconciler should look at this session again without being told. */
+export function nextLookMs(phase: Phase, session: AgentSession, now: number, e: Effective, observeEveryMs: number): number | undefined {
+  const st = session.status ?? {};
+  const due = (t?: string) => (t ? Math.max(0, Date.parse(t) - now) : undefined);
+  const candidates: (number | undefined)[] = [];
+  if (phase === 'Running' || phase === 'Starting') candidates.push(observeEveryMs, e.timeoutAction === 'Stop' ? due(st.deadlineTime) : undefined);
+  if (phase === 'Running' && e.timeoutAction === 'Warn' && !isTrue(st.conditions, 'TimeBoxExceeded')) candidates.push(due(st.deadlineTime));
+  if (phase === 'Stopping') candidates.push(st.stopRequestTime ? due(new Date(Date.parse(st.stopRequestTime) + e.graceMs).toISOString()) : 500, observeEveryMs);
+  if (phase === 'Backoff') candidates.push(due(st.nextRestartTime) ?? 0);
+  const defined = candidates.filter((x): x is number => x !== undefined);
+  return defined.length ? Math.min(...defined) : undefined;
+}

@@ -1,0 +1,663 @@
+/**
+ * The AgentSession reconciler. Each pass: read the object, observe (one shared tmux snapshot,
+ * git only when the repository changed), let the lifecycle machine turn observations into
+ * transitions, execute the side effects those transitions name, and write status once.
+ * Everything it needs after a restart is in status (phase, run, restarts, due times) or tagged
+ * on the tmux session (@orchctl-uid / @orchctl-key), so a killed controller resumes by adoption.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { transition, type SnapshotFrom } from 'xstate';
+import { setCondition } from '../../api/conditions.js';
+import { formatDuration } from '../../api/duration.js';
+import { isApiError } from '../../api/errors.js';
+import type { AgentSession, AgentSessionStatus, AgentSpec, Project, SessionPolicy } from '../../api/kinds.js';
+import type { Resource } from '../../api/types.js';
+import { composePrompt, buildLaunch } from '../../agents/launch.js';
+import { deliverPrompt, type DeliveryResult } from '../../agents/generic.js';
+import type { EventRecorder, EventType } from '../../client/events.js';
+import type { AuditLog } from '../../observers/audit.js';
+import type { GitObserver } from '../../observers/git.js';
+import type { HostSnapshot } from '../../observers/host.js';
+import type { PaneObserver, PaneSnapshot } from '../../observers/panes.js';
+import { tmuxSessionName, type PaneInfo, type Tmux } from '../../observers/tmux.js';
+import { createWorkspace, logLine, readResult, readTail, runWorkspace, writeState, type RunWorkspace } from '../../observers/workspace.js';
+import type { Informer } from '../../runtime/informer.js';
+import type { Reconciler, Result } from '../../runtime/controller.js';
+import { admit, backoffMs, effective, nextLookMs, observedEvent, resolvePolicy, wantsRunning, type Effective, type PaneState } from './decide.js';
+import { ACTIVE_PHASES, sessionMachine, TERMINAL_PHASES, type LifecycleEvent, type Phase } from './machine.js';
+import { outputTail } from './output.js';
+
+export const SESSION_FINALIZER = 'orchctl.io/session-cleanup';
+
+export interface Logger {
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string, err?: unknown): void;
+}
+
+export interface SessionDeps {
+  store: import('../../store/store.js').Store;
+  sessions: Informer;
+  agents: Informer;
+  projects: Informer;
+  policies: Informer;
+  tmux: Tmux;
+  panes: PaneObserver;
+  git: GitObserver;
+  host: () => HostSnapshot;
+  nodeUnschedulable: () => boolean;
+  recorder: EventRecorder;
+  audit: AuditLog;
+  home: string;
+  log: Logger;
+  /** How often a running session's output tail and git progress are refreshed. */
+  observeEveryMs: number;
+  /** Brings a key back (used when background prompt delivery finishes). */
+  enqueue: (key: string) => void;
+}
+
+type Snap = SnapshotFrom<typeof sessionMachine>;
+
+/** What status.lifecycle persists beside phase/run/restarts to resume the machine. */
+interface Lifecycle {
+  stopReason?: 'Stopped' | 'TimedOut';
+  /** metadata.generation the current run was started from. */
+  runGeneration?: number;
+}
+
+interface Resolved {
+  agent?: AgentSpec;
+  workdir?: string;
+  problem?: { reason: string; message: string; fatal: boolean };
+  policy?: SessionPolicy;
+  effective: Effective;
+}
+
+/** Per-pass working state: the status being built and what happened, written once at the end. */
+interface Pass {
+  obj: AgentSession;
+  key: string;
+  status: AgentSessionStatus;
+  snap: Snap;
+  pane: PaneState;
+  paneInfo?: PaneInfo;
+  resolved: Resolved;
+  now: number;
+  adopt?: PaneInfo;
+}
+
+const iso = (t: number) => new Date(t).toISOString();
+
+export class SessionReconciler implements Reconciler {
+  /** Sessions admitted by this process whose Starting status may not be in the cache yet. */
+  private readonly reservations = new Set<string>();
+  private readonly deliveries = new Map<string, DeliveryResult | 'pending'>();
+
+  constructor(private readonly d: SessionDeps) {}
+
+  /** Prompt pastes still waiting for their pane (--once waits for them before exiting). */
+  deliveriesInFlight(): number {
+    let n = 0;
+    for (const v of this.deliveries.values()) if (v === 'pending') n++;
+    return n;
+  }
+
+  async reconcile(key: string): Promise<Result | void> {
+    const [namespace, name] = key.split('/');
+    const obj = (await this.d.store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
+    if (!obj) {
+      this.reservations.delete(key);
+      return;
+    }
+    if (obj.metadata.deletionTimestamp) return this.finalize(obj, key);
+    if (!obj.metadata.finalizers?.includes(SESSION_FINALIZER)) {
+      // The finalizer guarantees we stop the tmux session before the object disappears.
+      await this.d.store.update({ ...obj, metadata: { ...obj.metadata, finalizers: [...(obj.metadata.finalizers ?? []), SESSION_FINALIZER] } });
+      return { requeueAfterMs: 0 };
+    }
+    const status: AgentSessionStatus = structuredClone(obj.status ?? {});
+    status.conditions ??= [];
+    const phase = (status.phase as Phase | undefined) ?? 'Pending';
+    const lifecycle = (status.lifecycle ?? {}) as Lifecycle;
+    const snap = sessionMachine.resolveState({
+      value: phase,
+      context: { run: status.run ?? 0, restarts: status.restarts ?? 0, stopReason: lifecycle.stopReason },
+    }) as Snap;
+    const now = Date.now();
+    const resolved = this.resolve(obj);
+    const panes = await this.d.panes.snapshot();
+    const pass: Pass = { obj, key, status, snap, pane: { kind: 'missing' }, resolved, now };
+    this.observePane(pass, panes);
+
+    if (phase === 'Pending' && !pass.adopt && resolved.problem && !resolved.problem.fatal) {
+      // Waiting for a referenced Agent/Project to appear: not an error, a condition.
+      status.phase = 'Pending';
+      status.reason = resolved.problem.reason;
+      status.message = resolved.problem.message;
+      setCondition(status.conditions, { type: 'Ready', status: 'False', reason: resolved.problem.reason, message: resolved.problem.message, observedGeneration: obj.metadata.generation });
+      await this.writeStatus(obj, status);
+      return;
+    }
+
+    await this.drive(pass);
+    this.observeRunning(pass);
+    await this.writeStatus(obj, pass.status);
+    if (!ACTIVE_PHASES.has(pass.snap.value as Phase)) this.reservations.delete(key);
+    const next = nextLookMs(pass.snap.value as Phase, { ...obj, status: pass.status }, Date.now(), resolved.effective, this.d.observeEveryMs);
+    return next === undefined ? undefined : { requeueAfterMs: next };
+  }
+
+  // ---- desired state ----------------------------------------------------------------------
+
+  private resolve(obj: AgentSession): Resolved {
+    const spec = obj.spec ?? {};
+    const ns = obj.metadata.namespace;
+    const policy = resolvePolicy(obj, this.d.policies.list() as SessionPolicy[]);
+    let agent = spec.agent;
+    let problem: Resolved['problem'];
+    if (!agent && spec.agentRef) {
+      agent = (this.d.agents.get(ns, spec.agentRef) as Resource<AgentSpec> | undefined)?.spec;
+      if (!agent) problem = { reason: 'AgentNotFound', message: `Agent "${spec.agentRef}" not found in namespace ${ns}`, fatal: false };
+    }
+    let workdir = spec.workdir;
+    if (!workdir && spec.projectRef) {
+      const project = this.d.projects.get(ns, spec.projectRef) as Project | undefined;
+      if (!project) problem ??= { reason: 'ProjectNotFound', message: `Project "${spec.projectRef}" not found in namespace ${ns}`, fatal: false };
+      else if (project.spec?.blocked) problem ??= { reason: 'ProjectBlocked', message: `Project "${spec.projectRef}" is blocked`, fatal: false };
+      workdir = project?.spec?.path;
+    }
+    if (spec.policyRef && !policy) problem ??= { reason: 'PolicyNotFound', message: `SessionPolicy "${spec.policyRef}" not found`, fatal: false };
+    return { agent, workdir, problem, policy, effective: effective(spec, policy, agent?.stop?.gracePeriod) };
+  }
+
+  // ---- observation ------------------------------------------------------------------------
+
+  private runKey(key: string, run: number): string {
+    return `${key}#${run}`;
+  }
+
+  /** Finds the current run's pane; notes a live pane of a newer run to adopt; removes stale ones. */
+  private observePane(p: Pass, panes: PaneSnapshot): void {
+    const uid = p.obj.metadata.uid!;
+    const run = p.status.run ?? 0;
+    for (const pane of panes.byUid(uid)) {
+      const paneRun = Number(pane.key.split('#')[1] ?? NaN);
+      if (paneRun === run && run > 0 && (p.status.phase !== 'Pending' || !pane.dead)) {
+        p.paneInfo = pane;
+        p.pane = paneState(pane);
+      } else if (paneRun > run && !pane.dead && (p.status.phase ?? 'Pending') === 'Pending') {
+        p.adopt = pane; // launched by a controller that died before recording it
+      }
+    }
+  }
+
+  /** Cheap refreshes for a live run: output tail from output.log, git only if the repo changed. */
+  private observeRunning(p: Pass): void {
+    const phase = p.snap.value as Phase;
+    if (phase !== 'Running' && phase !== 'Starting' && phase !== 'Stopping') return;
+    if (p.status.workspace) {
+      const tail = outputTail(readTail(path.join(p.status.workspace, 'output.log'), 16 * 1024));
+      if (tail) p.status.lastOutput = tail;
+    }
+    const d = this.deliveries.get(this.runKey(p.key, p.status.run ?? 0));
+    if (d && d !== 'pending') {
+      setCondition(p.status.conditions!, { type: 'PromptDelivered', status: d.delivered ? 'True' : 'False', reason: d.reason, message: d.message, observedGeneration: p.obj.metadata.generation });
+    }
+  }
+
+  private async refreshGit(p: Pass, force: boolean): Promise<void> {
+    const dir = p.status.workdir;
+    if (!dir) return;
+    const g = await this.d.git.progress(dir, p.status.headBefore, { force });
+    if (!g.isGitRepo) return void delete p.status.git;
+    p.status.git = { head: g.head, branch: g.branch, commits: g.commits, insertions: g.insertions, deletions: g.deletions, filesChanged: g.filesChanged, ...(g.lastCommit ? { lastCommit: g.lastCommit } : {}) };
+  }
+
+  // ---- the lifecycle ----------------------------------------------------------------------
+
+  private async drive(p: Pass): Promise<void> {
+    let injected: LifecycleEvent | undefined;
+    for (let step = 0; step < 12; step++) {
+      const phase = p.snap.value as Phase;
+      let ev = injected ?? observedEvent({ phase, session: { ...p.obj, status: p.status }, pane: p.pane, now: p.now, effective: p.resolved.effective });
+      injected = undefined;
+      if (!ev && phase === 'Pending') ev = this.admission(p);
+      if (!ev) break;
+      const [next, actions] = transition(sessionMachine, p.snap, ev);
+      const from = phase;
+      const changed = next.value !== p.snap.value || !isDeepStrictEqual(next.context, p.snap.context);
+      if (!changed && actions.length === 0) break;
+      p.snap = next as Snap;
+      p.status.run = next.context.run;
+      p.status.restarts = next.context.restarts;
+      const prev = (p.status.lifecycle ?? {}) as Lifecycle;
+      p.status.lifecycle = { ...(prev.runGeneration !== undefined ? { runGeneration: prev.runGeneration } : {}), ...(next.context.stopReason ? { stopReason: next.context.stopReason } : {}) };
+      for (const a of actions) injected = (await this.execute(a.type, p, ev)) ?? injected;
+      const to = next.value as Phase;
+      if (to !== from) await this.entered(p, from, to, ev);
+      if (ev.type === 'GRACE_EXPIRED') break; // the kill shows in the next observation
+    }
+    this.timeBoxWarning(p);
+    p.status.phase = p.snap.value as Phase;
+    this.summarise(p);
+  }
+
+  private admission(p: Pass): LifecycleEvent | undefined {
+    const s = p.status;
+    if (!wantsRunning(p.obj)) {
+      s.reason = 'Stopped';
+      s.message = 'desiredState is Stopped';
+      return undefined;
+    }
+    if (p.adopt) return { type: 'ADMIT' };
+    if (p.resolved.problem) return undefined;
+    const policyName = p.resolved.policy?.metadata.name;
+    const active = new Set(this.reservations);
+    for (const o of this.d.sessions.list(p.obj.metadata.namespace) as AgentSession[]) {
+      if (!ACTIVE_PHASES.has(o.status?.phase as Phase)) continue;
+      if (resolvePolicy(o, this.d.policies.list() as SessionPolicy[])?.metadata.name === policyName) active.add(`${o.metadata.namespace}/${o.metadata.name}`);
+    }
+    active.delete(p.key);
+    // Count only reservations under the same policy.
+    for (const k of this.reservations) {
+      const [ns, n] = k.split('/');
+      const o = this.d.sessions.get(ns, n) as AgentSession | undefined;
+      if (!o || resolvePolicy(o, this.d.policies.list() as SessionPolicy[])?.metadata.name !== policyName) active.delete(k);
+    }
+    const a = admit(p.resolved.policy, active.size, this.d.host(), this.d.nodeUnschedulable());
+    setCondition(s.conditions!, { type: 'Admitted', status: a.admitted ? 'True' : 'False', reason: a.reason, message: a.message, observedGeneration: p.obj.metadata.generation });
+    if (!a.admitted) {
+      s.reason = a.reason;
+      s.message = `waiting for admission: ${a.message}`;
+      return undefined;
+    }
+    this.reservations.add(p.key); // synchronous with the check: no other worker can slip in between
+    return { type: 'ADMIT' };
+  }
+
+  /** Runs one named action of the machine; may return the event its outcome implies. */
+  private async execute(action: string, p: Pass, ev: LifecycleEvent): Promise<LifecycleEvent | undefined> {
+    switch (action) {
+      case 'launchRun':
+        return p.adopt ? this.adoptRun(p, p.adopt) : this.launchRun(p);
+      case 'sendStopKeys': {
+        p.status.stopRequestTime = iso(p.now);
+        const keys = p.resolved.agent?.stop?.keys ?? ['C-c'];
+        if (p.paneInfo && !p.paneInfo.dead) await this.d.tmux.sendKeys(p.paneInfo.paneId, keys).catch(() => undefined);
+        this.wsLog(p, 'INFO', `sent stop keys ${keys.join(' ')} (${ev.type === 'TIMEOUT' ? 'time box reached' : 'desiredState Stopped'})`);
+        return undefined;
+      }
+      case 'killSession':
+        if (p.status.tmuxSession) await this.d.tmux.kill(p.status.tmuxSession);
+        this.d.panes.invalidate();
+        this.wsLog(p, 'WARN', `grace period over; killed tmux session ${p.status.tmuxSession}`);
+        return undefined;
+      case 'captureOutput':
+        if (p.paneInfo) {
+          const text = outputTail(await this.d.tmux.capture(p.paneInfo.paneId, 200));
+          if (text) p.status.lastOutput = text;
+        }
+        return undefined;
+      case 'scheduleRestart': {
+        const delay = backoffMs(p.resolved.effective, Math.max(0, (p.snap.context.restarts ?? 1) - 1));
+        p.status.nextRestartTime = iso(p.now + delay);
+        p.status.message = `restart ${p.snap.context.restarts}/${p.resolved.effective.maxRestarts} in ${formatDuration(delay)}`;
+        await this.event(p, 'Normal', 'BackOff', `Restarting after ${p.status.reason ?? 'failure'}: ${p.status.message}`);
+        return undefined;
+      }
+      case 'escalate': {
+        const msg = `gave up after ${p.snap.context.restarts} restart${p.snap.context.restarts === 1 ? '' : 's'} (maxRestarts ${p.resolved.effective.maxRestarts}); last run ended ${p.status.reason ?? ''}${p.status.exitCode !== undefined ? ` with exit code ${p.status.exitCode}` : ''}`;
+        setCondition(p.status.conditions!, { type: 'Escalated', status: 'True', reason: 'RetryLimitReached', message: msg, observedGeneration: p.obj.metadata.generation });
+        await this.event(p, 'Warning', 'Escalated', msg);
+        this.d.audit.write({ kind: 'AgentSession', namespace: p.obj.metadata.namespace, name: p.obj.metadata.name, uid: p.obj.metadata.uid, run: p.status.run, to: p.status.phase ?? '', reason: 'Escalated', message: msg });
+        return undefined;
+      }
+    }
+    return undefined;
+  }
+
+  private wsFor(p: Pass, run = p.status.run ?? 0): RunWorkspace {
+    return runWorkspace(this.d.home, p.obj.metadata.namespace ?? 'default', p.obj.metadata.name, run);
+  }
+
+  private wsLog(p: Pass, level: 'INFO' | 'WARN' | 'ERROR', msg: string): void {
+    if (p.status.workspace) logLine(this.wsFor(p), level, msg);
+  }
+
+  private async launchRun(p: Pass): Promise<LifecycleEvent | undefined> {
+    const { obj, status } = p;
+    status.lifecycle = { ...(status.lifecycle ?? {}), runGeneration: obj.metadata.generation };
+    const spec = obj.spec ?? {};
+    const run = p.snap.context.run;
+    const fail = (reason: string, message: string): LifecycleEvent => ({ type: 'START_FAILED', reason, message });
+    const agent = p.resolved.agent;
+    if (!agent) return fail('AgentNotFound', 'no agent to run');
+    let workdir = p.resolved.workdir;
+    if (!workdir) return fail('NoWorkdir', 'neither a Project nor a workdir gives a working directory');
+    if (!isDirectory(workdir)) return fail('WorkdirNotFound', `working directory ${workdir} does not exist or is not a directory`);
+    if (spec.worktree?.enabled) {
+      const wt = path.join(this.d.home, 'worktrees', obj.metadata.namespace ?? 'default', obj.metadata.name);
+      const branch = spec.worktree.branch ?? `orchctl/${obj.metadata.name}`;
+      const r = await this.d.git.addWorktree(workdir, wt, branch, spec.worktree.baseRef ?? 'HEAD');
+      if (!r.ok) return fail('WorktreeFailed', `git worktree add ${wt} (${branch}) failed: ${r.message}`);
+      workdir = wt;
+    }
+    let task = spec.prompt;
+    let system: string | undefined;
+    try {
+      if (spec.promptFile) task = fs.readFileSync(spec.promptFile, 'utf8');
+      if (agent.systemPromptFile) system = fs.readFileSync(agent.systemPromptFile, 'utf8');
+    } catch (e) {
+      return fail('PromptFileNotFound', `cannot read prompt file: ${(e as Error).message}`);
+    }
+    const ws = this.wsFor(p, run);
+    createWorkspace(ws);
+    const prompt = composePrompt(system, task);
+    fs.writeFileSync(ws.promptFile, prompt, { mode: 0o600 });
+    const headBefore = await this.d.git.head(workdir);
+    const sessionName = tmuxSessionName(obj.metadata.namespace ?? 'default', obj.metadata.name, obj.metadata.uid!);
+    // A dead pane of an earlier run may still hold the name.
+    await this.d.tmux.kill(sessionName);
+    const plan = buildLaunch({
+      agent,
+      sessionEnv: spec.env,
+      prompt,
+      promptFile: ws.promptFile,
+      resultFile: ws.resultFile,
+      workspace: ws.dir,
+      sessionKey: p.key,
+      uid: obj.metadata.uid!,
+      run,
+    });
+    try {
+      await this.d.tmux.launch({ session: sessionName, cwd: workdir, argv: plan.argv, env: plan.env, tags: { uid: obj.metadata.uid!, key: this.runKey(p.key, run) } }, ws.outputLog);
+    } catch (e) {
+      return fail('TmuxFailed', (e as Error).message);
+    } finally {
+      this.d.panes.invalidate();
+    }
+    Object.assign(status, {
+      tmuxSession: sessionName,
+      workspace: ws.dir,
+      workdir,
+      startTime: iso(p.now),
+      headBefore,
+      deadlineTime: p.resolved.effective.maxDurationMs ? iso(p.now + p.resolved.effective.maxDurationMs) : undefined,
+      lastOutput: '',
+      git: headBefore ? { head: headBefore, commits: 0, insertions: 0, deletions: 0, filesChanged: 0 } : undefined,
+    });
+    for (const f of ['completionTime', 'exitCode', 'result', 'stopRequestTime', 'nextRestartTime'] as const) delete status[f];
+    if (!status.deadlineTime) delete status.deadlineTime;
+    if (!status.git) delete status.git;
+    if (!status.headBefore) delete status.headBefore;
+    writeState(ws, { session: p.key, uid: obj.metadata.uid, run, agent: spec.agentRef ?? '(inline)', status: 'RUNNING', tmuxSession: sessionName, workdir, headBefore: headBefore ?? null, startTime: status.startTime, promptFile: ws.promptFile, resultFile: ws.resultFile });
+    logLine(ws, 'INFO', `run ${run} started in tmux session ${sessionName} (workdir ${workdir}, delivery ${agent.promptDelivery ?? 'paste'})`);
+    p.pane = { kind: 'alive' };
+    p.paneInfo = undefined;
+    this.startDelivery(p, agent, ws, sessionName, run);
+    return undefined;
+  }
+
+  /** A run launched by a controller that died before recording it: take it over as it is. */
+  private adoptRun(p: Pass, pane: PaneInfo): LifecycleEvent | undefined {
+    const run = Number(pane.key.split('#')[1]);
+    const ws = this.wsFor(p, run);
+    let state: Record<string, unknown> = {};
+    try {
+      state = JSON.parse(fs.readFileSync(ws.stateFile, 'utf8')) as Record<string, unknown>;
+    } catch {
+      /* launched but state.json not yet written */
+    }
+    p.snap = sessionMachine.resolveState({ value: 'Starting', context: { run, restarts: p.snap.context.restarts } }) as Snap;
+    Object.assign(p.status, {
+      run,
+      tmuxSession: pane.session,
+      workspace: ws.dir,
+      workdir: (state.workdir as string) ?? p.resolved.workdir,
+      startTime: (state.startTime as string) ?? iso(pane.created * 1000),
+      ...(state.headBefore ? { headBefore: state.headBefore as string } : {}),
+    });
+    if (p.resolved.effective.maxDurationMs) p.status.deadlineTime = iso(Date.parse(p.status.startTime!) + p.resolved.effective.maxDurationMs);
+    p.pane = { kind: 'alive' };
+    p.paneInfo = pane;
+    setCondition(p.status.conditions!, { type: 'PromptDelivered', status: 'Unknown', reason: 'Adopted', message: 'run adopted after a controller restart; delivery was not confirmed', observedGeneration: p.obj.metadata.generation });
+    logLine(ws, 'INFO', `run ${run} adopted from tmux session ${pane.session}`);
+    return undefined;
+  }
+
+  /** Paste delivery waits for the pane to settle; it runs beside the loop and reports back. */
+  private startDelivery(p: Pass, agent: AgentSpec, ws: RunWorkspace, sessionName: string, run: number): void {
+    const mode = agent.promptDelivery ?? 'paste';
+    const rk = this.runKey(p.key, run);
+    if (mode !== 'paste') {
+      const r = { delivered: true, reason: mode === 'none' ? 'NoPrompt' : mode === 'stdin' ? 'DeliveredByStdin' : 'DeliveredByArgument', message: `prompt delivery: ${mode}` };
+      this.deliveries.set(rk, r);
+      setCondition(p.status.conditions!, { type: 'PromptDelivered', status: 'True', reason: r.reason, message: r.message, observedGeneration: p.obj.metadata.generation });
+      return;
+    }
+    setCondition(p.status.conditions!, { type: 'PromptDelivered', status: 'Unknown', reason: 'Delivering', message: 'waiting for the agent to be ready before pasting', observedGeneration: p.obj.metadata.generation });
+    this.deliveries.set(rk, 'pending');
+    const buffer = `orchctl-${p.obj.metadata.uid!.slice(0, 8)}-${run}`;
+    void deliverPrompt(this.d.tmux, `=${sessionName}:`, agent, ws.promptFile, buffer)
+      .catch((e: Error) => ({ delivered: false, reason: 'PasteFailed', message: e.message }))
+      .then((r) => {
+        this.deliveries.set(rk, r);
+        logLine(ws, r.delivered ? 'INFO' : 'WARN', `prompt delivery: ${r.reason}: ${r.message}`);
+        this.d.enqueue(p.key);
+      });
+  }
+
+  /** Status, events, audit and logs for entering a phase. */
+  private async entered(p: Pass, from: Phase, to: Phase, ev: LifecycleEvent): Promise<void> {
+    const s = p.status;
+    const gen = p.obj.metadata.generation;
+    const cond = (type: string, st: 'True' | 'False' | 'Unknown', reason: string, message = '') => setCondition(s.conditions!, { type, status: st, reason, message, observedGeneration: gen });
+    switch (to) {
+      case 'Starting':
+        s.reason = 'Starting';
+        s.message = `starting run ${s.run}`;
+        break;
+      case 'Running':
+        s.reason = 'Running';
+        s.message = `running in tmux session ${s.tmuxSession}`;
+        cond('Ready', 'True', 'Running', s.message);
+        await this.event(p, 'Normal', 'Started', `Started run ${s.run} in tmux session ${s.tmuxSession}`);
+        break;
+      case 'Stopping':
+        s.reason = p.snap.context.stopReason === 'TimedOut' ? 'TimedOut' : 'Stopping';
+        s.message = p.snap.context.stopReason === 'TimedOut' ? `time box of ${formatDuration(p.resolved.effective.maxDurationMs ?? 0)} reached; stopping` : 'desiredState is Stopped; stopping';
+        cond('Ready', 'False', 'Stopping', s.message);
+        await this.event(p, p.snap.context.stopReason === 'TimedOut' ? 'Warning' : 'Normal', p.snap.context.stopReason === 'TimedOut' ? 'TimeBoxExceeded' : 'Stopping', s.message);
+        break;
+      case 'Succeeded':
+      case 'Failed':
+      case 'Killed':
+      case 'TimedOut':
+        await this.runEnded(p, to, ev);
+        break;
+      case 'Backoff':
+        cond('Ready', 'False', 'BackOff', s.message ?? '');
+        break;
+      case 'Pending':
+        if (ev.type === 'NEW_RUN') {
+          cond('Escalated', 'False', 'NewRun', 'spec changed or run requested again');
+          s.reason = 'NewRun';
+          s.message = 'a new run was requested';
+          await this.event(p, 'Normal', 'NewRun', 'Spec changed: starting a new run');
+        } else {
+          s.reason = 'Restarting';
+          s.message = `restart ${s.restarts} due`;
+        }
+        delete s.nextRestartTime;
+        break;
+    }
+    this.d.audit.write({ kind: 'AgentSession', namespace: p.obj.metadata.namespace, name: p.obj.metadata.name, uid: p.obj.metadata.uid, run: s.run, from, to, reason: s.reason, message: s.message });
+    this.wsLog(p, to === 'Failed' || to === 'Killed' || to === 'TimedOut' ? 'WARN' : 'INFO', `phase ${from} → ${to}${s.message ? `: ${s.message}` : ''}`);
+    this.d.log.info(`agentsession ${p.key}: ${from} → ${to}${s.message ? ` (${s.message})` : ''}`);
+  }
+
+  private async runEnded(p: Pass, to: Phase, ev: LifecycleEvent): Promise<void> {
+    const s = p.status;
+    s.completionTime = iso(p.now);
+    if (ev.type === 'EXITED') s.exitCode = ev.exitCode;
+    // The pane still exists when it died under remain-on-exit: its screen is the best tail.
+    if (p.paneInfo) {
+      const text = outputTail(await this.d.tmux.capture(p.paneInfo.paneId, 200));
+      if (text) s.lastOutput = text;
+      await this.d.tmux.kill(p.paneInfo.session);
+      this.d.panes.invalidate();
+    } else if (s.workspace && !s.lastOutput) {
+      s.lastOutput = outputTail(readTail(path.join(s.workspace, 'output.log'), 16 * 1024));
+    }
+    if (s.workspace) {
+      const result = readResult(this.wsFor(p));
+      if (result) s.result = result;
+    }
+    await this.refreshGit(p, true);
+    const commits = s.git?.commits ? `, ${s.git.commits} commit${s.git.commits === 1 ? '' : 's'}` : '';
+    const stopReason = p.snap.context.stopReason;
+    let type: EventType = 'Warning';
+    if (ev.type === 'START_FAILED') {
+      s.reason = ev.reason;
+      s.message = ev.message;
+    } else if (to === 'Succeeded') {
+      type = 'Normal';
+      s.reason = 'Completed';
+      s.message = `agent exited with code 0${commits}`;
+    } else if (to === 'Failed' && s.exitCode === -1) {
+      s.reason = 'ExitStatusUnknown';
+      s.message = `the agent's process ended but tmux recorded no exit status${commits}`;
+    } else if (to === 'Failed') {
+      s.reason = 'Error';
+      s.message = `agent exited with code ${s.exitCode}${commits}`;
+    } else if (to === 'TimedOut') {
+      s.reason = 'TimedOut';
+      s.message = `stopped after the time box of ${formatDuration(p.resolved.effective.maxDurationMs ?? 0)}${commits}`;
+    } else if (stopReason === 'Stopped') {
+      type = 'Normal';
+      s.reason = 'Stopped';
+      s.message = `stopped on request${s.exitCode !== undefined ? ` (exit code ${s.exitCode})` : ''}${commits}`;
+    } else {
+      s.reason = 'TmuxSessionLost';
+      s.message = `the tmux session disappeared without an exit status (killed outside orchctl, or the tmux server died)${commits}`;
+    }
+    const gen = p.obj.metadata.generation;
+    setCondition(s.conditions!, { type: 'Ready', status: 'False', reason: s.reason, message: s.message, observedGeneration: gen });
+    setCondition(s.conditions!, { type: 'Succeeded', status: to === 'Succeeded' ? 'True' : 'False', reason: s.reason, message: s.message, observedGeneration: gen });
+    await this.event(p, type, to === 'Succeeded' ? 'Completed' : s.reason, `Run ${s.run} ${to}: ${s.message}`);
+    if (s.workspace) {
+      const ws = this.wsFor(p);
+      writeState(ws, { session: p.key, uid: p.obj.metadata.uid, run: s.run, status: to.toUpperCase(), tmuxSession: s.tmuxSession, workdir: s.workdir, headBefore: s.headBefore ?? null, startTime: s.startTime, completedTime: s.completionTime, exitCode: s.exitCode ?? null, reason: s.reason, git: s.git ?? null });
+    }
+  }
+
+  private timeBoxWarning(p: Pass): void {
+    const s = p.status;
+    if (p.snap.value !== 'Running' || p.resolved.effective.timeoutAction !== 'Warn' || !s.deadlineTime) return;
+    if (p.now < Date.parse(s.deadlineTime)) return;
+    if (setCondition(s.conditions!, { type: 'TimeBoxExceeded', status: 'True', reason: 'MaxDurationReached', message: `running longer than ${formatDuration(p.resolved.effective.maxDurationMs ?? 0)} (timeoutAction Warn)`, observedGeneration: p.obj.metadata.generation }))
+      void this.event(p, 'Warning', 'TimeBoxExceeded', `Run ${s.run} passed its time box; timeoutAction is Warn, so it keeps running`);
+  }
+
+  /** Conditions that hold whatever the transition: Ready for Pending phases, observedGeneration. */
+  private summarise(p: Pass): void {
+    const s = p.status;
+    const phase = s.phase as Phase;
+    if (phase === 'Pending' && !p.resolved.problem)
+      setCondition(s.conditions!, { type: 'Ready', status: 'False', reason: s.reason ?? 'Pending', message: s.message ?? '', observedGeneration: p.obj.metadata.generation });
+    if (!TERMINAL_PHASES.has(phase)) return;
+  }
+
+  private async event(p: Pass, type: EventType, reason: string, message: string): Promise<void> {
+    await this.d.recorder.record(p.obj, type, reason, message);
+  }
+
+  // ---- writing ----------------------------------------------------------------------------
+
+  /** Status belongs to the controller alone, so on a Conflict it is re-applied to the fresh object. */
+  private async writeStatus(obj: AgentSession, status: AgentSessionStatus): Promise<void> {
+    status.observedGeneration = obj.metadata.generation;
+    let cur: AgentSession | undefined = obj;
+    for (let attempt = 0; attempt < 5 && cur; attempt++) {
+      if (isDeepStrictEqual(cur.status, status)) return;
+      try {
+        await this.d.store.updateStatus({ ...cur, status });
+        return;
+      } catch (e) {
+        if (!isApiError(e, 'Conflict')) throw e;
+        cur = (await this.d.store.get({ kind: 'AgentSession', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name })) as AgentSession | undefined;
+        if (cur && cur.metadata.generation !== obj.metadata.generation) status.observedGeneration = obj.metadata.generation;
+      }
+    }
+  }
+
+  // ---- deletion ---------------------------------------------------------------------------
+
+  private async finalize(obj: AgentSession, key: string): Promise<Result | void> {
+    if (!obj.metadata.finalizers?.includes(SESSION_FINALIZER)) return;
+    const status: AgentSessionStatus = structuredClone(obj.status ?? {});
+    const panes = (await this.d.panes.snapshot()).byUid(obj.metadata.uid!);
+    const live = panes.filter((x) => !x.dead);
+    const agent = this.resolve(obj).agent;
+    const graceMs = effective(obj.spec ?? {}, undefined, agent?.stop?.gracePeriod).graceMs;
+    const now = Date.now();
+    if (live.length) {
+      if (!status.stopRequestTime || status.phase !== 'Stopping') {
+        for (const pane of live) await this.d.tmux.sendKeys(pane.paneId, agent?.stop?.keys ?? ['C-c']).catch(() => undefined);
+        status.phase = 'Stopping';
+        status.stopRequestTime = iso(now);
+        status.reason = 'Deleting';
+        status.message = 'object deleted; stopping the agent';
+        await this.writeStatus(obj, status);
+        return { requeueAfterMs: Math.min(graceMs, 500) };
+      }
+      if (now < Date.parse(status.stopRequestTime) + graceMs) return { requeueAfterMs: Math.min(500, Date.parse(status.stopRequestTime) + graceMs - now) };
+    }
+    const last = live[0] ?? panes[0];
+    const outcome = last?.dead ? `exit code ${last.exitStatus}` : live.length ? 'killed after the grace period' : 'no tmux session was running';
+    for (const pane of panes) await this.d.tmux.kill(pane.session);
+    this.d.panes.invalidate();
+    if (obj.spec?.worktree?.enabled && status.workdir && obj.spec.projectRef) {
+      const project = this.d.projects.get(obj.metadata.namespace, obj.spec.projectRef) as Project | undefined;
+      if (project?.spec?.path) await this.d.git.removeWorktree(project.spec.path, status.workdir);
+    }
+    this.d.audit.write({ kind: 'AgentSession', namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid, run: status.run, from: status.phase, to: 'Deleted', reason: 'Deleted', message: outcome });
+    this.d.log.info(`agentsession ${key}: deleted (${outcome})`);
+    await this.d.recorder.record(obj, 'Normal', 'Deleted', `Session deleted: ${outcome}`);
+    this.reservations.delete(key);
+    const fresh = (await this.d.store.get({ kind: 'AgentSession', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name })) as AgentSession | undefined;
+    if (fresh) await this.d.store.update({ ...fresh, metadata: { ...fresh.metadata, finalizers: (fresh.metadata.finalizers ?? []).filter((f) => f !== SESSION_FINALIZER) } });
+  }
+}
+
+/**
+ * tmux can mark a pane dead before its process has exited (its pty closed under it; seen with
+ * tmux 3.3a while other sessions were being killed and relaunched). Without an exit status the
+ * run is not over while its process lives; once it is gone with no status, the code is unknown.
+ */
+function paneState(pane: PaneInfo): PaneState {
+  if (!pane.dead) return { kind: 'alive' };
+  if (pane.exitStatus !== undefined) return { kind: 'dead', exitCode: pane.exitStatus };
+  if (pane.exitSignal !== undefined) return { kind: 'dead', exitCode: 128 + pane.exitSignal };
+  return processAlive(pane.pid) ? { kind: 'alive' } : { kind: 'dead', exitCode: -1 };
+}
+
+function processAlive(pid: number): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * An informer: list a kind once, then keep an in-memory cache current from the store's watch,
+ * calling handlers on every change. On a compacted watch (Gone) it lists again, like client-go.
+ */
+import { isApiError } from '../api/errors.js';
+import type { Resource } from '../api/types.js';
+import type { Store, WatchEventType, WatchHandle } from '../store/store.js';
+
+export type ChangeHandler = (type: WatchEventType, obj: Resource) => void;
+
+const cacheKey = (ns: string | undefined, name: string) => `${ns ?? ''}/${name}`;
+
+export class Informer {
+  private readonly items = new Map<string, Resource>();
+  private readonly handlers: ChangeHandler[] = [];
+  private handle?: WatchHandle;
+  private stopped = false;
+
+  constructor(private readonly store: Store, readonly kind: string, private readonly log: (msg: string) => void = () => {}) {}
+
+  onChange(h: ChangeHandler): void {
+    this.handlers.push(h);
+  }
+
+  async start(): Promise<void> {
+    const { items, revision } = await this.store.list(this.kind);
+    const seen = new Set<string>();
+    for (const o of items) {
+      const k = cacheKey(o.metadata.namespace, o.metadata.name);
+      seen.add(k);
+      const old = this.items.get(k);
+      this.items.set(k, o);
+      if (old?.metadata.resourceVersion !== o.metadata.resourceVersion) this.emit(old ? 'MODIFIED' : 'ADDED', o);
+    }
+    for (const [k, o] of this.items) if (!seen.has(k)) (this.items.delete(k), this.emit('DELETED', o));
+    this.handle = this.store.watch(
+      { kind: this.kind, fromRevision: revision },
+      (ev) => {
+        const k = cacheKey(ev.object.metadata.namespace, ev.object.metadata.name);
+        if (ev.type === 'DELETED') this.items.delete(k);
+        else this.items.set(k, ev.object);
+        this.emit(ev.type, ev.object);
+      },
+      (err) => {
+        if (this.stopped) return;
+        this.log(`${this.kind} watch ended (${err.message}); listing again`);
+        if (isApiError(err, 'Gone')) void this.start();
+        else setTimeout(() => void this.start(), 1000);
+      },
+    );
+  }
+
+  private emit(type: WatchEventType, obj: Resource): void {
+    for (const h of this.handlers) h(type, obj);
+  }
+
+  get(namespace: string | undefined, name: string): Resource | undefined {
+    return this.items.get(cacheKey(namespace, name));
+  }
+
+  list(namespace?: string): Resource[] {
+    const all = [...this.items.values()];
+    return namespace === undefined ? all : all.filter((o) => (o.metadata.namespace ?? '') === namespace);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.handle?.close();
+  }
+}
