@@ -4,8 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
 import { ApiError } from './errors.js';
+import { yaml } from './lazy.js';
 import { packageRoot } from './paths.js';
 import { API_VERSION, GROUP, VERSION } from './types.js';
 
@@ -66,11 +66,26 @@ function kindInfoFromCrd(crd: Record<string, any>, file: string): KindInfo {
 }
 
 export function loadCrdsFrom(dir: string): KindInfo[] {
-  return fs
-    .readdirSync(dir)
-    .filter((f) => /\.ya?ml$/.test(f))
-    .sort()
-    .map((f) => kindInfoFromCrd(YAML.parse(fs.readFileSync(path.join(dir, f), 'utf8')), f));
+  const files = fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort();
+  const compiled = compiledCrds(dir, files);
+  if (compiled) return compiled.map(({ file, crd }) => kindInfoFromCrd(crd, file));
+  return files.map((f) => kindInfoFromCrd(yaml().parse(fs.readFileSync(path.join(dir, f), 'utf8')), f));
+}
+
+/**
+ * dist/crds.json, written by the build from crds/*.yaml (scripts/compile-crds.mjs), when it is
+ * at least as new as every CRD file; parsing YAML was most of a cold `orchctl get`.
+ */
+function compiledCrds(dir: string, files: string[]): { file: string; crd: Record<string, any> }[] | undefined {
+  const json = path.join(path.dirname(dir), 'dist', 'crds.json');
+  try {
+    const built = fs.statSync(json).mtimeMs;
+    if (files.some((f) => fs.statSync(path.join(dir, f)).mtimeMs > built)) return undefined;
+    const list = JSON.parse(fs.readFileSync(json, 'utf8')) as { file: string; crd: Record<string, any> }[];
+    return list.length === files.length && list.every((x, i) => x.file === files[i]) ? list : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function makeRegistry(kinds: KindInfo[]): Registry {

@@ -3,10 +3,30 @@
  * `.status.conditions[?(@.type=="Ready")].status`) and `-o jsonpath=` templates with literal
  * text, `{.path}`, `{"\n"}` and `{range .items[*]}…{end}`. Path evaluation is jsonpath-plus.
  */
-import { JSONPath } from 'jsonpath-plus';
+import { createRequire } from 'node:module';
+
+// Loaded on first use: most paths are simple and never need it.
+type JsonPathFn = (opts: { path: string; json: object; wrap: boolean; eval: 'safe' }) => unknown;
+let jsonPathFn: JsonPathFn | undefined;
+const JSONPath: JsonPathFn = (opts) =>
+  (jsonPathFn ??= (createRequire(import.meta.url)('jsonpath-plus') as { JSONPath: JsonPathFn }).JSONPath)(opts);
+
+const SIMPLE = /^\.?[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*|\[\d+\])*$/;
+
+/** `.a.b[0].c` without filters or wildcards: walked directly (printer columns are mostly these). */
+function simplePath(p: string, data: unknown): unknown[] {
+  let cur: unknown = data;
+  for (const part of p.replace(/^\./, '').match(/[^.[\]]+/g) ?? []) {
+    if (cur === null || typeof cur !== 'object') return [];
+    cur = (cur as Record<string, unknown>)[part];
+    if (cur === undefined) return [];
+  }
+  return [cur];
+}
 
 export function evalPath(path: string, data: unknown): unknown[] {
   const p = path.trim();
+  if (SIMPLE.test(p)) return simplePath(p, data);
   const expr = p === '' || p === '.' || p === '@' ? '$' : p.startsWith('$') ? p : p.startsWith('@') ? `$${p.slice(1)}` : `$${p.startsWith('.') || p.startsWith('[') ? '' : '.'}${p}`;
   return JSONPath({ path: expr, json: data as object, wrap: true, eval: 'safe' }) as unknown[];
 }

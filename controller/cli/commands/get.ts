@@ -1,6 +1,6 @@
-import YAML from 'yaml';
 import type { KindInfo } from '../../api/crds.js';
 import { isApiError } from '../../api/errors.js';
+import { yaml } from '../../api/lazy.js';
 import { parseSelector } from '../../api/labels.js';
 import type { Resource } from '../../api/types.js';
 import type { WatchEvent } from '../../store/store.js';
@@ -36,7 +36,7 @@ export function parseOutput(o: string | undefined): Format {
 
 export function serialize(objs: Resource[], single: boolean, format: 'yaml' | 'json'): string {
   const data = single ? objs[0] : { apiVersion: 'v1', kind: 'List', items: objs, metadata: { resourceVersion: '' } };
-  return format === 'json' ? JSON.stringify(data, null, 4) + '\n' : YAML.stringify(data, { lineWidth: 0 });
+  return format === 'json' ? JSON.stringify(data, null, 4) + '\n' : yaml().stringify(data, { lineWidth: 0 });
 }
 
 export async function getCommand(args: string[], opts: GetOptions, g: GlobalOptions): Promise<void> {
@@ -160,7 +160,7 @@ async function watchLoop(
         else if (format.kind === 'name') out(`${qualifiedKind(kind)}/${o.metadata.name}\n`);
         else if (format.kind === 'jsonpath') out(renderTemplate(format.template, o));
         else if (format.kind === 'json') out(JSON.stringify(opts.outputWatchEvents ? { type: ev.type, object: o } : o, null, 4) + '\n');
-        else out('---\n' + YAML.stringify(opts.outputWatchEvents ? { type: ev.type, object: o } : o, { lineWidth: 0 }));
+        else out('---\n' + yaml().stringify(opts.outputWatchEvents ? { type: ev.type, object: o } : o, { lineWidth: 0 }));
       },
       (e) => {
         handle.close();
