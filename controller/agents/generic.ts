@@ -4,6 +4,7 @@
  * uniquely named tmux buffer (bracketed paste where the program asked for it), then send the
  * submit keys. Argument and stdin delivery happen at launch; `none` sends nothing.
  */
+import fs from 'node:fs';
 import { parseDuration } from '../api/duration.js';
 import type { AgentSpec } from '../api/kinds.js';
 import type { Tmux } from '../observers/tmux.js';
@@ -37,9 +38,14 @@ export async function deliverPrompt(tmux: Tmux, pane: string, agent: AgentSpec, 
   const mode = agent.promptDelivery ?? 'paste';
   if (mode !== 'paste') return { delivered: true, reason: mode === 'none' ? 'NoPrompt' : `DeliveredBy${mode[0].toUpperCase()}${mode.slice(1)}`, message: `prompt delivery: ${mode}` };
   const ready = await waitForPaneSettled(tmux, pane, parseDuration(agent.readyTimeout ?? '30s'));
-  await tmux.pasteFile(pane, promptFile, bufferName);
+  // Without its final newline: the submit keys, not the paste, submit the prompt.
+  await tmux.pasteText(pane, fs.readFileSync(promptFile, 'utf8').replace(/\n+$/, ''), bufferName);
   await sleep(150); // let the program take the paste before the submit key arrives
-  await tmux.sendKeys(pane, agent.submitKeys ?? ['Enter']);
+  try {
+    await tmux.sendKeys(pane, agent.submitKeys ?? ['Enter']);
+  } catch (e) {
+    return { delivered: false, reason: 'SubmitFailed', message: `pasted, but the submit keys could not be sent: ${(e as Error).message}` };
+  }
   return ready
     ? { delivered: true, reason: 'Pasted', message: 'prompt pasted and submitted' }
     : { delivered: true, reason: 'PastedBeforeReady', message: 'prompt pasted after the ready timeout passed without the pane settling' };

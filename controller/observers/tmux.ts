@@ -120,7 +120,8 @@ export class Tmux {
       'set-option', '-g', 'exit-empty', 'off', ';',
       'set-hook', '-g', 'pane-died', `wait-for -S ${DIED_CHANNEL}`, ';',
       'set-hook', '-g', 'session-closed', `wait-for -S ${DIED_CHANNEL}`, ';',
-      'new-session', '-d', '-s', spec.session, '-c', spec.cwd, '-x', String(spec.width ?? 200), '-y', String(spec.height ?? 50), ...envArgs, '--', ...spec.argv, ';',
+      // -c is expanded as a tmux format: '#' must be doubled to stay literal.
+      'new-session', '-d', '-s', spec.session, '-c', spec.cwd.replace(/#/g, '##'), '-x', String(spec.width ?? 200), '-y', String(spec.height ?? 50), ...envArgs, '--', ...spec.argv, ';',
       'set-option', '-t', target, UID_OPTION, spec.tags.uid, ';',
       'set-option', '-t', target, KEY_OPTION, spec.tags.key,
     ];
@@ -154,9 +155,12 @@ export class Tmux {
     await this.run(['send-keys', '-t', target, '-l', '--', text]);
   }
 
-  /** Pastes a file's content through a uniquely named buffer (bracketed paste), then deletes the buffer. */
-  async pasteFile(target: string, file: string, bufferName: string): Promise<void> {
-    await this.run(['load-buffer', '-b', bufferName, file, ';', 'paste-buffer', '-p', '-d', '-b', bufferName, '-t', target]);
+  /**
+   * Pastes text through a uniquely named buffer (bracketed paste when the program asked for it),
+   * then deletes the buffer. The text travels on stdin, never on a command line.
+   */
+  async pasteText(target: string, text: string, bufferName: string): Promise<void> {
+    await this.run(['load-buffer', '-b', bufferName, '-', ';', 'paste-buffer', '-p', '-d', '-b', bufferName, '-t', target], { input: text });
   }
 
   /** The pane's text (no escape sequences), with wrapped lines joined; `lines` from the end of history. */

@@ -123,20 +123,17 @@ describe('outputTail: bounds', () => {
 });
 
 /**
- * KNOWN BUG (output.ts): a carriage return with nothing after it on the line is treated as an
- * overwrite by an empty string, so the line's text is lost. Nothing overwrote it: a terminal
- * still shows "one". This is what pipe-pane logs contain whenever a program writes "\r\n"
- * under the pty's default ONLCR (the tty turns it into "\r\r\n"; check with
- * `script -qc "printf 'one\r\ntwo\r\n'" /dev/null | od -c`), so such an agent's lastOutput
- * and `orchctl logs` come out empty. Marked `it.fails` so the suite stays green while the bug
- * exists; change it to `it` once outputTail is fixed.
+ * A carriage return with nothing after it overwrites nothing: a terminal still shows "one".
+ * pipe-pane logs contain this whenever a program writes "\r\n" under the pty's default ONLCR
+ * (the tty turns it into "\r\r\n"; check with
+ * `script -qc "printf 'one\r\ntwo\r\n'" /dev/null | od -c`).
  */
 describe('outputTail: a carriage return with nothing after it', () => {
-  it.fails('keeps the text of lines ending in "\\r\\r\\n" (CRLF written through a pty)', () => {
+  it('keeps the text of lines ending in "\\r\\r\\n" (CRLF written through a pty)', () => {
     expect(outputTail('one\r\r\ntwo\r\r\n')).toBe('one\ntwo');
   });
 
-  it.fails('keeps a line whose last carriage return is not followed by new text', () => {
+  it('keeps a line whose last carriage return is not followed by new text', () => {
     expect(outputTail('waiting 50%\r')).toBe('waiting 50%');
   });
 });

@@ -13,8 +13,9 @@ export function outputTail(raw: string, maxLines = MAX_LINES, maxChars = MAX_CHA
     .replace(/\r\n/g, '\n')
     .split('\n')
     .map((l) => {
-      const parts = l.split('\r');
-      return parts[parts.length - 1].replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '').trimEnd();
+      // A terminal turns "\n" into "\r\n", so a bare trailing "\r" overwrites nothing.
+      const last = l.split('\r').filter((x) => x !== '').pop() ?? '';
+      return last.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '').trimEnd();
     })
     .filter((l) => !/^Pane is dead \(/.test(l));
   while (lines.length && lines[lines.length - 1] === '') lines.pop();

@@ -143,6 +143,7 @@ export class SessionReconciler implements Reconciler {
 
     await this.drive(pass);
     this.observeRunning(pass);
+    this.applyDelivery(pass);
     await this.writeStatus(obj, pass.status);
     if (!ACTIVE_PHASES.has(pass.snap.value as Phase)) this.reservations.delete(key);
     const next = nextLookMs(pass.snap.value as Phase, { ...obj, status: pass.status }, Date.now(), resolved.effective, this.d.observeEveryMs);
@@ -201,10 +202,15 @@ export class SessionReconciler implements Reconciler {
       const tail = outputTail(readTail(path.join(p.status.workspace, 'output.log'), 16 * 1024));
       if (tail) p.status.lastOutput = tail;
     }
-    const d = this.deliveries.get(this.runKey(p.key, p.status.run ?? 0));
-    if (d && d !== 'pending') {
-      setCondition(p.status.conditions!, { type: 'PromptDelivered', status: d.delivered ? 'True' : 'False', reason: d.reason, message: d.message, observedGeneration: p.obj.metadata.generation });
-    }
+  }
+
+  /** Reports a finished background paste (whatever the phase: a quick agent may be done already). */
+  private applyDelivery(p: Pass): void {
+    const rk = this.runKey(p.key, p.status.run ?? 0);
+    const d = this.deliveries.get(rk);
+    if (!d || d === 'pending') return;
+    setCondition(p.status.conditions!, { type: 'PromptDelivered', status: d.delivered ? 'True' : 'False', reason: d.reason, message: d.message, observedGeneration: p.obj.metadata.generation });
+    this.deliveries.delete(rk); // recorded in status now; the map only holds what is in flight
   }
 
   private async refreshGit(p: Pass, force: boolean): Promise<void> {
@@ -641,16 +647,31 @@ function paneState(pane: PaneInfo): PaneState {
   if (!pane.dead) return { kind: 'alive' };
   if (pane.exitStatus !== undefined) return { kind: 'dead', exitCode: pane.exitStatus };
   if (pane.exitSignal !== undefined) return { kind: 'dead', exitCode: 128 + pane.exitSignal };
-  return processAlive(pane.pid) ? { kind: 'alive' } : { kind: 'dead', exitCode: -1 };
+  return paneProcessAlive(pane) ? { kind: 'alive' } : { kind: 'dead', exitCode: -1 };
 }
 
-function processAlive(pid: number): boolean {
-  if (!pid) return false;
+/** The pane's own process still runs — not merely some later process that reused its pid. */
+function paneProcessAlive(pane: PaneInfo): boolean {
+  if (!pane.pid) return false;
   try {
-    process.kill(pid, 0);
-    return true;
+    process.kill(pane.pid, 0);
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const started = processStartTime(pane.pid);
+  return started === undefined || Math.abs(started - pane.created) <= 5;
+}
+
+let bootTime: number | undefined;
+/** Linux: a process's start in unix seconds, from /proc; undefined where that is not available. */
+function processStartTime(pid: number): number | undefined {
+  try {
+    bootTime ??= Number(fs.readFileSync('/proc/stat', 'utf8').match(/^btime (\d+)$/m)?.[1]);
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return bootTime + Number(fields[19]) / 100; // field 22 (starttime) in clock ticks, USER_HZ 100
+  } catch {
+    return undefined;
   }
 }
 
