@@ -6,5 +6,6 @@ import type { Bench } from './types.js';
 import { applyBench } from './modules/apply-1000.js';
 import { cliGetBench } from './modules/cli-get.js';
 import { storeCasBench } from './modules/store-cas.js';
+import { controllerBench } from './modules/controller.js';
 
-export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench];
+export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench, controllerBench];

@@ -1,17 +1,25 @@
 /**
  * How an agent CLI is started in a tmux pane (pure: no I/O). The argv handed to tmux is
- * executed directly (execvp), never through a shell built from data. The only shell involved
- * is a constant script — needed because tmux hands a *single* argument to `sh -c`, and for
- * stdin delivery to redirect the prompt file; the agent's command and arguments reach it as
- * positional parameters ("$0" "$@"), never as code.
+ * executed directly (execvp), never through a shell built from data: the only shell is a
+ * constant wrapper script, and the agent's command and arguments reach it as positional
+ * parameters ("$0" "$@"), never as code. The wrapper
+ *  - redirects the prompt file to stdin for stdin delivery;
+ *  - waits for the agent and writes its exit status to $ORCHCTL_WORKSPACE/exit-code, then
+ *    signals the controller's tmux channel. tmux's own record (remain-on-exit +
+ *    pane_dead_status) stays the second source: tmux 3.3a was seen to leave a pane's process
+ *    unreaped (a zombie, no status) now and then, and the run must still end in status.
+ * Its signal traps are handlers, not "ignore", so the agent still gets C-c (handlers reset on
+ * exec, ignored signals would be inherited).
  *
  * Output logging needs no start gate: the controller attaches pipe-pane in the same tmux
  * command as new-session, and tmux runs a command list before it reads the new pane.
  */
 import type { AgentSpec, EnvVar } from '../api/kinds.js';
 
-export const LAUNCH_SCRIPT = 'exec "$0" "$@"';
-export const LAUNCH_SCRIPT_STDIN = 'exec "$0" "$@" < "$ORCHCTL_PROMPT_FILE"';
+const WRAP = (run: string) =>
+  `trap : INT TERM HUP; ${run}; code=$?; printf '%s\\n' "$code" > "$ORCHCTL_WORKSPACE/exit-code"; tmux wait-for -S orchctl-pane-died 2>/dev/null; exit "$code"`;
+export const LAUNCH_SCRIPT = WRAP('"$0" "$@"');
+export const LAUNCH_SCRIPT_STDIN = WRAP('"$0" "$@" < "$ORCHCTL_PROMPT_FILE"');
 
 export interface LaunchInput {
   agent: AgentSpec;

@@ -14,6 +14,8 @@ export interface RunWorkspace {
   outputLog: string;
   sessionLog: string;
   resultFile: string;
+  /** Written by the launch wrapper when the agent exits: its exit status. */
+  exitCodeFile: string;
 }
 
 export function runWorkspace(home: string, namespace: string, name: string, run: number): RunWorkspace {
@@ -25,6 +27,7 @@ export function runWorkspace(home: string, namespace: string, name: string, run:
     outputLog: path.join(dir, 'output.log'),
     sessionLog: path.join(dir, 'session.log'),
     resultFile: path.join(dir, 'result.json'),
+    exitCodeFile: path.join(dir, 'exit-code'),
   };
 }
 
@@ -75,6 +78,16 @@ export function readResult(ws: RunWorkspace): Record<string, unknown> | undefine
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
   } catch (e) {
     return { error: `result.json is not valid JSON: ${(e as Error).message}` };
+  }
+}
+
+/** The agent's exit status as the launch wrapper recorded it; undefined while it runs. */
+export function readExitCode(ws: RunWorkspace): number | undefined {
+  try {
+    const v = fs.readFileSync(ws.exitCodeFile, 'utf8').trim();
+    return /^\d+$/.test(v) ? Number(v) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -22,7 +22,7 @@ import type { GitObserver } from '../../observers/git.js';
 import type { HostSnapshot } from '../../observers/host.js';
 import type { PaneObserver, PaneSnapshot } from '../../observers/panes.js';
 import { tmuxSessionName, type PaneInfo, type Tmux } from '../../observers/tmux.js';
-import { createWorkspace, logLine, readResult, readTail, runWorkspace, writeState, type RunWorkspace } from '../../observers/workspace.js';
+import { createWorkspace, logLine, readExitCode, readResult, readTail, runWorkspace, writeState, type RunWorkspace } from '../../observers/workspace.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import { admit, backoffMs, effective, nextLookMs, observedEvent, resolvePolicy, wantsRunning, type Effective, type PaneState } from './decide.js';
@@ -183,6 +183,16 @@ export class SessionReconciler implements Reconciler {
   private observePane(p: Pass, panes: PaneSnapshot): void {
     const uid = p.obj.metadata.uid!;
     const run = p.status.run ?? 0;
+    this.observePanes(p, panes, uid, run);
+    // The launch wrapper's record wins: it is written even when tmux loses track of the process.
+    const phase = p.status.phase ?? 'Pending';
+    if (run > 0 && (phase === 'Starting' || phase === 'Running' || phase === 'Stopping')) {
+      const code = readExitCode(this.wsFor(p, run));
+      if (code !== undefined) p.pane = { kind: 'dead', exitCode: code };
+    }
+  }
+
+  private observePanes(p: Pass, panes: PaneSnapshot, uid: string, run: number): void {
     for (const pane of panes.byUid(uid)) {
       const paneRun = Number(pane.key.split('#')[1] ?? NaN);
       if (paneRun === run && run > 0 && (p.status.phase !== 'Pending' || !pane.dead)) {
