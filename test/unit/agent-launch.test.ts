@@ -1,4 +1,8 @@
 /** buildLaunch/composePrompt (controller/agents/launch.ts): the argv and env an agent is started with. */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentSpec } from '../../controller/api/kinds.js';
 import { buildLaunch, composePrompt, LAUNCH_SCRIPT, LAUNCH_SCRIPT_STDIN, type LaunchInput } from '../../controller/agents/launch.js';
@@ -26,9 +30,23 @@ describe('buildLaunch: argv', () => {
     expect(argv).toEqual(['sh', '-c', LAUNCH_SCRIPT, 'npx', '@acme/agent', '--model', 'big one', '--yes']);
   });
 
-  it('the script is a constant that only execs its positional parameters', () => {
-    expect(LAUNCH_SCRIPT).toBe('exec "$0" "$@"');
-    expect(LAUNCH_SCRIPT_STDIN).toBe('exec "$0" "$@" < "$ORCHCTL_PROMPT_FILE"');
+  it('the script is a constant: it runs its positional parameters and records their exit status', () => {
+    // Run the real wrapper: the command and a hostile argument arrive literally, and the exit
+    // status lands in $ORCHCTL_WORKSPACE/exit-code as well as in the wrapper's own status.
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-launch-'));
+    const r = spawnSync('sh', ['-c', LAUNCH_SCRIPT, 'sh', '-c', 'printf "%s" "$1" > "$2/arg"; exit 7', 'inner', NASTY, ws], {
+      env: { ...process.env, ORCHCTL_WORKSPACE: ws, TMUX: '' },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(7);
+    expect(fs.readFileSync(path.join(ws, 'exit-code'), 'utf8')).toBe('7\n');
+    expect(fs.readFileSync(path.join(ws, 'arg'), 'utf8')).toBe(NASTY);
+    const prompt = path.join(ws, 'prompt.md');
+    fs.writeFileSync(prompt, 'from the prompt file\n');
+    const s = spawnSync('sh', ['-c', LAUNCH_SCRIPT_STDIN, 'cat'], { env: { ...process.env, ORCHCTL_WORKSPACE: ws, ORCHCTL_PROMPT_FILE: prompt, TMUX: '' }, encoding: 'utf8' });
+    expect(s.stdout).toBe('from the prompt file\n');
+    expect(fs.readFileSync(path.join(ws, 'exit-code'), 'utf8')).toBe('0\n');
+    fs.rmSync(ws, { recursive: true, force: true });
     // Whatever the input, the script element is one of the two constants.
     for (const delivery of ['paste', 'argument', 'stdin', 'none', undefined] as const) {
       const { argv } = buildLaunch(input({ command: [NASTY], args: [NASTY], promptDelivery: delivery, promptFlag: NASTY }, { prompt: NASTY, promptFile: NASTY }));
