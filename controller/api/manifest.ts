@@ -73,7 +73,8 @@ export function manifestFiles(target: string, recursive: boolean): string[] {
   for (const entry of fs.readdirSync(target, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
     const p = path.join(target, entry.name);
     if (entry.isDirectory()) {
-      if (recursive) out.push(...manifestFiles(p, true));
+      // Hidden directories (.git, editor state) and dependencies never hold manifests.
+      if (recursive && !entry.name.startsWith('.') && entry.name !== 'node_modules') out.push(...manifestFiles(p, true));
     } else if (MANIFEST_EXTENSIONS.includes(path.extname(entry.name))) out.push(p);
   }
   return out;

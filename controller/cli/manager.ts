@@ -137,7 +137,12 @@ export class Manager {
     });
 
     // Watches say "look at this key now"; what to do is decided from the whole object.
-    this.informers.sessions.onChange((_t, o) => this.queue.add(sessionKey(o)));
+    this.informers.sessions.onChange((_t, o) => {
+      this.queue.add(sessionKey(o));
+      // A session that is not (or no longer) running may have freed an admission slot.
+      const phase = (o.status as { phase?: Phase } | undefined)?.phase;
+      if (!phase || !ACTIVE_PHASES.has(phase)) this.enqueuePending(o.metadata.namespace);
+    });
     for (const k of ['agents', 'projects', 'policies'] as const)
       this.informers[k].onChange((_t, o) => this.enqueueNamespace(o.metadata.namespace));
     await Promise.all(Object.values(this.informers).map((i) => i.start()));
@@ -177,6 +182,13 @@ export class Manager {
 
   private enqueueAll(): void {
     for (const o of this.informers.sessions.list()) this.queue.add(sessionKey(o));
+  }
+
+  private enqueuePending(ns: string | undefined): void {
+    for (const o of this.informers.sessions.list(ns ?? '')) {
+      const phase = (o.status as { phase?: Phase } | undefined)?.phase;
+      if ((phase ?? 'Pending') === 'Pending') this.queue.add(sessionKey(o));
+    }
   }
 
   private enqueueNamespace(ns: string | undefined): void {

@@ -28,6 +28,7 @@ const FIELDS = [
   'session_created',
   'pane_in_mode',
   'pane_current_command',
+  'pid',
 ] as const;
 const FORMAT = FIELDS.map((f) => `#{${f}}`).join('\x1f');
 
@@ -43,6 +44,8 @@ export interface PaneInfo {
   created: number; // unix seconds
   inMode: boolean;
   currentCommand: string;
+  /** The tmux server's pid. */
+  serverPid: number;
 }
 
 export interface LaunchSpec {
@@ -98,6 +101,7 @@ export class Tmux {
         created: Number(f[8]),
         inMode: f[9] === '1',
         currentCommand: f[10] ?? '',
+        serverPid: Number(f[11]),
       });
     }
     return { serverRunning: true, panes };

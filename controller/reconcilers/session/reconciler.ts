@@ -649,18 +649,27 @@ export class SessionReconciler implements Reconciler {
 }
 
 /**
- * tmux can mark a pane dead before its process has exited (its pty closed under it; seen with
- * tmux 3.3a while other sessions were being killed and relaunched). Without an exit status the
- * run is not over while its process lives; once it is gone with no status, the code is unknown.
+ * A dead pane without an exit status means tmux has not reaped the process (yet): tmux 3.3a
+ * linked with libutempter can miss a SIGCHLD (tmux/tmux#311) and leave it a zombie for good.
+ * Then tmux is nudged with a SIGCHLD so it reaps and records the status; meanwhile the run is
+ * not over while its own process lives (the launch wrapper's exit-code file usually settles it
+ * first). A process that is gone with no status at all gives an unknown exit code.
  */
 function paneState(pane: PaneInfo): PaneState {
-  if (!pane.dead) return { kind: 'alive' };
+  if (!pane.dead && !isZombie(pane.pid)) return { kind: 'alive' };
   if (pane.exitStatus !== undefined) return { kind: 'dead', exitCode: pane.exitStatus };
   if (pane.exitSignal !== undefined) return { kind: 'dead', exitCode: 128 + pane.exitSignal };
+  if (pane.serverPid > 0) {
+    try {
+      process.kill(pane.serverPid, 'SIGCHLD');
+    } catch {
+      /* not ours to signal, or gone */
+    }
+  }
   return paneProcessAlive(pane) ? { kind: 'alive' } : { kind: 'dead', exitCode: -1 };
 }
 
-/** The pane's own process still runs — not merely some later process that reused its pid. */
+/** The pane's own process still exists (a zombie counts: tmux has yet to reap it) — not merely a later process that reused its pid. */
 function paneProcessAlive(pane: PaneInfo): boolean {
   if (!pane.pid) return false;
   try {
@@ -670,6 +679,15 @@ function paneProcessAlive(pane: PaneInfo): boolean {
   }
   const started = processStartTime(pane.pid);
   return started === undefined || Math.abs(started - pane.created) <= 5;
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false;
+  }
 }
 
 let bootTime: number | undefined;
