@@ -128,7 +128,6 @@ export class Manager {
       audit: new AuditLog(this.home),
       home: this.home,
       log: this.log,
-      observeEveryMs: this.opts.observeEveryMs ?? 5000,
       enqueue: (k) => this.queue.add(k),
     });
     this.controller = new Controller('agentsession', this.queue, this.reconciler, {
@@ -159,6 +158,8 @@ export class Manager {
     }
     this.watchPaneDeaths();
     this.timers.push(setInterval(() => this.enqueueAll(), this.opts.resyncMs ?? 30_000));
+    // Routine observation of live sessions, all on one tick so they share one tmux snapshot.
+    this.timers.push(setInterval(() => this.enqueueActive(), this.opts.observeEveryMs ?? 5000));
     this.timers.push(setInterval(() => void this.safely('node status', () => this.node!.reconcile()), 10_000));
     this.timers.push(setInterval(() => void this.safely('event cleanup', () => this.expireEvents()), 60_000));
     if (this.opts.manifests) this.watchManifests();
@@ -198,6 +199,10 @@ export class Manager {
   /** A pane died or the tmux server went away: look at every live session now. */
   private nudgeActive(): void {
     this.panes.invalidate();
+    this.enqueueActive();
+  }
+
+  private enqueueActive(): void {
     for (const o of this.informers.sessions.list()) {
       const phase = (o.status as { phase?: Phase } | undefined)?.phase;
       if (phase && (ACTIVE_PHASES.has(phase) || o.metadata.deletionTimestamp)) this.queue.add(sessionKey(o));

@@ -538,13 +538,12 @@ describe('observedEvent', () => {
 });
 
 describe('nextLookMs', () => {
-  const OBS = 2000;
-  const look = (phase: Phase, status: AgentSessionStatus | undefined, e: Effective = EFF) => nextLookMs(phase, session({ status }), NOW, e, OBS);
+  const look = (phase: Phase, status: AgentSessionStatus | undefined, e: Effective = EFF) => nextLookMs(phase, session({ status }), NOW, e);
 
-  it('Running/Starting: the observe interval, or sooner when the deadline (timeoutAction Stop) is nearer', () => {
+  it('Running/Starting: only when the deadline (timeoutAction Stop) falls due; routine observation is the tick', () => {
     for (const phase of ['Running', 'Starting'] as Phase[]) {
-      expect(look(phase, {})).toBe(OBS);
-      expect(look(phase, { deadlineTime: iso(60_000) })).toBe(OBS);
+      expect(look(phase, {})).toBeUndefined();
+      expect(look(phase, { deadlineTime: iso(60_000) })).toBe(60_000);
       expect(look(phase, { deadlineTime: iso(700) })).toBe(700);
       expect(look(phase, { deadlineTime: iso(-5000) })).toBe(0); // overdue: now
     }
@@ -554,19 +553,18 @@ describe('nextLookMs', () => {
     const warn = eff({ timeoutAction: 'Warn' });
     expect(look('Running', { deadlineTime: iso(700) }, warn)).toBe(700);
     expect(look('Running', { deadlineTime: iso(700), conditions: [cond('TimeBoxExceeded', 'False')] }, warn)).toBe(700);
-    expect(look('Running', { deadlineTime: iso(-100), conditions: [cond('TimeBoxExceeded', 'True')] }, warn)).toBe(OBS);
+    expect(look('Running', { deadlineTime: iso(-100), conditions: [cond('TimeBoxExceeded', 'True')] }, warn)).toBeUndefined();
     // Starting with Warn does not wake for the deadline.
-    expect(look('Starting', { deadlineTime: iso(700) }, warn)).toBe(OBS);
+    expect(look('Starting', { deadlineTime: iso(700) }, warn)).toBeUndefined();
   });
 
-  it('Stopping: when the grace period ends, or the observe interval if sooner', () => {
+  it('Stopping: when the grace period ends', () => {
     const g = eff({ graceMs: 10_000 });
     expect(look('Stopping', { stopRequestTime: iso(-9_000) }, g)).toBe(1000);
-    expect(look('Stopping', { stopRequestTime: iso(-1_000) }, g)).toBe(OBS);
+    expect(look('Stopping', { stopRequestTime: iso(-1_000) }, g)).toBe(9000);
     expect(look('Stopping', { stopRequestTime: iso(-20_000) }, g)).toBe(0);
-    // Without a stop request time: every 500 ms (or the observe interval if that is sooner).
+    // Without a stop request time: every 500 ms.
     expect(look('Stopping', {}, g)).toBe(500);
-    expect(nextLookMs('Stopping', session({ status: {} }), NOW, g, 200)).toBe(200);
   });
 
   it('Backoff: when the restart is due, at once if overdue or unset', () => {

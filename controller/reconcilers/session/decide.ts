@@ -139,14 +139,18 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
   }
 }
 
-/** When the reconciler should look at this session again without being told. */
-export function nextLookMs(phase: Phase, session: AgentSession, now: number, e: Effective, observeEveryMs: number): number | undefined {
+/**
+ * When the reconciler must look at this session again because something falls due (the time
+ * box, the end of a grace period, a restart). Routine observation of live sessions is not here:
+ * the controller observes all of them together on one tick, so they share one tmux snapshot.
+ */
+export function nextLookMs(phase: Phase, session: AgentSession, now: number, e: Effective): number | undefined {
   const st = session.status ?? {};
   const due = (t?: string) => (t ? Math.max(0, Date.parse(t) - now) : undefined);
   const candidates: (number | undefined)[] = [];
-  if (phase === 'Running' || phase === 'Starting') candidates.push(observeEveryMs, e.timeoutAction === 'Stop' ? due(st.deadlineTime) : undefined);
+  if ((phase === 'Running' || phase === 'Starting') && e.timeoutAction === 'Stop') candidates.push(due(st.deadlineTime));
   if (phase === 'Running' && e.timeoutAction === 'Warn' && !isTrue(st.conditions, 'TimeBoxExceeded')) candidates.push(due(st.deadlineTime));
-  if (phase === 'Stopping') candidates.push(st.stopRequestTime ? due(new Date(Date.parse(st.stopRequestTime) + e.graceMs).toISOString()) : 500, observeEveryMs);
+  if (phase === 'Stopping') candidates.push(st.stopRequestTime ? due(new Date(Date.parse(st.stopRequestTime) + e.graceMs).toISOString()) : 500);
   if (phase === 'Backoff') candidates.push(due(st.nextRestartTime) ?? 0);
   const defined = candidates.filter((x): x is number => x !== undefined);
   return defined.length ? Math.min(...defined) : undefined;

@@ -52,8 +52,6 @@ export interface SessionDeps {
   audit: AuditLog;
   home: string;
   log: Logger;
-  /** How often a running session's output tail and git progress are refreshed. */
-  observeEveryMs: number;
   /** Brings a key back (used when background prompt delivery finishes). */
   enqueue: (key: string) => void;
 }
@@ -143,10 +141,11 @@ export class SessionReconciler implements Reconciler {
 
     await this.drive(pass);
     this.observeRunning(pass);
+    if (ACTIVE_PHASES.has(pass.snap.value as Phase)) await this.refreshGit(pass, false); // no process unless the repo changed
     this.applyDelivery(pass);
     await this.writeStatus(obj, pass.status);
     if (!ACTIVE_PHASES.has(pass.snap.value as Phase)) this.reservations.delete(key);
-    const next = nextLookMs(pass.snap.value as Phase, { ...obj, status: pass.status }, Date.now(), resolved.effective, this.d.observeEveryMs);
+    const next = nextLookMs(pass.snap.value as Phase, { ...obj, status: pass.status }, Date.now(), resolved.effective);
     return next === undefined ? undefined : { requeueAfterMs: next };
   }
 
@@ -209,7 +208,7 @@ export class SessionReconciler implements Reconciler {
     const phase = p.snap.value as Phase;
     if (phase !== 'Running' && phase !== 'Starting' && phase !== 'Stopping') return;
     if (p.status.workspace) {
-      const tail = outputTail(readTail(path.join(p.status.workspace, 'output.log'), 16 * 1024));
+      const tail = this.tailOf(path.join(p.status.workspace, 'output.log'));
       if (tail) p.status.lastOutput = tail;
     }
   }
@@ -221,6 +220,24 @@ export class SessionReconciler implements Reconciler {
     if (!d || d === 'pending') return;
     setCondition(p.status.conditions!, { type: 'PromptDelivered', status: d.delivered ? 'True' : 'False', reason: d.reason, message: d.message, observedGeneration: p.obj.metadata.generation });
     this.deliveries.delete(rk); // recorded in status now; the map only holds what is in flight
+  }
+
+  private readonly tails = new Map<string, { stamp: string; tail: string }>();
+
+  /** The output tail, re-read only when the log grew (idle sessions cost a stat, not a read). */
+  private tailOf(file: string): string {
+    let stamp: string;
+    try {
+      const st = fs.statSync(file);
+      stamp = `${st.size}:${st.mtimeMs}`;
+    } catch {
+      return '';
+    }
+    const cached = this.tails.get(file);
+    if (cached?.stamp === stamp) return cached.tail;
+    const tail = outputTail(readTail(file, 16 * 1024));
+    this.tails.set(file, { stamp, tail });
+    return tail;
   }
 
   private async refreshGit(p: Pass, force: boolean): Promise<void> {
@@ -516,6 +533,7 @@ export class SessionReconciler implements Reconciler {
 
   private async runEnded(p: Pass, to: Phase, ev: LifecycleEvent): Promise<void> {
     const s = p.status;
+    if (s.workspace) this.tails.delete(path.join(s.workspace, 'output.log'));
     s.completionTime = iso(p.now);
     if (ev.type === 'EXITED') s.exitCode = ev.exitCode;
     // The pane still exists when it died under remain-on-exit: its screen is the best tail.
