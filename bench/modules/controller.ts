@@ -119,8 +119,8 @@ async function hundredAtOnce(): Promise<Record<string, unknown>> {
     await waitLease(e);
     const names = Array.from({ length: 100 }, (_, i) => `many-${String(i).padStart(3, '0')}`);
     const w = whenStatus(e.store, new Set(names), (o) => phase(o) === 'Running');
-    const file = path.join(e.dir, 'hundred.json');
-    fs.writeFileSync(file, names.map((n) => JSON.stringify(session(n, 'sleep 3600', e.dir))).join('\n'));
+    const file = path.join(e.dir, 'hundred.yaml');
+    fs.writeFileSync(file, names.map((n) => JSON.stringify(session(n, 'sleep 3600', e.dir))).join('\n---\n'));
     const t0 = Date.now();
     const r = spawnSync(ORCHCTL, ['apply', '-f', file], { env: e.env, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(r.stderr);
@@ -166,8 +166,10 @@ async function idleCost(n: number, windowMs: number, measureCpu: boolean): Promi
     // A real git repository, so git observation has something to look at.
     spawnSync('git', ['-C', e.dir, 'init', '-q']);
     spawnSync('git', ['-C', e.dir, '-c', 'user.email=b@b', '-c', 'user.name=b', 'commit', '-q', '--allow-empty', '-m', 'init']);
+    // One loop = the observe tick (every live session is looked at, sharing one tmux snapshot);
+    // the full resync keeps its default (30 s) so the CPU figure is the default configuration's.
     const resyncMs = 5000;
-    startController(e, ['--resync', `${resyncMs}ms`, '--observe-interval', '5s']);
+    startController(e, ['--observe-interval', `${resyncMs}ms`]);
     await waitLease(e);
     const names = Array.from({ length: n }, (_, i) => `idle-${String(i).padStart(3, '0')}`);
     const w = whenStatus(e.store, new Set(names), (o) => phase(o) === 'Running');
@@ -180,7 +182,7 @@ async function idleCost(n: number, windowMs: number, measureCpu: boolean): Promi
     await sleep(windowMs);
     const c1 = wrappers.count();
     const cpu1 = measureCpu ? cpuSeconds(e.controller!.pid!) : 0;
-    const resyncs = windowMs / resyncMs;
+    const resyncs = windowMs / resyncMs; // observe ticks in the window
     return {
       sessions: n,
       windowSeconds: windowMs / 1000,
