@@ -111,6 +111,7 @@ export function buildProgram(): Command {
     .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
     .option('--log-format <format>', 'text or json (default: text on a terminal)')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
+    .option('--metrics-addr <host:port>', 'serve /metrics, /healthz and /readyz here; 0 or off disables (default $ORCHCTL_METRICS_ADDR or 127.0.0.1:9464)')
     .action(async (opts, cmd) => (await import('./commands/controller.js')).controllerCommand(opts, globals(cmd)));
 
   program

@@ -13,6 +13,7 @@ import { orchctlHome, stateDbPath } from '../api/paths.js';
 import type { Resource } from '../api/types.js';
 import { applyPrepared, prepareManifests, ValidationFailed } from '../client/apply.js';
 import { EventRecorder } from '../client/events.js';
+import { ControllerMetrics, type Readiness } from '../metrics/index.js';
 import { AuditLog } from '../observers/audit.js';
 import { GitObserver } from '../observers/git.js';
 import { hostSnapshot, type HostSnapshot } from '../observers/host.js';
@@ -52,8 +53,9 @@ export class Manager {
   readonly panes: PaneObserver;
   readonly identity = holderIdentity();
   readonly home: string;
-  readonly queue = new WorkQueue('agentsession');
-  private readonly informers: Record<'sessions' | 'agents' | 'projects' | 'policies', Informer>;
+  readonly queue: WorkQueue;
+  readonly metrics: ControllerMetrics;
+  private readonly informers: Record<'sessions' | 'agents' | 'projects' | 'policies' | 'nodes', Informer>;
   private controller?: Controller;
   private reconciler?: SessionReconciler;
   private node?: NodeReconciler;
@@ -64,6 +66,7 @@ export class Manager {
   private waiter?: ReturnType<Tmux['waitForPaneDied']>;
   private readonly log: Logger;
   private leading = false;
+  private synced = false;
 
   constructor(private readonly opts: ManagerOptions) {
     this.log = opts.log;
@@ -73,7 +76,9 @@ export class Manager {
     this.tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
     this.panes = new PaneObserver(this.tmux);
     const inf = (kind: string) => new Informer(this.store, kind, (m) => this.log.warn(m));
-    this.informers = { sessions: inf('AgentSession'), agents: inf('Agent'), projects: inf('Project'), policies: inf('SessionPolicy') };
+    this.informers = { sessions: inf('AgentSession'), agents: inf('Agent'), projects: inf('Project'), policies: inf('SessionPolicy'), nodes: inf('Node') };
+    this.metrics = new ControllerMetrics({ controller: 'agentsession', leaseName: CONTROLLER_LEASE, sessions: this.informers.sessions, nodes: this.informers.nodes });
+    this.queue = new WorkQueue('agentsession', undefined, this.metrics.runtime.queueHooks);
   }
 
   private host(): HostSnapshot {
@@ -100,6 +105,7 @@ export class Manager {
     await this.lead();
     if (this.stopped) return;
     this.leading = true;
+    this.metrics.runtime.setLeader(true);
     this.log.info(`controller ${this.identity} acquired the lease (store ${stateDbPath({ ORCHCTL_HOME: this.home })}, tmux socket ${this.tmux.socket})`);
     this.timers.push(setInterval(() => void this.renew(), 2000));
 
@@ -129,11 +135,14 @@ export class Manager {
       home: this.home,
       log: this.log,
       enqueue: (k) => this.queue.add(k),
+      metrics: this.metrics.runs,
     });
     this.controller = new Controller('agentsession', this.queue, this.reconciler, {
       workers: this.opts.workers ?? 4,
       log: (m, e) => this.log.error(m, e),
+      metrics: this.metrics.runtime.controllerHooks,
     });
+    this.metrics.runtime.setMaxConcurrentReconciles(this.opts.workers ?? 4);
 
     // Watches say "look at this key now"; what to do is decided from the whole object.
     this.informers.sessions.onChange((_t, o) => {
@@ -145,6 +154,7 @@ export class Manager {
     for (const k of ['agents', 'projects', 'policies'] as const)
       this.informers[k].onChange((_t, o) => this.enqueueNamespace(o.metadata.namespace));
     await Promise.all(Object.values(this.informers).map((i) => i.start()));
+    this.synced = true;
 
     if (this.opts.manifests) await this.applyManifests();
     await this.safely('node status', () => this.node!.reconcile());
@@ -166,6 +176,14 @@ export class Manager {
     await new Promise<void>((resolve) => {
       const check = setInterval(() => this.stopped && (clearInterval(check), resolve()), 100);
     });
+  }
+
+  /** /readyz: ready only while this process leads and its caches are filled. */
+  readiness(): Readiness {
+    if (this.stopped) return { ready: false, reason: 'shutting down' };
+    if (!this.leading) return { ready: false, reason: 'standing by for the controller lease' };
+    if (!this.synced) return { ready: false, reason: 'filling the informer caches' };
+    return { ready: true, reason: `leading as ${this.identity}` };
   }
 
   private async renew(): Promise<void> {
@@ -280,6 +298,7 @@ export class Manager {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.metrics.runtime.setLeader(false);
     for (const t of this.timers) clearInterval(t);
     await this.watcher?.close();
     this.waiter?.kill();

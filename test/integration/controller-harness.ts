@@ -49,7 +49,8 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
   await git(repo, ['add', '.']);
   await git(repo, ['commit', '-qm', 'initial']);
   const socket = `orchctl-it-${process.pid}-${++counter}`;
-  const env: NodeJS.ProcessEnv = { ...process.env, ORCHCTL_HOME: home, ORCHCTL_TMUX_SOCKET: socket, NO_COLOR: '1' };
+  // Metrics off unless a test asks (--metrics-addr): parallel controllers must not race for :9464.
+  const env: NodeJS.ProcessEnv = { ...process.env, ORCHCTL_HOME: home, ORCHCTL_TMUX_SOCKET: socket, ORCHCTL_METRICS_ADDR: '0', NO_COLOR: '1' };
   delete env.ORCHCTL_NAMESPACE;
   fs.mkdirSync(home, { recursive: true });
   const store = new SqliteStore(path.join(home, 'state.db'), { pollIntervalMs: 20 });

@@ -1,4 +1,5 @@
 import { parseDuration } from '../../api/duration.js';
+import { DEFAULT_METRICS_ADDR, formatAddr, parseMetricsAddr, startMetricsServer, type MetricsServer } from '../../metrics/index.js';
 import { createLogger } from '../../runtime/log.js';
 import type { GlobalOptions } from '../context.js';
 import { Manager } from '../manager.js';
@@ -12,12 +13,15 @@ export interface ControllerOptions {
   tmuxSocket?: string;
   logFormat?: 'text' | 'json';
   logLevel?: string;
+  metricsAddr?: string;
 }
 
 export async function controllerCommand(opts: ControllerOptions, g: GlobalOptions): Promise<void> {
   const log = createLogger({ format: opts.logFormat, level: opts.logLevel });
   const workers = opts.workers ? Number(opts.workers) : undefined;
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1)) throw new Error(`--workers must be a positive integer, got "${opts.workers}"`);
+  // --once is one pass and exit: nothing would scrape it, so it serves nothing.
+  const metricsAddr = opts.once ? undefined : parseMetricsAddr(opts.metricsAddr ?? process.env.ORCHCTL_METRICS_ADDR ?? DEFAULT_METRICS_ADDR);
   const m = new Manager({
     home: g.home,
     once: opts.once,
@@ -28,6 +32,17 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     tmuxSocket: opts.tmuxSocket,
     log,
   });
+  // Served from before the lease is won, so a standby answers /healthz (and /readyz with 503).
+  let server: MetricsServer | undefined;
+  try {
+    if (metricsAddr) {
+      server = await startMetricsServer(metricsAddr, m.metrics.registry, () => m.readiness(), log);
+      log.info(`serving /metrics, /healthz and /readyz on http://${formatAddr(server.address)}`);
+    }
+  } catch (e) {
+    await m.stop();
+    throw e;
+  }
   const stop = (sig: string) => {
     log.info(`${sig}: shutting down (tmux sessions keep running and are adopted on the next start)`);
     void m.stop();
@@ -38,5 +53,6 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     await m.run();
   } finally {
     await m.stop();
+    await server?.close();
   }
 }

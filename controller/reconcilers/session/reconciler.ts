@@ -54,6 +54,13 @@ export interface SessionDeps {
   log: Logger;
   /** Brings a key back (used when background prompt delivery finishes). */
   enqueue: (key: string) => void;
+  metrics?: SessionMetricsHooks;
+}
+
+/** What the session reconciler reports to metrics (implemented in controller/metrics/). */
+export interface SessionMetricsHooks {
+  /** A run this process saw end (not one that was already over when it was read). */
+  onRunEnded?(session: AgentSession, run: number, phase: Phase, durationSeconds: number): void;
 }
 
 type Snap = SnapshotFrom<typeof sessionMachine>;
@@ -550,6 +557,9 @@ export class SessionReconciler implements Reconciler {
       if (result) s.result = result;
     }
     await this.refreshGit(p, true);
+    // A run that never started (START_FAILED) has no duration worth a histogram bucket.
+    const started = Date.parse(s.startTime ?? '');
+    if (ev.type !== 'START_FAILED' && !Number.isNaN(started)) this.d.metrics?.onRunEnded?.(p.obj, s.run ?? 0, to, Math.max(0, (p.now - started) / 1000));
     const commits = s.git?.commits ? `, ${s.git.commits} commit${s.git.commits === 1 ? '' : 's'}` : '';
     const stopReason = p.snap.context.stopReason;
     let type: EventType = 'Warning';

@@ -1,0 +1,55 @@
+/**
+ * The controller's metrics: one prom-client Registry of its own (not the global one, so nothing
+ * a library registers globally leaks into /metrics and tests/benchmarks can build many), holding
+ *  - controller-runtime's reconcile-loop and work-queue metrics (runtime.ts),
+ *  - Node.js process metrics (prom-client's default collectors),
+ *  - kube-state-metrics-style object metrics computed at scrape time from the informer caches
+ *    (sessions.ts, nodes.ts),
+ *  - event metrics fed by reconciler hooks (runs.ts).
+ *
+ * Later parts plug in the same two ways (docs/monitoring.md, "Adding metrics"): state that lives
+ * in an object's status (breaker state, detector EMAs, last evaluation) gets a collector here
+ * reading the cache; things that happen (a judge call, an intervention, a delivery retry) get a
+ * hooks interface declared beside the code that does them, implemented by a class here.
+ */
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { AgentSession } from '../api/kinds.js';
+import type { Resource } from '../api/types.js';
+import type { Informer } from '../runtime/informer.js';
+import { registerNodeMetrics } from './nodes.js';
+import { RunMetrics } from './runs.js';
+import { RuntimeMetrics } from './runtime.js';
+import { registerSessionMetrics } from './sessions.js';
+
+export interface MetricsOptions {
+  /** Controller name: the `controller` and workqueue `name` labels. */
+  controller: string;
+  /** Lease name: the `name` label of leader_election_master_status. */
+  leaseName: string;
+  sessions: Pick<Informer, 'list' | 'onChange'>;
+  nodes: Pick<Informer, 'list'>;
+  /** Node.js process metrics (default true). */
+  processMetrics?: boolean;
+}
+
+export class ControllerMetrics {
+  readonly registry = new Registry();
+  readonly runtime: RuntimeMetrics;
+  readonly runs: RunMetrics;
+
+  constructor(opts: MetricsOptions) {
+    if (opts.processMetrics !== false) {
+      collectDefaultMetrics({ register: this.registry });
+      // Gauges named like counters, which promtool (rightly) flags; the per-type gauges
+      // nodejs_active_{handles,requests,resources} beside them carry the same numbers (sum them).
+      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
+    }
+    this.runtime = new RuntimeMetrics(this.registry, opts.controller, opts.leaseName);
+    this.runs = new RunMetrics(this.registry);
+    registerSessionMetrics(this.registry, () => opts.sessions.list() as AgentSession[]);
+    registerNodeMetrics(this.registry, () => opts.nodes.list() as Resource[]);
+    opts.sessions.onChange((type, o) => type === 'DELETED' && this.runs.forget(o.metadata.uid));
+  }
+}
+
+export { DEFAULT_METRICS_ADDR, formatAddr, parseMetricsAddr, renderMetrics, startMetricsServer, type ListenAddr, type MetricsServer, type Readiness } from './server.js';
