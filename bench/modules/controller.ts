@@ -133,6 +133,48 @@ async function hundredAtOnce(): Promise<Record<string, unknown>> {
   }
 }
 
+/**
+ * Crash recovery with 20 running sessions: kill -9 the controller and start a new one (time
+ * until it holds the lease and has looked at every session — it writes a Node heartbeat after
+ * its first pass); then kill the tmux server (time until every session's status is terminal).
+ */
+async function crashRecovery(): Promise<Record<string, unknown>> {
+  const e = makeEnv('crash');
+  try {
+    startController(e);
+    await waitLease(e);
+    const names = Array.from({ length: 20 }, (_, i) => `crash-${String(i).padStart(2, '0')}`);
+    const w = whenStatus(e.store, new Set(names), (o) => phase(o) === 'Running');
+    await e.store.txn(names.map((name) => ({ op: 'create' as const, object: session(name, 'sleep 3600', e.dir) })));
+    await w.done;
+    w.close();
+    e.controller!.kill('SIGKILL');
+    await sleep(200);
+    const t0 = Date.now();
+    startController(e);
+    let leaseMs = -1;
+    for (;;) {
+      const l = await e.store.getLease('orchctl-controller');
+      if (l?.holderIdentity.includes(`_${e.controller!.pid}_`)) {
+        leaseMs = Date.now() - t0;
+        break;
+      }
+      if (Date.now() - t0 > 30_000) throw new Error('the new controller did not take the lease');
+      await sleep(10);
+    }
+    const tmuxCount = spawnSync('tmux', ['-L', e.socket, 'list-sessions'], { encoding: 'utf8' }).stdout.trim().split('\n').length;
+    const ended = whenStatus(e.store, new Set(names), (o) => TERMINAL.has(phase(o) ?? ''));
+    const k0 = Date.now();
+    spawnSync('tmux', ['-L', e.socket, 'kill-server']);
+    const seen = await Promise.race([ended.done, sleep(30_000).then(() => undefined)]);
+    ended.close();
+    if (!seen) throw new Error('sessions did not reach a terminal phase after the tmux server was killed');
+    return { restartToLeaseMs: leaseMs, tmuxSessionsAfterRestart: tmuxCount, tmuxKillToAllTerminalMs: Math.max(...seen.values()) - k0 };
+  } finally {
+    await teardown(e);
+  }
+}
+
 /** Wrappers that count invocations of tmux and git, then run the real binaries. */
 function countingWrappers(dir: string): { binDir: string; count(): { tmux: number; git: number } } {
   const binDir = path.join(dir, 'bin');
@@ -202,6 +244,7 @@ export const controllerBench: Bench = {
   async run() {
     const latency = await applyToRunning();
     const hundred = await hundredAtOnce();
+    const crash = await crashRecovery();
     const perResync = [await idleCost(1, 20_000, false), await idleCost(10, 20_000, false), await idleCost(100, 30_000, true)];
     const idle = perResync[2];
     const a = latency.applyToRunningMs as { median: number; p99: number };
@@ -209,6 +252,7 @@ export const controllerBench: Bench = {
     return {
       ...latency,
       ...hundred,
+      crashRecovery: crash,
       processesPerResync: perResync.map(({ cpuPercentOfOneCore: _c, ...r }) => r),
       idleCpuPercentOfOneCore100Sessions: idle.cpuPercentOfOneCore,
       machine: { cpus: os.cpus().length, load1: os.loadavg()[0] },
@@ -216,6 +260,7 @@ export const controllerBench: Bench = {
         applyToRunning: `median ${a.median} ms (goal ≤ 300), p99 ${a.p99} ms (goal ≤ 1000)`,
         exitToTerminal: `p99 ${x.p99} ms (goal ≤ 1000)`,
         hundredToRunning: `${hundred.hundredToRunningMs} ms (goal ≤ 10000)`,
+        crash: `kill -9 → new controller leading in ${crash.restartToLeaseMs} ms with ${crash.tmuxSessionsAfterRestart} tmux sessions (20 expected); tmux server killed → all 20 terminal in ${crash.tmuxKillToAllTerminalMs} ms (goal ≤ 2000)`,
         idleCpu: `${idle.cpuPercentOfOneCore} % of one core (goal ≤ 3 %)`,
         processesPerResync: perResync.map((r) => `${r.sessions}: tmux ${r.tmuxPerResync}, git ${r.gitPerResync}`).join('; ') + ' (goal: constant)',
       },
