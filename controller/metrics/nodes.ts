@@ -6,7 +6,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { Resource } from '../api/types.js';
-import { collectedGauge, unixSeconds } from './collected.js';
+import { ScrapeFamily, unixSeconds } from './family.js';
 
 interface NodeStatus {
   capacity?: { cpu?: number; memoryBytes?: number; diskBytes?: number };
@@ -18,15 +18,16 @@ interface NodeStatus {
 
 export function registerNodeMetrics(registry: Registry, nodes: () => Resource[]): void {
   const value = (name: string, help: string, get: (s: NodeStatus, n: Resource) => number | undefined) =>
-    collectedGauge(registry, {
+    new ScrapeFamily(registry, {
       name,
       help,
-      labelNames: ['node'] as const,
-      fill: (emit) => {
-        for (const n of nodes()) {
-          const v = get((n.status ?? {}) as NodeStatus, n);
-          if (typeof v === 'number' && Number.isFinite(v)) emit({ node: n.metadata.name }, v);
-        }
+      type: 'gauge',
+      labelNames: ['node'],
+      objects: nodes,
+      id: (n) => [n.metadata.name],
+      series: (n, emit) => {
+        const v = get((n.status ?? {}) as NodeStatus, n);
+        if (typeof v === 'number' && Number.isFinite(v)) emit([], v);
       },
     });
   value('orchctl_node_cpus', 'Logical CPUs of the node.', (s) => s.capacity?.cpu);
