@@ -26,7 +26,7 @@ import { createWorkspace, logLine, readExitCode, readResult, readTail, runWorksp
 import type { Informer } from '../../runtime/informer.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import { admit, backoffMs, effective, nextLookMs, observedEvent, resolvePolicy, wantsRunning, type Effective, type PaneState } from './decide.js';
-import { ACTIVE_PHASES, sessionMachine, TERMINAL_PHASES, type LifecycleEvent, type Phase } from './machine.js';
+import { ACTIVE_PHASES, sessionMachine, type LifecycleEvent, type Phase } from './machine.js';
 import { outputTail } from './output.js';
 
 export const SESSION_FINALIZER = 'orchctl.io/session-cleanup';
@@ -605,13 +605,11 @@ export class SessionReconciler implements Reconciler {
       void this.event(p, 'Warning', 'TimeBoxExceeded', `Run ${s.run} passed its time box; timeoutAction is Warn, so it keeps running`);
   }
 
-  /** Conditions that hold whatever the transition: Ready for Pending phases, observedGeneration. */
+  /** A Pending session's Ready condition says why it waits (admission, desiredState Stopped...). */
   private summarise(p: Pass): void {
     const s = p.status;
-    const phase = s.phase as Phase;
-    if (phase === 'Pending' && !p.resolved.problem)
+    if (s.phase === 'Pending' && !p.resolved.problem)
       setCondition(s.conditions!, { type: 'Ready', status: 'False', reason: s.reason ?? 'Pending', message: s.message ?? '', observedGeneration: p.obj.metadata.generation });
-    if (!TERMINAL_PHASES.has(phase)) return;
   }
 
   private async event(p: Pass, type: EventType, reason: string, message: string): Promise<void> {
