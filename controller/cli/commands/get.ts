@@ -66,6 +66,8 @@ export async function getCommand(args: string[], opts: GetOptions, g: GlobalOpti
       } else {
         const r = await ctx.store.list(kind.kind, { namespace: ns, labelSelector: selector });
         items = r.items;
+        // Events read as a timeline (kubectl users reach for --sort-by=.lastTimestamp every time).
+        if (kind.kind === 'Event') items.sort((a, b) => String(a.lastTimestamp ?? '').localeCompare(String(b.lastTimestamp ?? '')));
         revision = Math.max(revision, r.revision);
       }
       found.push({ kind, items });
