@@ -7,5 +7,6 @@ import { applyBench } from './modules/apply-1000.js';
 import { cliGetBench } from './modules/cli-get.js';
 import { storeCasBench } from './modules/store-cas.js';
 import { controllerBench } from './modules/controller.js';
+import { metricsBench } from './modules/metrics.js';
 
-export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench, controllerBench];
+export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench, controllerBench, metricsBench];

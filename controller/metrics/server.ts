@@ -32,16 +32,24 @@ export function parseMetricsAddr(value: string): ListenAddr | undefined {
 
 export const formatAddr = (a: ListenAddr) => (a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);
 
+/** How long a render may hold the event loop before it lets other work run. */
+const SLICE_MS = 5;
+
 /**
- * Renders like registry.metrics(), but yields to the event loop between metric families, so a
- * scrape of thousands of sessions never holds up reconciles, watches or tmux signals for the
- * whole render — only for one family at a time.
+ * Renders like registry.metrics(), but in slices: after each metric family, if it has held the
+ * event loop for SLICE_MS, it yields (setImmediate) so reconciles, watches and tmux signals run
+ * in between. A scrape of thousands of sessions may take longer on a busy controller; the
+ * controller is never held up for the whole render.
  */
 export async function renderMetrics(registry: Registry): Promise<string> {
   const parts: string[] = [];
+  let slice = performance.now();
   for (const m of registry.getMetricsAsArray()) {
     parts.push(await registry.getSingleMetricAsString(m.name));
-    await new Promise<void>((r) => setImmediate(r));
+    if (performance.now() - slice >= SLICE_MS) {
+      await new Promise<void>((r) => setImmediate(r));
+      slice = performance.now();
+    }
   }
   return `${parts.join('\n\n')}\n`;
 }
