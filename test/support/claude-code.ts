@@ -204,9 +204,17 @@ export function makeClaudeHome(opts: ClaudeHomeOptions): ClaudeHome {
   };
   fs.writeFileSync(settingsPath, JSON.stringify(settings, null, 2) + '\n');
 
+  // The CLI also keeps state outside its config dir: a messaging socket at
+  // $XDG_RUNTIME_DIR/cc-socks/<pid>.sock (else $TMPDIR) and scratch files in
+  // $CLAUDE_CODE_TMPDIR/claude-<uid> (else $TMPDIR). Keep both inside the root as well.
+  const runDir = path.join(root, 'run');
+  fs.mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const env: Record<string, string> = {
     HOME: home,
     CLAUDE_CONFIG_DIR: configDir,
+    XDG_RUNTIME_DIR: runDir,
+    CLAUDE_CODE_TMPDIR: runDir,
+    TMPDIR: runDir,
     ANTHROPIC_BASE_URL: opts.baseUrl,
     ANTHROPIC_API_KEY: apiKey,
     ...QUIET_ENV,
