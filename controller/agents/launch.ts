@@ -8,8 +8,10 @@
  *    signals the controller's tmux channel. tmux's own record (remain-on-exit +
  *    pane_dead_status) stays the second source: tmux 3.3a was seen to leave a pane's process
  *    unreaped (a zombie, no status) now and then, and the run must still end in status.
- * Its signal traps are handlers, not "ignore", so the agent still gets C-c (handlers reset on
- * exec, ignored signals would be inherited).
+ * It traps INT and TERM with a handler (not "ignore", which the agent would inherit) so that C-c
+ * reaches the agent while the wrapper stays to record its status. It does NOT trap HUP: when
+ * tmux kills the session the pty hangs up, the wrapper (the session leader) dies of SIGHUP and
+ * the kernel hangs up the agent's process group with it — as with any terminal program.
  *
  * Output logging needs no start gate: the controller attaches pipe-pane in the same tmux
  * command as new-session, and tmux runs a command list before it reads the new pane.
@@ -17,7 +19,7 @@
 import type { AgentSpec, EnvVar } from '../api/kinds.js';
 
 const WRAP = (run: string) =>
-  `trap : INT TERM HUP; ${run}; code=$?; printf '%s\\n' "$code" > "$ORCHCTL_WORKSPACE/exit-code"; tmux wait-for -S orchctl-pane-died 2>/dev/null; exit "$code"`;
+  `trap : INT TERM; ${run}; code=$?; printf '%s\\n' "$code" > "$ORCHCTL_WORKSPACE/exit-code"; tmux wait-for -S orchctl-pane-died 2>/dev/null; exit "$code"`;
 export const LAUNCH_SCRIPT = WRAP('"$0" "$@"');
 export const LAUNCH_SCRIPT_STDIN = WRAP('"$0" "$@" < "$ORCHCTL_PROMPT_FILE"');
 

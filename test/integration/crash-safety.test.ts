@@ -3,6 +3,8 @@
  * every session is adopted (no duplicate tmux session, none lost, status still right). And the
  * tmux server itself is killed — every session reaches a terminal phase and restarts per policy.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { condition, makeHarness, phaseOf, shellSession, type Harness } from './controller-harness.js';
 
@@ -71,15 +73,23 @@ it('a session launched by a controller killed before it recorded the launch is a
   expect(await h.tmuxSessions()).toHaveLength(1);
 });
 
-it('killing the tmux server: every session ends (Killed, TmuxSessionLost) and restarts per policy', async () => {
-  await h.apply(names.map((n, i) => shellSession(n, 'sleep 300', h.repo, i % 2 === 0 ? { restartPolicy: 'OnFailure', restartBackoff: { initialDelay: '500ms' } } : { restartPolicy: 'Never' })));
+it('killing the tmux server: every session ends (Killed, TmuxSessionLost), its processes die, and it restarts per policy', async () => {
+  // Each agent records its pid so the test can check nothing outlives its tmux session.
+  const agent = 'echo $$ > "$ORCHCTL_WORKSPACE/agent.pid"; exec sleep 300';
+  await h.apply(names.map((n, i) => shellSession(n, agent, h.repo, i % 2 === 0 ? { restartPolicy: 'OnFailure', restartBackoff: { initialDelay: '500ms' } } : { restartPolicy: 'Never' })));
   h.start(['--workers', '4']);
-  await h.waitFor('20 Running', async () => (await allSessions()).every((s) => phaseOf(s) === 'Running'), 60_000);
+  const running = await h.waitFor('20 Running with pids', async () => {
+    const all = await allSessions();
+    return all.every((s) => phaseOf(s) === 'Running' && fs.existsSync(path.join(s!.status!.workspace!, 'agent.pid'))) && all;
+  }, 60_000);
+  const pids = running.map((s) => Number(fs.readFileSync(path.join(s!.status!.workspace!, 'agent.pid'), 'utf8')));
   const { execa } = await import('execa');
   await execa('tmux', ['-L', h.socket, 'kill-server']);
-  const ended = await h.waitFor('every session left Running', async () => {
+  await h.waitFor('every agent process gone with its tmux session', async () => pids.every((pid) => !alive(pid)), 10_000);
+  // Every first run ended: Never sessions stay Killed, OnFailure ones may already be on run 2.
+  const ended = await h.waitFor('every first run ended', async () => {
     const all = await allSessions();
-    return all.every((s) => s?.status?.completionTime && phaseOf(s) !== 'Running' && phaseOf(s) !== 'Starting') && all;
+    return all.every((s) => phaseOf(s) === 'Killed' || (s?.status?.run ?? 0) >= 2) && all;
   }, 20_000);
   for (const [i, s] of ended.entries()) {
     if (i % 2 === 1) {
@@ -96,3 +106,12 @@ it('killing the tmux server: every session ends (Killed, TmuxSessionLost) and re
   const lost = (await h.events(names[1])).find((e) => e.reason === 'TmuxSessionLost');
   expect(lost?.type).toBe('Warning');
 });
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

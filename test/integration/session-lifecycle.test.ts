@@ -125,7 +125,7 @@ describe('session lifecycle', () => {
   it('desiredState Stopped stops the agent with C-c; an agent ignoring it is killed after the grace period', async () => {
     await h.apply([
       shellSession('polite', 'echo ready; sleep 60', h.repo),
-      shellSession('stubborn', "trap '' INT; echo ignoring; while true; do sleep 1; done", h.repo, {}, { stop: { keys: ['C-c'], gracePeriod: '1s' } }),
+      shellSession('stubborn', `trap '' INT; echo $$ > "$ORCHCTL_WORKSPACE/agent.pid"; echo ignoring; while true; do sleep 1; done`, h.repo, {}, { stop: { keys: ['C-c'], gracePeriod: '1s' } }),
     ]);
     h.start();
     await h.waitFor('both running', async () => phaseOf(await h.session('polite')) === 'Running' && phaseOf(await h.session('stubborn')) === 'Running');
@@ -145,6 +145,16 @@ describe('session lifecycle', () => {
     expect(stubborn.status!.reason).toBe('Stopped');
     expect(Date.parse(stubborn.status!.completionTime!) - Date.parse(stubborn.status!.stopRequestTime!)).toBeGreaterThanOrEqual(1000);
     expect(fs.readFileSync(path.join(stubborn.status!.workspace!, 'session.log'), 'utf8')).toContain('grace period over');
+    // Killing its tmux session takes the agent down too: nothing is left running.
+    const pid = Number(fs.readFileSync(path.join(stubborn.status!.workspace!, 'agent.pid'), 'utf8'));
+    await h.waitFor('stubborn agent process gone', async () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 10_000);
     await h.waitFor('no tmux sessions', async () => (await h.tmuxSessions()).length === 0);
     // desiredState back to Running starts a new run.
     const p = (await h.session('polite'))!;

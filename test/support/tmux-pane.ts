@@ -80,7 +80,7 @@ export class TmuxPane {
     // A handler (not an ignore) for the signals, so the shell outlives the program but the program
     // still gets default dispositions; the status is written even when the program is killed.
     const argv = spec.exitFile
-      ? ['/bin/sh', '-c', 'trap : INT TERM HUP; "$@"; code=$?; printf "%s\\n" "$code" > "$0"; exit "$code"', spec.exitFile, ...spec.argv]
+      ? ['/bin/sh', '-c', 'trap : INT TERM; "$@"; code=$?; printf "%s\\n" "$code" > "$0"; exit "$code"', spec.exitFile, ...spec.argv]
       : spec.argv;
     pane.tmux(['respawn-pane', '-k', '-t', pane.target, '-c', spec.cwd, 'env', '-i', ...envArgs, ...argv]);
     return pane;
