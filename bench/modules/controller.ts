@@ -34,7 +34,8 @@ function makeEnv(name: string, extraPath?: string): Env {
   const home = path.join(dir, 'home');
   fs.mkdirSync(home, { recursive: true });
   const socket = `orchctl-bench-${name}-${process.pid}`;
-  const env = { ...process.env, ORCHCTL_HOME: home, ORCHCTL_TMUX_SOCKET: socket, ...(extraPath ? { PATH: `${extraPath}:${process.env.PATH}` } : {}) };
+  // No metrics server: benchmark controllers run one after another and must not clash on its port.
+  const env = { ...process.env, ORCHCTL_HOME: home, ORCHCTL_TMUX_SOCKET: socket, ORCHCTL_METRICS_ADDR: '0', ...(extraPath ? { PATH: `${extraPath}:${process.env.PATH}` } : {}) };
   return { dir, home, socket, env, store: new SqliteStore(path.join(home, 'state.db'), { pollIntervalMs: 5 }) };
 }
 

@@ -31,8 +31,8 @@ it('--once runs one full pass and exits: the session is launched and recorded as
   expect((await h.session('one-pass'))!.status!.run).toBe(1);
   expect(await h.tmuxSessions()).toHaveLength(1);
   // --once also needs the lease: it refuses while another controller holds it.
-  h.start();
-  await h.waitFor('lease held', async () => h.controllerLog.some((l) => l.includes('acquired the lease')));
+  const leader = h.start();
+  await h.waitFor('the new controller holds the lease', async () => (await h.store.getLease('orchctl-controller'))?.holderIdentity.includes(`_${leader.pid}_`));
   const blocked = await execa('node', ['bin/orchctl', 'controller', '--once'], { env: h.env, reject: false, cwd: path.resolve(import.meta.dirname, '../..') });
   expect(blocked.exitCode).toBe(1);
   expect(String(blocked.stderr)).toContain('another controller');
@@ -136,4 +136,22 @@ it('a second controller stands by while the first holds the lease, and takes ove
     second.kill('SIGKILL');
     await second;
   }
+});
+
+it('an idle running session is not rewritten on every look, even in a repository without commits', async () => {
+  const empty = path.join(h.dir, 'empty-repo');
+  fs.mkdirSync(empty);
+  await git(empty, ['init', '-q']);
+  await h.apply([shellSession('idle', 'echo started; sleep 60', empty)]);
+  h.start();
+  const s = await h.waitFor('Running with its output', async () => {
+    const s = await h.session('idle');
+    return phaseOf(s) === 'Running' && s?.status?.lastOutput === 'started' && s;
+  });
+  const rv = (await h.session('idle'))!.metadata.resourceVersion;
+  await new Promise((r) => setTimeout(r, 2500)); // several observe ticks (--observe-interval 1s)
+  const after = (await h.session('idle'))!;
+  expect(after.metadata.resourceVersion).toBe(rv);
+  expect(after.status!.git?.commits ?? 0).toBe(0); // an empty repository has nothing to report
+  expect(s.status!.headBefore).toBeUndefined();
 });

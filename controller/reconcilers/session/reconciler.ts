@@ -619,8 +619,11 @@ export class SessionReconciler implements Reconciler {
   // ---- writing ----------------------------------------------------------------------------
 
   /** Status belongs to the controller alone, so on a Conflict it is re-applied to the fresh object. */
-  private async writeStatus(obj: AgentSession, status: AgentSessionStatus): Promise<void> {
-    status.observedGeneration = obj.metadata.generation;
+  private async writeStatus(obj: AgentSession, given: AgentSessionStatus): Promise<void> {
+    given.observedGeneration = obj.metadata.generation;
+    // Compare and write what the store will hold: JSON has no undefined keys, and a status that
+    // still carried them would never compare equal to itself after a round trip (a write loop).
+    const status = JSON.parse(JSON.stringify(given)) as AgentSessionStatus;
     let cur: AgentSession | undefined = obj;
     for (let attempt = 0; attempt < 5 && cur; attempt++) {
       if (isDeepStrictEqual(cur.status, status)) return;
