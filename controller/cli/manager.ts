@@ -173,10 +173,12 @@ export class Manager {
     this.timers.push(setInterval(() => void this.safely('node status', () => this.node!.reconcile()), 10_000));
     this.timers.push(setInterval(() => void this.safely('event cleanup', () => this.expireEvents()), 60_000));
     if (this.opts.manifests) this.watchManifests();
-    await new Promise<void>((resolve) => {
-      const check = setInterval(() => this.stopped && (clearInterval(check), resolve()), 100);
-    });
+    await this.stoppedPromise;
   }
+
+  private markStopped!: () => void;
+  /** Resolves when stop() is called: run() returns then. */
+  private readonly stoppedPromise = new Promise<void>((resolve) => (this.markStopped = resolve));
 
   /** /readyz: ready only while this process leads and its caches are filled. */
   readiness(): Readiness {
@@ -298,6 +300,7 @@ export class Manager {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.markStopped();
     this.metrics.runtime.setLeader(false);
     for (const t of this.timers) clearInterval(t);
     await this.watcher?.close();
