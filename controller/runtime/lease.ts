@@ -5,21 +5,13 @@
  * lease. Writes stay guarded by resourceVersion compare-and-swap, since a lease is no fence.
  */
 import os from 'node:os';
+import { processAlive } from '../observers/process.js';
 import type { LeaseRecord, Store } from '../store/store.js';
 
 export const CONTROLLER_LEASE = 'orchctl-controller';
 
 export function holderIdentity(): string {
   return `${os.hostname()}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The holder's process is known to be dead (same host, pid gone). */

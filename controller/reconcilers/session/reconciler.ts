@@ -21,6 +21,7 @@ import type { AuditLog } from '../../observers/audit.js';
 import type { GitObserver } from '../../observers/git.js';
 import type { HostSnapshot } from '../../observers/host.js';
 import type { PaneObserver, PaneSnapshot } from '../../observers/panes.js';
+import { processAlive, processInfo } from '../../observers/process.js';
 import { tmuxSessionName, type PaneInfo, type Tmux } from '../../observers/tmux.js';
 import { createWorkspace, logLine, readExitCode, readResult, readTail, runWorkspace, writeState, type RunWorkspace } from '../../observers/workspace.js';
 import type { Informer } from '../../runtime/informer.js';
@@ -293,20 +294,17 @@ export class SessionReconciler implements Reconciler {
     }
     if (p.adopt) return { type: 'ADMIT' };
     if (p.resolved.problem) return undefined;
+    // Sessions under the same policy that run, or that this process admitted and whose
+    // Starting status may not have reached the cache yet.
+    const policies = this.d.policies.list() as SessionPolicy[];
     const policyName = p.resolved.policy?.metadata.name;
-    const active = new Set(this.reservations);
+    let active = 0;
     for (const o of this.d.sessions.list(p.obj.metadata.namespace) as AgentSession[]) {
-      if (!ACTIVE_PHASES.has(o.status?.phase as Phase)) continue;
-      if (resolvePolicy(o, this.d.policies.list() as SessionPolicy[])?.metadata.name === policyName) active.add(`${o.metadata.namespace}/${o.metadata.name}`);
+      const key = `${o.metadata.namespace}/${o.metadata.name}`;
+      if (key === p.key || !(ACTIVE_PHASES.has(o.status?.phase as Phase) || this.reservations.has(key))) continue;
+      if (resolvePolicy(o, policies)?.metadata.name === policyName) active++;
     }
-    active.delete(p.key);
-    // Count only reservations under the same policy.
-    for (const k of this.reservations) {
-      const [ns, n] = k.split('/');
-      const o = this.d.sessions.get(ns, n) as AgentSession | undefined;
-      if (!o || resolvePolicy(o, this.d.policies.list() as SessionPolicy[])?.metadata.name !== policyName) active.delete(k);
-    }
-    const a = admit(p.resolved.policy, active.size, this.d.host(), this.d.nodeUnschedulable());
+    const a = admit(p.resolved.policy, active, this.d.host(), this.d.nodeUnschedulable());
     setCondition(s.conditions!, { type: 'Admitted', status: a.admitted ? 'True' : 'False', reason: a.reason, message: a.message, observedGeneration: p.obj.metadata.generation });
     if (!a.admitted) {
       s.reason = a.reason;
@@ -700,37 +698,12 @@ function paneState(pane: PaneInfo): PaneState {
 
 /** The pane's own process still exists (a zombie counts: tmux has yet to reap it) — not merely a later process that reused its pid. */
 function paneProcessAlive(pane: PaneInfo): boolean {
-  if (!pane.pid) return false;
-  try {
-    process.kill(pane.pid, 0);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  const started = processStartTime(pane.pid);
+  if (!pane.pid || !processAlive(pane.pid)) return false;
+  const started = processInfo(pane.pid)?.startTime;
   return started === undefined || Math.abs(started - pane.created) <= 5;
 }
 
-function isZombie(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
-  } catch {
-    return false;
-  }
-}
-
-let bootTime: number | undefined;
-/** Linux: a process's start in unix seconds, from /proc; undefined where that is not available. */
-function processStartTime(pid: number): number | undefined {
-  try {
-    bootTime ??= Number(fs.readFileSync('/proc/stat', 'utf8').match(/^btime (\d+)$/m)?.[1]);
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return bootTime + Number(fields[19]) / 100; // field 22 (starttime) in clock ticks, USER_HZ 100
-  } catch {
-    return undefined;
-  }
-}
+const isZombie = (pid: number) => processInfo(pid)?.state === 'Z';
 
 function isDirectory(p: string): boolean {
   try {
