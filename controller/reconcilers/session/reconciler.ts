@@ -11,12 +11,12 @@ import { isDeepStrictEqual } from 'node:util';
 import { transition, type SnapshotFrom } from 'xstate';
 import { setCondition } from '../../api/conditions.js';
 import { formatDuration } from '../../api/duration.js';
-import { isApiError } from '../../api/errors.js';
 import type { AgentSession, AgentSessionStatus, AgentSpec, Project, SessionPolicy } from '../../api/kinds.js';
 import type { Resource } from '../../api/types.js';
 import { composePrompt, buildLaunch } from '../../agents/launch.js';
 import { deliverPrompt, type DeliveryResult } from '../../agents/generic.js';
 import type { EventRecorder, EventType } from '../../client/events.js';
+import { writeStatusMerged } from '../../client/status.js';
 import type { AuditLog } from '../../observers/audit.js';
 import type { GitObserver } from '../../observers/git.js';
 import type { HostSnapshot } from '../../observers/host.js';
@@ -616,24 +616,13 @@ export class SessionReconciler implements Reconciler {
 
   // ---- writing ----------------------------------------------------------------------------
 
-  /** Status belongs to the controller alone, so on a Conflict it is re-applied to the fresh object. */
+  /**
+   * Writes this pass's status. Other reconcilers (assessment, judge) write their own fields of the
+   * same status, so the write is a merge of what this pass changed onto the stored object.
+   */
   private async writeStatus(obj: AgentSession, given: AgentSessionStatus): Promise<void> {
     given.observedGeneration = obj.metadata.generation;
-    // Compare and write what the store will hold: JSON has no undefined keys, and a status that
-    // still carried them would never compare equal to itself after a round trip (a write loop).
-    const status = JSON.parse(JSON.stringify(given)) as AgentSessionStatus;
-    let cur: AgentSession | undefined = obj;
-    for (let attempt = 0; attempt < 5 && cur; attempt++) {
-      if (isDeepStrictEqual(cur.status, status)) return;
-      try {
-        await this.d.store.updateStatus({ ...cur, status });
-        return;
-      } catch (e) {
-        if (!isApiError(e, 'Conflict')) throw e;
-        cur = (await this.d.store.get({ kind: 'AgentSession', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name })) as AgentSession | undefined;
-        if (cur && cur.metadata.generation !== obj.metadata.generation) status.observedGeneration = obj.metadata.generation;
-      }
-    }
+    await writeStatusMerged(this.d.store, obj, given as Record<string, unknown>);
   }
 
   // ---- deletion ---------------------------------------------------------------------------
