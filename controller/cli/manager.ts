@@ -9,11 +9,12 @@ import path from 'node:path';
 import { registry } from '../api/crds.js';
 import { isApiError } from '../api/errors.js';
 import { readManifests } from '../api/manifest.js';
-import { orchctlHome, stateDbPath } from '../api/paths.js';
+import { orchctlHome, packageRoot, stateDbPath } from '../api/paths.js';
 import type { Resource } from '../api/types.js';
 import { applyPrepared, prepareManifests, ValidationFailed } from '../client/apply.js';
 import { EventRecorder } from '../client/events.js';
 import { ControllerMetrics, type Readiness } from '../metrics/index.js';
+import { AgentFeed } from '../observers/agent-feed.js';
 import { AuditLog } from '../observers/audit.js';
 import { GitObserver } from '../observers/git.js';
 import { hostSnapshot, type HostSnapshot } from '../observers/host.js';
@@ -22,6 +23,9 @@ import { Tmux } from '../observers/tmux.js';
 import { NodeReconciler } from '../reconcilers/node/reconciler.js';
 import { ACTIVE_PHASES, type Phase } from '../reconcilers/session/machine.js';
 import { SessionReconciler } from '../reconcilers/session/reconciler.js';
+import { sendToSession } from '../reconcilers/session/send.js';
+import type { DeliveryResult } from '../agents/delivery.js';
+import { EventLogs } from '../store/eventlog.js';
 import { Controller } from '../runtime/controller.js';
 import { Informer } from '../runtime/informer.js';
 import { acquireLease, CONTROLLER_LEASE, holderIdentity } from '../runtime/lease.js';
@@ -55,6 +59,9 @@ export class Manager {
   readonly home: string;
   readonly queue: WorkQueue;
   readonly metrics: ControllerMetrics;
+  /** Per-session event logs (written by this process only while it holds the lease). */
+  readonly logs: EventLogs;
+  readonly feed = new AgentFeed();
   private readonly informers: Record<'sessions' | 'agents' | 'projects' | 'policies' | 'nodes', Informer>;
   private controller?: Controller;
   private reconciler?: SessionReconciler;
@@ -62,6 +69,9 @@ export class Manager {
   private stopped = false;
   private timers: NodeJS.Timeout[] = [];
   private watcher?: FSWatcher;
+  /** Hook files and transcripts of live runs: a change brings the session back at once. */
+  private feedWatcher?: FSWatcher;
+  private readonly watched = new Map<string, string>(); // file → session key
   private hostCache?: { at: number; snap: HostSnapshot };
   private waiter?: ReturnType<Tmux['waitForPaneDied']>;
   private readonly log: Logger;
@@ -79,6 +89,39 @@ export class Manager {
     this.informers = { sessions: inf('AgentSession'), agents: inf('Agent'), projects: inf('Project'), policies: inf('SessionPolicy'), nodes: inf('Node') };
     this.metrics = new ControllerMetrics({ controller: 'agentsession', leaseName: CONTROLLER_LEASE, sessions: this.informers.sessions, nodes: this.informers.nodes });
     this.queue = new WorkQueue('agentsession', undefined, this.metrics.runtime.queueHooks);
+    this.logs = new EventLogs(this.home);
+  }
+
+  /**
+   * Sends text into a live session through the verified delivery path (the circuit breaker's
+   * interventions use this; `orchctl send` calls the same function from its own process).
+   */
+  async send(key: string, text: string, origin: string): Promise<DeliveryResult> {
+    const [namespace, name] = key.split('/');
+    const r = await sendToSession(this.store, this.tmux, namespace, name, { text, force: origin === 'intervention' });
+    this.log.info(`agentsession ${key}: ${origin} ${r.delivered ? 'delivered' : 'not confirmed'} (${r.message})`);
+    return r;
+  }
+
+  /** Watches `files` for `key` (chokidar; files that do not exist yet are picked up when created). */
+  private watchFeed(key: string, files: string[]): void {
+    const fresh = files.filter((f) => this.watched.get(f) !== key);
+    if (!fresh.length || this.stopped) return;
+    for (const f of fresh) this.watched.set(f, key);
+    if (!this.feedWatcher) {
+      this.feedWatcher = chokidar.watch(fresh, { ignoreInitial: true, persistent: true });
+      this.feedWatcher.on('all', (_ev: string, file: string) => {
+        const k = this.watched.get(file);
+        if (k) this.queue.add(k);
+      });
+    } else this.feedWatcher.add(fresh);
+  }
+
+  /** Stops watching a session's files once its run is over. */
+  private unwatchFeed(key: string): void {
+    const files = [...this.watched].filter(([, k]) => k === key).map(([f]) => f);
+    for (const f of files) this.watched.delete(f);
+    if (files.length) void this.feedWatcher?.unwatch(files);
   }
 
   private host(): HostSnapshot {
@@ -136,6 +179,10 @@ export class Manager {
       log: this.log,
       enqueue: (k) => this.queue.add(k),
       metrics: this.metrics.runs,
+      logs: this.logs,
+      feed: this.feed,
+      hookCommand: [process.execPath, path.join(packageRoot(), 'bin', 'orchctl'), 'hook'],
+      watch: (k, files) => this.watchFeed(k, files),
     });
     this.controller = new Controller('agentsession', this.queue, this.reconciler, {
       workers: this.opts.workers ?? 4,
@@ -149,7 +196,10 @@ export class Manager {
       this.queue.add(sessionKey(o));
       // A session that is not (or no longer) running may have freed an admission slot.
       const phase = (o.status as { phase?: Phase } | undefined)?.phase;
-      if (!phase || !ACTIVE_PHASES.has(phase)) this.enqueuePending(o.metadata.namespace);
+      if (!phase || !ACTIVE_PHASES.has(phase)) {
+        this.enqueuePending(o.metadata.namespace);
+        this.unwatchFeed(sessionKey(o));
+      }
     });
     for (const k of ['agents', 'projects', 'policies'] as const)
       this.informers[k].onChange((_t, o) => this.enqueueNamespace(o.metadata.namespace));
@@ -304,10 +354,12 @@ export class Manager {
     this.metrics.runtime.setLeader(false);
     for (const t of this.timers) clearInterval(t);
     await this.watcher?.close();
+    await this.feedWatcher?.close();
     this.waiter?.kill();
     await this.controller?.stop();
     for (const i of Object.values(this.informers)) i.stop();
     if (this.leading) await this.store.releaseLease(CONTROLLER_LEASE, this.identity).catch(() => undefined);
+    this.logs.closeAll();
     await this.store.close();
   }
 }

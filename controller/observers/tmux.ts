@@ -167,6 +167,12 @@ export class Tmux {
     await this.run(['load-buffer', '-b', bufferName, '-', ';', 'paste-buffer', '-p', '-d', '-b', bufferName, '-t', target], { input: text });
   }
 
+  /** Whether the pane is in a mode (copy mode, a chooser), where it takes no input. */
+  async inMode(target: string): Promise<boolean> {
+    const r = await this.run(['display-message', '-p', '-t', target, '#{pane_in_mode}'], { reject: false });
+    return r.stdout.trim() === '1';
+  }
+
   /** The pane's text (no escape sequences), with wrapped lines joined; `lines` from the end of history. */
   async capture(target: string, lines = 200): Promise<string> {
     const r = await this.run(['capture-pane', '-p', '-J', '-S', `-${lines}`, '-t', target], { reject: false });

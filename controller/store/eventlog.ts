@@ -44,8 +44,10 @@ interface Base {
 export interface UserMessageEvent extends Base {
   type: 'user_message';
   text: string;
-  /** Position among the session's user messages in this run, from 0. */
+  /** Position among the session's user messages in this run, from 0 (interrupt markers have none). */
   index?: number;
+  /** The agent's own marker that the user interrupted it (Esc), not a message a person wrote. */
+  interrupt?: boolean;
 }
 
 export interface AssistantMessageEvent extends Base {

@@ -10,11 +10,15 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { transition, type SnapshotFrom } from 'xstate';
 import { setCondition } from '../../api/conditions.js';
-import { formatDuration } from '../../api/duration.js';
+import { formatDuration, parseDuration } from '../../api/duration.js';
 import type { AgentSession, AgentSessionStatus, AgentSpec, Project, SessionPolicy } from '../../api/kinds.js';
 import type { Resource } from '../../api/types.js';
 import { composePrompt, buildLaunch } from '../../agents/launch.js';
-import { deliverPrompt, type DeliveryResult } from '../../agents/generic.js';
+import { claudeConfigDir, claudeHooks, claudeSessionId, claudeSettings, claudeTranscriptPath } from '../../agents/claude-code.js';
+import { deliverKeys, deliverText, type DeliveryResult, type PaneTarget } from '../../agents/delivery.js';
+import { classifyScreen } from '../../agents/detection.js';
+import type { AgentFeed } from '../../observers/agent-feed.js';
+import type { EventLogs } from '../../store/eventlog.js';
 import type { EventRecorder, EventType } from '../../client/events.js';
 import { writeStatusMerged } from '../../client/status.js';
 import type { AuditLog } from '../../observers/audit.js';
@@ -28,6 +32,7 @@ import type { Informer } from '../../runtime/informer.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import { admit, backoffMs, effective, nextLookMs, observedEvent, resolvePolicy, wantsRunning, type Effective, type PaneState } from './decide.js';
 import { ACTIVE_PHASES, sessionMachine, type LifecycleEvent, type Phase } from './machine.js';
+import { observeAgent, profileFor, ScreenCache, settleAgent, type AgentStatus } from './agent-pass.js';
 import { outputTail } from './output.js';
 
 export const SESSION_FINALIZER = 'orchctl.io/session-cleanup';
@@ -56,12 +61,21 @@ export interface SessionDeps {
   /** Brings a key back (used when background prompt delivery finishes). */
   enqueue: (key: string) => void;
   metrics?: SessionMetricsHooks;
+  /** Per-session event logs and the ingester that fills them. */
+  logs: EventLogs;
+  feed: AgentFeed;
+  /** argv of `orchctl hook` (absolute node and bin paths), for agents that report through hooks. */
+  hookCommand: string[];
+  /** Files whose changes should bring `key` back at once (hook file, transcript). */
+  watch?: (key: string, files: string[]) => void;
 }
 
 /** What the session reconciler reports to metrics (implemented in controller/metrics/). */
 export interface SessionMetricsHooks {
   /** A run this process saw end (not one that was already over when it was read). */
   onRunEnded?(session: AgentSession, run: number, phase: Phase, durationSeconds: number): void;
+  /** A verified delivery finished (prompt, `orchctl send` through the controller, intervention). */
+  onDelivery?(session: AgentSession, result: DeliveryResult): void;
 }
 
 type Snap = SnapshotFrom<typeof sessionMachine>;
@@ -100,6 +114,8 @@ export class SessionReconciler implements Reconciler {
   /** Sessions admitted by this process whose Starting status may not be in the cache yet. */
   private readonly reservations = new Set<string>();
   private readonly deliveries = new Map<string, DeliveryResult | 'pending'>();
+  private readonly screens = new ScreenCache();
+  private readonly answering = new Set<string>();
 
   constructor(private readonly d: SessionDeps) {}
 
@@ -148,7 +164,7 @@ export class SessionReconciler implements Reconciler {
     }
 
     await this.drive(pass);
-    this.observeRunning(pass);
+    await this.observeRunning(pass);
     if (ACTIVE_PHASES.has(pass.snap.value as Phase)) await this.refreshGit(pass, false); // no process unless the repo changed
     this.applyDelivery(pass);
     await this.writeStatus(obj, pass.status);
@@ -211,14 +227,46 @@ export class SessionReconciler implements Reconciler {
     }
   }
 
-  /** Cheap refreshes for a live run: output tail from output.log, git only if the repo changed. */
-  private observeRunning(p: Pass): void {
+  /** Refreshes for a live run: output tail, the agent's state from its hooks/transcript/screen. */
+  private async observeRunning(p: Pass): Promise<void> {
     const phase = p.snap.value as Phase;
     if (phase !== 'Running' && phase !== 'Starting' && phase !== 'Stopping') return;
-    if (p.status.workspace) {
-      const tail = this.tailOf(path.join(p.status.workspace, 'output.log'));
-      if (tail) p.status.lastOutput = tail;
-    }
+    if (!p.status.workspace) return;
+    const tail = this.tailOf(path.join(p.status.workspace, 'output.log'));
+    if (tail) p.status.lastOutput = tail;
+    const ns = p.obj.metadata.namespace ?? 'default';
+    const r = await observeAgent(
+      { obj: p.obj, status: p.status, agent: p.resolved.agent, policy: p.resolved.policy, log: this.d.logs.get(ns, p.obj.metadata.name), feed: this.d.feed, tmux: this.d.tmux, paneId: p.paneInfo && !p.paneInfo.dead ? p.paneInfo.paneId : undefined, now: p.now },
+      this.screens,
+      p.key,
+    );
+    const agentStatus = p.status.agent as AgentStatus | undefined;
+    this.d.watch?.(p.key, [path.join(p.status.workspace, 'hooks.jsonl'), ...(agentStatus?.transcript ? [agentStatus.transcript] : [])]);
+    if (r.contextStep) await this.event(p, r.contextStep.step >= 80 ? 'Warning' : 'Normal', 'ContextWindow', `context window ${r.contextStep.step}% used (${r.contextStep.used} of ${r.contextStep.window} tokens)`);
+    if (r.autoAnswer && p.paneInfo && agentStatus) this.autoAnswer(p, r.autoAnswer, agentStatus);
+  }
+
+  /** Answers a startup dialog (or, if the Agent says so, a permission prompt) the Agent opted in to. */
+  private autoAnswer(p: Pass, a: { dialog: string; keys: string[] }, agentStatus: AgentStatus): void {
+    if (this.answering.has(p.key) || !p.paneInfo) return;
+    const profile = profileFor(p.resolved.agent);
+    agentStatus.autoAnswered = { dialog: a.dialog, at: a.dialog === 'permission' ? (agentStatus.permission?.since ?? iso(p.now)) : iso(p.now) };
+    this.answering.add(p.key);
+    const target = this.paneTarget(p, p.paneInfo.paneId);
+    const waitingState = a.dialog === 'permission' ? 'waiting' : 'dialog';
+    void deliverKeys(target, { keys: a.keys, stillWaiting: (screen) => !!profile && classifyScreen(screen, profile).state === waitingState, notBefore: Date.now() + 300 })
+      .catch((e: Error) => ({ delivered: false, reason: 'SendFailed', message: e.message }))
+      .then(async (r) => {
+        this.answering.delete(p.key);
+        await this.d.recorder.record(p.obj, r.delivered ? 'Normal' : 'Warning', r.delivered ? 'AutoAnswered' : 'AutoAnswerFailed', `${a.dialog}: ${r.message}`);
+        this.d.enqueue(p.key);
+      });
+  }
+
+  /** Where deliveries into this run's pane go, and how they are confirmed. */
+  private paneTarget(p: Pass, target: string): PaneTarget {
+    const agentStatus = p.status.agent as AgentStatus | undefined;
+    return { tmux: this.d.tmux, target, workspace: p.status.workspace!, transcript: agentStatus?.transcript, hooks: !!claudeHooks(p.resolved.agent?.hooks) };
   }
 
   /** Reports a finished background paste (whatever the phase: a quick agent may be done already). */
@@ -227,6 +275,7 @@ export class SessionReconciler implements Reconciler {
     const d = this.deliveries.get(rk);
     if (!d || d === 'pending') return;
     setCondition(p.status.conditions!, { type: 'PromptDelivered', status: d.delivered ? 'True' : 'False', reason: d.reason, message: d.message, observedGeneration: p.obj.metadata.generation });
+    p.status.promptDelivery = { run: p.status.run, delivered: d.delivered, reason: d.reason, retries: d.retries ?? 0, ...(d.confirmedBy ? { confirmedBy: d.confirmedBy } : {}), at: iso(p.now) };
     this.deliveries.delete(rk); // recorded in status now; the map only holds what is in flight
   }
 
@@ -398,8 +447,24 @@ export class SessionReconciler implements Reconciler {
     const sessionName = tmuxSessionName(obj.metadata.namespace ?? 'default', obj.metadata.name, obj.metadata.uid!);
     // A dead pane of an earlier run may still hold the name.
     await this.d.tmux.kill(sessionName);
+    // Claude Code reports through hooks installed by a settings file, with a known session id
+    // (which fixes where its transcript is).
+    const claude = claudeHooks(agent.hooks);
+    let launchAgent = agent;
+    const agentStatus: AgentStatus = { run, position: this.d.logs.get(obj.metadata.namespace ?? 'default', obj.metadata.name).end, counts: {}, hooks: false, turns: 0 };
+    if (claude) {
+      const sessionId = claudeSessionId(obj.metadata.uid!, run);
+      const settingsFile = path.join(ws.dir, 'claude-settings.json');
+      fs.writeFileSync(settingsFile, JSON.stringify(claudeSettings(claude, this.d.hookCommand), null, 2) + '\n', { mode: 0o600 });
+      launchAgent = { ...agent, args: [...(agent.args ?? []), '--session-id', sessionId, '--settings', settingsFile] };
+      const env: Record<string, string | undefined> = { ...process.env };
+      for (const e of [...(agent.env ?? []), ...(spec.env ?? [])]) env[e.name] = e.value ?? '';
+      agentStatus.sessionId = sessionId;
+      const transcript = claudeTranscriptPath(claudeConfigDir(env), workdir, sessionId);
+      if (transcript) agentStatus.transcript = transcript;
+    }
     const plan = buildLaunch({
-      agent,
+      agent: launchAgent,
       sessionEnv: spec.env,
       prompt,
       promptFile: ws.promptFile,
@@ -426,7 +491,8 @@ export class SessionReconciler implements Reconciler {
       lastOutput: '',
       git: headBefore ? { head: headBefore, commits: 0, insertions: 0, deletions: 0, filesChanged: 0 } : undefined,
     });
-    for (const f of ['completionTime', 'exitCode', 'result', 'stopRequestTime', 'nextRestartTime'] as const) delete status[f];
+    status.agent = agentStatus as unknown as Record<string, unknown>;
+    for (const f of ['completionTime', 'exitCode', 'result', 'stopRequestTime', 'nextRestartTime', 'promptDelivery'] as const) delete status[f];
     if (!status.deadlineTime) delete status.deadlineTime;
     if (!status.git) delete status.git;
     if (!status.headBefore) delete status.headBefore;
@@ -465,7 +531,7 @@ export class SessionReconciler implements Reconciler {
     return undefined;
   }
 
-  /** Paste delivery waits for the pane to settle; it runs beside the loop and reports back. */
+  /** Verified paste delivery waits for the agent's input; it runs beside the loop and reports back. */
   private startDelivery(p: Pass, agent: AgentSpec, ws: RunWorkspace, sessionName: string, run: number): void {
     const mode = agent.promptDelivery ?? 'paste';
     const rk = this.runKey(p.key, run);
@@ -477,11 +543,20 @@ export class SessionReconciler implements Reconciler {
     }
     setCondition(p.status.conditions!, { type: 'PromptDelivered', status: 'Unknown', reason: 'Delivering', message: 'waiting for the agent to be ready before pasting', observedGeneration: p.obj.metadata.generation });
     this.deliveries.set(rk, 'pending');
-    const buffer = `orchctl-${p.obj.metadata.uid!.slice(0, 8)}-${run}`;
-    void deliverPrompt(this.d.tmux, `=${sessionName}:`, agent, ws.promptFile, buffer)
+    const profile = profileFor(agent);
+    const target = this.paneTarget(p, `=${sessionName}:`);
+    const text = fs.readFileSync(ws.promptFile, 'utf8');
+    void deliverText(target, {
+      text,
+      bufferName: `orchctl-${p.obj.metadata.uid!.slice(0, 8)}-${run}`,
+      submitKeys: agent.submitKeys ?? ['Enter'],
+      ready: profile ? (screen) => classifyScreen(screen, profile).inputReady === true : undefined,
+      readyTimeoutMs: parseDuration(agent.readyTimeout ?? '30s'),
+    })
       .catch((e: Error) => ({ delivered: false, reason: 'PasteFailed', message: e.message }))
-      .then((r) => {
+      .then((r: DeliveryResult) => {
         this.deliveries.set(rk, r);
+        this.d.metrics?.onDelivery?.(p.obj, r);
         logLine(ws, r.delivered ? 'INFO' : 'WARN', `prompt delivery: ${r.reason}: ${r.message}`);
         this.d.enqueue(p.key);
       });
@@ -538,6 +613,10 @@ export class SessionReconciler implements Reconciler {
 
   private async runEnded(p: Pass, to: Phase, ev: LifecycleEvent): Promise<void> {
     const s = p.status;
+    if (s.workspace && s.agent) {
+      settleAgent({ obj: p.obj, status: s, agent: p.resolved.agent, policy: p.resolved.policy, log: this.d.logs.get(p.obj.metadata.namespace ?? 'default', p.obj.metadata.name), feed: this.d.feed, now: p.now });
+      this.screens.forget(p.key);
+    }
     if (s.workspace) this.tails.delete(path.join(s.workspace, 'output.log'));
     s.completionTime = iso(p.now);
     if (ev.type === 'EXITED') s.exitCode = ev.exitCode;

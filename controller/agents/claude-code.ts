@@ -1,0 +1,209 @@
+/**
+ * What orchctl does for Claude Code beyond running a command (Agent `hooks: {kind: claude-code}`):
+ *  - a settings file per run, passed with `--settings`, installing hooks that call `orchctl hook`
+ *    (merged with the Agent's own `hooks.settings`);
+ *  - a known `--session-id` per run (derived from the session's uid and run number, so a restarted
+ *    controller computes the same one), which fixes the transcript's path;
+ *  - the transcript normaliser: Claude Code's JSONL lines → orchctl's AgentEvents.
+ * Facts behind each choice: docs/notes/claude-code.md.
+ */
+import { createHash } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import type { NewEvent } from '../store/eventlog.js';
+
+/** Hook events installed: the issue's list plus PermissionRequest (fires as the prompt opens), PostToolUseFailure and StopFailure. */
+export const CLAUDE_HOOK_EVENTS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PermissionRequest',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'Notification',
+  'Stop',
+  'StopFailure',
+  'SessionEnd',
+] as const;
+
+const TOOL_EVENTS = new Set<string>(['PreToolUse', 'PermissionRequest', 'PostToolUse', 'PostToolUseFailure']);
+
+export interface ClaudeHooksConfig {
+  kind: 'claude-code';
+  /** Extra keys merged into the generated settings file (e.g. permissions). */
+  settings?: Record<string, unknown>;
+}
+
+export function claudeHooks(hooks: unknown): ClaudeHooksConfig | undefined {
+  const h = hooks as { kind?: unknown; settings?: unknown } | undefined;
+  if (!h || h.kind !== 'claude-code') return undefined;
+  return { kind: 'claude-code', settings: h.settings && typeof h.settings === 'object' ? (h.settings as Record<string, unknown>) : undefined };
+}
+
+/** A stable UUID (v4 layout, hash-derived) for a session's run: the same inputs give the same id. */
+export function claudeSessionId(uid: string, run: number): string {
+  const h = createHash('sha256').update(`orchctl:${uid}:${run}`).digest('hex');
+  const v = ((parseInt(h[16], 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${v}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** Single-quotes a word for sh (our own install paths; no data goes through here). */
+function shQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The settings file contents. The hook command is our node and bin/orchctl, both absolute paths
+ * of this installation; the workspace reaches the hook through ORCHCTL_WORKSPACE in the
+ * environment the agent passes down, so no session data is in the command.
+ */
+export function claudeSettings(cfg: ClaudeHooksConfig, hookCommand: string[]): Record<string, unknown> {
+  const command = hookCommand.map(shQuote).join(' ');
+  const hooks: Record<string, unknown[]> = {};
+  for (const ev of CLAUDE_HOOK_EVENTS) hooks[ev] = [{ ...(TOOL_EVENTS.has(ev) ? { matcher: '*' } : {}), hooks: [{ type: 'command', command, timeout: 10 }] }];
+  const extra = cfg.settings ?? {};
+  const extraHooks = (extra.hooks ?? {}) as Record<string, unknown[]>;
+  for (const [ev, list] of Object.entries(extraHooks)) hooks[ev] = [...(hooks[ev] ?? []), ...(Array.isArray(list) ? list : [])];
+  return { ...extra, hooks };
+}
+
+/** Claude Code's config directory for an agent environment (CLAUDE_CONFIG_DIR, else ~/.claude). */
+export function claudeConfigDir(env: Record<string, string | undefined>): string {
+  if (env.CLAUDE_CONFIG_DIR) return env.CLAUDE_CONFIG_DIR;
+  return path.join(env.HOME || os.homedir(), '.claude');
+}
+
+/**
+ * `<config>/projects/<cwd, every non-alphanumeric → '->/<session-id>.jsonl`. Encodings over 200
+ * characters get a hash suffix this does not reproduce: then the SessionStart hook's
+ * `transcript_path` is used (it always is, when it arrives first).
+ */
+export function claudeTranscriptPath(configDir: string, cwd: string, sessionId: string): string | undefined {
+  const enc = cwd.replace(/[^a-zA-Z0-9]/g, '-');
+  return enc.length <= 200 ? path.join(configDir, 'projects', enc, `${sessionId}.jsonl`) : undefined;
+}
+
+// ---- transcript → events ---------------------------------------------------------------------
+
+const MAX_TEXT = 4096;
+const MAX_OUTPUT = 8192;
+
+/** Keeps the head and tail of long text (errors are usually at the end, commands at the start). */
+export function bound(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const half = Math.floor((max - 40) / 2);
+  return `${s.slice(0, half)}\n…[${s.length - 2 * half} characters cut]…\n${s.slice(-half)}`;
+}
+
+/** State carried between transcript lines (also across restarts, through the log's cursors). */
+export interface TranscriptState {
+  users: number;
+  assistants: number;
+  /** tool_use id → tool name and command, to label results. */
+  tools: Map<string, { tool: string; command?: string }>;
+}
+
+export const newTranscriptState = (): TranscriptState => ({ users: 0, assistants: 0, tools: new Map() });
+
+interface Block {
+  type?: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: Record<string, unknown>;
+  tool_use_id?: string;
+  content?: unknown;
+  is_error?: boolean;
+}
+
+function blockText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((c) => (typeof c === 'string' ? c : (c as Block)?.text ?? '')).join('');
+  return '';
+}
+
+const EXIT_CODE = /^(?:Error: )?Exit code (\d+)/;
+
+/** One transcript line → the events it means (most lines mean none). */
+export function transcriptEvents(line: Record<string, unknown>, run: number, st: TranscriptState): NewEvent[] {
+  const type = line.type;
+  if ((type !== 'user' && type !== 'assistant') || line.isSidechain === true || line.isMeta === true) return [];
+  const ts = typeof line.timestamp === 'string' ? line.timestamp : new Date().toISOString();
+  const msg = (line.message ?? {}) as { content?: unknown; usage?: Record<string, number>; stop_reason?: string | null };
+  const base = { ts, run, source: 'transcript' as const };
+  const out: NewEvent[] = [];
+  if (type === 'user') {
+    if (typeof msg.content === 'string') {
+      const interrupt = msg.content.startsWith('[Request interrupted by user');
+      out.push({ ...base, type: 'user_message', text: bound(msg.content, MAX_TEXT), index: interrupt ? undefined : st.users++, ...(interrupt ? { interrupt: true } : {}) });
+      return out;
+    }
+    const blocks = Array.isArray(msg.content) ? (msg.content as Block[]) : [];
+    const text = blocks.filter((b) => b.type === 'text').map((b) => b.text ?? '').join('\n');
+    if (text && !text.startsWith('<system-reminder>')) {
+      const interrupt = text.startsWith('[Request interrupted by user');
+      out.push({ ...base, type: 'user_message', text: bound(text, MAX_TEXT), index: interrupt ? undefined : st.users++, ...(interrupt ? { interrupt: true } : {}) });
+    }
+    const result = line.toolUseResult as { stdout?: string; stderr?: string; interrupted?: boolean } | string | undefined;
+    for (const b of blocks) {
+      if (b.type !== 'tool_result') continue;
+      const known = b.tool_use_id ? st.tools.get(b.tool_use_id) : undefined;
+      const content = blockText(b.content);
+      const isError = b.is_error === true;
+      let exitCode: number | undefined;
+      let output = content;
+      if (isError) {
+        const m = EXIT_CODE.exec(content);
+        if (m) exitCode = Number(m[1]);
+      } else if (result && typeof result === 'object') {
+        output = [result.stdout, result.stderr].filter(Boolean).join('\n') || content;
+        if (known?.tool === 'Bash' && !result.interrupted) exitCode = 0;
+      }
+      out.push({
+        ...base,
+        type: 'tool_result',
+        tool: known?.tool,
+        toolUseId: b.tool_use_id,
+        ...(known?.command ? { command: known.command } : {}),
+        isError,
+        ...(exitCode !== undefined ? { exitCode } : {}),
+        output: bound(output, MAX_OUTPUT),
+        ...(result && typeof result === 'object' && result.interrupted ? { interrupted: true } : {}),
+      });
+    }
+    return out;
+  }
+  // assistant: one transcript line per content block
+  const blocks = Array.isArray(msg.content) ? (msg.content as Block[]) : [];
+  const u = msg.usage;
+  const usage = u ? { inputTokens: u.input_tokens ?? 0, outputTokens: u.output_tokens ?? 0, cacheReadTokens: u.cache_read_input_tokens ?? 0, cacheCreationTokens: u.cache_creation_input_tokens ?? 0 } : undefined;
+  for (const b of blocks) {
+    if (b.type === 'text' && b.text) {
+      out.push({ ...base, type: 'assistant_message', text: bound(b.text, MAX_TEXT), index: st.assistants++, ...(usage ? { usage } : {}), ...(msg.stop_reason ? { stopReason: msg.stop_reason } : {}) });
+    } else if (b.type === 'tool_use') {
+      const command = typeof b.input?.command === 'string' ? (b.input.command as string) : undefined;
+      if (b.id) st.tools.set(b.id, { tool: b.name ?? '', command });
+      if (st.tools.size > 1000) st.tools.delete(st.tools.keys().next().value as string);
+      out.push({ ...base, type: 'tool_use', tool: b.name ?? '', toolUseId: b.id, ...(command ? { command: bound(command, MAX_TEXT) } : { input: boundJson(b.input) }) });
+    }
+  }
+  return out;
+}
+
+function boundJson(v: unknown): unknown {
+  const s = JSON.stringify(v ?? null);
+  return s.length <= 2048 ? v : bound(s, 2048);
+}
+
+/** A hook payload kept in the event log: every field, long strings cut. */
+export function boundPayload(p: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(p)) {
+    if (typeof v === 'string') out[k] = bound(v, 2048);
+    else if (v && typeof v === 'object') {
+      const s = JSON.stringify(v);
+      out[k] = s.length <= 4096 ? v : bound(s, 4096);
+    } else out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,220 @@
+/**
+ * Verified delivery of text (and answer keys) into a live agent pane — the path the task prompt,
+ * `orchctl send` and the circuit breaker's interventions all take. "Pasted" is not "delivered":
+ * the #1 failure across peer tools is a prompt pasted whose Enter was swallowed. So, per pane and
+ * serialised (a lock file in the run's workspace, shared by the controller and the CLI):
+ *   wait until the agent's input is ready → leave copy mode → clear the input line → paste through
+ *   a uniquely named tmux buffer (bracketed paste) → wait → send the submit keys → confirm the
+ *   agent took it (the UserPromptSubmit hook fired or the transcript gained a user line; for agents
+ *   without either, the screen moved) → if not, press submit again with backoff.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { processAlive } from '../observers/process.js';
+import type { Tmux } from '../observers/tmux.js';
+import { HOOKS_FILE } from './hook-entry.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface DeliveryResult {
+  delivered: boolean;
+  reason: string;
+  message: string;
+  /** Extra presses of the submit (or answer) keys it took. */
+  retries?: number;
+  confirmedBy?: 'hook' | 'transcript' | 'screen';
+}
+
+export interface PaneTarget {
+  tmux: Tmux;
+  /** tmux target of the pane (pane id or `=session:`). */
+  target: string;
+  /** The run's workspace: the lock and the hook file live there. */
+  workspace: string;
+  /** The agent's transcript, when it has one. */
+  transcript?: string;
+  /** Whether the agent reports through hooks (then only hooks/transcript confirm, never the screen). */
+  hooks: boolean;
+}
+
+export interface TextDelivery {
+  text: string;
+  bufferName: string;
+  submitKeys: string[];
+  /** The agent's input is ready for a paste (from its detection patterns); absent → the pane must settle. */
+  ready?: (screen: string) => boolean;
+  readyTimeoutMs: number;
+  /** How long each confirmation window lasts before submit is pressed again. */
+  confirmWindowMs?: number;
+  /** Retry delays (backoff) before each extra submit press. */
+  backoffMs?: number[];
+  /** Keys that clear the input line first. */
+  clearKeys?: string[];
+}
+
+export interface KeyDelivery {
+  keys: string[];
+  /** The prompt being answered is still on screen. */
+  stillWaiting: (screen: string) => boolean;
+  /** Do not press before this (epoch ms): prompts ignore keys in their first moments. */
+  notBefore?: number;
+}
+
+// ---- serialisation ---------------------------------------------------------------------------
+
+/** Holds `<workspace>/delivery.lock` while `fn` runs; a lock whose holder died is taken over. */
+export async function withPaneLock<T>(workspace: string, fn: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+  const lock = path.join(workspace, 'delivery.lock');
+  const start = Date.now();
+  for (;;) {
+    try {
+      const fd = fs.openSync(lock, 'wx', 0o600);
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      let holder = NaN;
+      try {
+        holder = Number(fs.readFileSync(lock, 'utf8'));
+      } catch {
+        continue; // released between our attempts
+      }
+      if (Number.isFinite(holder) && holder > 0 && !processAlive(holder)) {
+        fs.rmSync(lock, { force: true }); // its holder died mid-delivery
+        continue;
+      }
+      if (Date.now() - start > timeoutMs) throw new Error(`another delivery into this pane (pid ${holder}) has held ${lock} for over ${Math.round(timeoutMs / 1000)}s`);
+      await sleep(50);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
+}
+
+// ---- confirmation sources -------------------------------------------------------------------
+
+const sizeOf = (f?: string) => {
+  if (!f) return 0;
+  try {
+    return fs.statSync(f).size;
+  } catch {
+    return 0;
+  }
+};
+
+function newText(file: string | undefined, from: number): string {
+  if (!file) return '';
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      if (size <= from) return '';
+      const len = Math.min(size - from, 1 << 20);
+      const buf = Buffer.allocUnsafe(len);
+      fs.readSync(fd, buf, 0, len, from);
+      return buf.toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return '';
+  }
+}
+
+interface Baseline {
+  hooks: number;
+  transcript: number;
+}
+
+function baseline(t: PaneTarget): Baseline {
+  return { hooks: sizeOf(path.join(t.workspace, HOOKS_FILE)), transcript: sizeOf(t.transcript) };
+}
+
+/** A prompt submission the agent itself reported after the baseline. */
+function submitted(t: PaneTarget, b: Baseline): 'hook' | 'transcript' | undefined {
+  if (/"hook_event_name":"UserPromptSubmit"/.test(newText(path.join(t.workspace, HOOKS_FILE), b.hooks))) return 'hook';
+  for (const line of newText(t.transcript, b.transcript).split('\n')) {
+    if (!line.includes('"type":"user"')) continue;
+    try {
+      const o = JSON.parse(line) as { type?: string; message?: { content?: unknown }; isMeta?: boolean };
+      if (o.type === 'user' && typeof o.message?.content === 'string' && !o.isMeta) return 'transcript';
+    } catch {
+      /* a line being written */
+    }
+  }
+  return undefined;
+}
+
+/** Hooks that mean a permission prompt was answered. */
+function answered(t: PaneTarget, b: Baseline): boolean {
+  return /"hook_event_name":"(PostToolUse|PostToolUseFailure|Stop|StopFailure|PreToolUse|PermissionRequest)"/.test(newText(path.join(t.workspace, HOOKS_FILE), b.hooks));
+}
+
+// ---- the deliveries --------------------------------------------------------------------------
+
+/** Polls the pane until `ready` holds on a screen that stayed the same for 300 ms (or, without `ready`, until it settles). */
+export async function waitReady(t: PaneTarget, ready: ((s: string) => boolean) | undefined, timeoutMs: number): Promise<boolean> {
+  const start = Date.now();
+  let last = '';
+  let since = start;
+  while (Date.now() - start < timeoutMs) {
+    const screen = (await t.tmux.capture(t.target, 60)).trimEnd();
+    const now = Date.now();
+    if (screen !== last) {
+      last = screen;
+      since = now;
+    } else if (ready ? ready(screen) && now - since >= 300 : (screen && now - since >= 300) || (!screen && now - start >= 1500)) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<DeliveryResult> {
+  return withPaneLock(t.workspace, async () => {
+    const ready = await waitReady(t, d.ready, d.readyTimeoutMs);
+    if (await t.tmux.inMode(t.target)) await t.tmux.run(['send-keys', '-t', t.target, '-X', 'cancel'], { reject: false });
+    await t.tmux.sendKeys(t.target, d.clearKeys ?? ['C-u']);
+    const b = baseline(t);
+    // Without its final newline: the submit keys, not the paste, submit the text.
+    await t.tmux.pasteText(t.target, d.text.replace(/\n+$/, ''), d.bufferName);
+    await sleep(200); // let the program take the paste before the submit key arrives
+    const afterPaste = await t.tmux.capture(t.target, 60);
+    const backoff = d.backoffMs ?? [300, 600, 1200];
+    const window = d.confirmWindowMs ?? 1500;
+    for (let attempt = 0; attempt <= backoff.length; attempt++) {
+      if (attempt > 0) await sleep(backoff[attempt - 1]);
+      await t.tmux.sendKeys(t.target, d.submitKeys);
+      const deadline = Date.now() + window;
+      while (Date.now() < deadline) {
+        await sleep(100);
+        const by = submitted(t, b) ?? (!t.hooks && !t.transcript && (await t.tmux.capture(t.target, 60)) !== afterPaste ? 'screen' : undefined);
+        if (by) {
+          const how = by === 'hook' ? 'the UserPromptSubmit hook fired' : by === 'transcript' ? 'the transcript gained the user message' : 'the screen moved';
+          return { delivered: true, reason: 'Confirmed', message: `submitted and confirmed: ${how}${attempt ? ` after ${attempt} extra submit press${attempt === 1 ? '' : 'es'}` : ''}${ready ? '' : ' (the input never looked ready; pasted after the ready timeout)'}`, retries: attempt, confirmedBy: by };
+        }
+      }
+    }
+    return { delivered: false, reason: 'Unconfirmed', message: `pasted and pressed ${d.submitKeys.join(' ')} ${backoff.length + 1} times, but the agent never confirmed the prompt (no UserPromptSubmit hook, no transcript line${t.hooks ? '' : ', no screen change'})`, retries: backoff.length };
+  });
+}
+
+/** Sends answer keys (approve/deny a prompt) and confirms the prompt went away; one retry. */
+export async function deliverKeys(t: PaneTarget, d: KeyDelivery): Promise<DeliveryResult> {
+  return withPaneLock(t.workspace, async () => {
+    if (d.notBefore && Date.now() < d.notBefore) await sleep(d.notBefore - Date.now());
+    const b = baseline(t);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await t.tmux.sendKeys(t.target, d.keys);
+      const deadline = Date.now() + 1500;
+      while (Date.now() < deadline) {
+        await sleep(100);
+        if (answered(t, b) || !d.stillWaiting(await t.tmux.capture(t.target, 60))) return { delivered: true, reason: 'Answered', message: `sent ${d.keys.join(' ')}; the prompt went away`, retries: attempt, confirmedBy: answered(t, b) ? 'hook' : 'screen' };
+      }
+    }
+    return { delivered: false, reason: 'Unconfirmed', message: `sent ${d.keys.join(' ')} twice but the prompt is still on screen`, retries: 1 };
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * `orchctl hook`: the command Claude Code runs for each hook event (installed through the
+ * settings file orchctl passes at launch). It appends `{"t":<ms>,"payload":<stdin JSON>}` as one
+ * line to $ORCHCTL_WORKSPACE/hooks.jsonl, which the controller ingests into the session's event
+ * log. It must never block or fail the agent: it prints nothing (Claude Code would read stdout
+ * as hook output), always exits 0, and gives up on stdin after a short deadline — bad payloads,
+ * no workspace, no controller and a full disk included. It imports nothing but node:fs/path so
+ * it starts fast (bin/orchctl loads it before the rest of the CLI).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Longest a hook waits for its payload before writing what it has. */
+export const HOOK_STDIN_DEADLINE_MS = 60;
+/** Payloads are bounded; a larger one is cut and marked. */
+export const HOOK_MAX_PAYLOAD_BYTES = 256 * 1024;
+export const HOOKS_FILE = 'hooks.jsonl';
+
+function readStdin(deadlineMs: number, maxBytes: number): Promise<{ text: string; truncated: boolean; timedOut: boolean }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const stdin = process.stdin;
+    const finish = (timedOut: boolean) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      stdin.removeAllListeners('data');
+      stdin.destroy();
+      const buf = Buffer.concat(chunks);
+      resolve({ text: buf.subarray(0, maxBytes).toString('utf8'), truncated: buf.length > maxBytes, timedOut });
+    };
+    const timer = setTimeout(() => finish(true), deadlineMs);
+    stdin.on('data', (c: Buffer) => {
+      chunks.push(c);
+      size += c.length;
+      if (size > maxBytes) finish(false);
+    });
+    stdin.on('end', () => finish(false));
+    stdin.on('error', () => finish(false));
+  });
+}
+
+/** Runs the hook; resolves to the exit code, which is always 0. */
+export async function runHook(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  try {
+    const ws = env.ORCHCTL_WORKSPACE;
+    if (!ws || !path.isAbsolute(ws)) {
+      process.stdin.destroy();
+      return 0;
+    }
+    const { text, truncated, timedOut } = await readStdin(HOOK_STDIN_DEADLINE_MS, HOOK_MAX_PAYLOAD_BYTES);
+    let payload: unknown;
+    try {
+      payload = JSON.parse(text);
+    } catch {
+      payload = undefined;
+    }
+    const record: Record<string, unknown> = { t: Date.now() };
+    if (payload && typeof payload === 'object' && !Array.isArray(payload)) record.payload = payload;
+    else record.raw = text.slice(0, 4096); // not a JSON object: kept for diagnosis, bounded
+    if (truncated) record.truncated = true;
+    if (timedOut) record.timedOut = true;
+    // One write with O_APPEND: concurrent hooks (Claude runs them in parallel) never interleave.
+    fs.appendFileSync(path.join(ws, HOOKS_FILE), JSON.stringify(record) + '\n', { mode: 0o600 });
+  } catch {
+    // ENOSPC, EACCES, a removed workspace: the agent must not notice.
+  }
+  return 0;
+}

@@ -1,0 +1,128 @@
+/**
+ * Ingestion into the session event log: the hook file the `orchctl hook` entry point appends to,
+ * the agent's transcript (Claude Code JSONL), and pane-state changes. Each source is read
+ * incrementally from the cursor the log itself committed with the last batch, so after a kill -9
+ * the controller continues exactly where the log says, without re-adding or skipping a line.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { boundPayload, newTranscriptState, transcriptEvents, type TranscriptState } from '../agents/claude-code.js';
+import { HOOKS_FILE } from '../agents/hook-entry.js';
+import { LOG_START, type EventLog, type NewEvent } from '../store/eventlog.js';
+
+export interface FeedSources {
+  run: number;
+  workspace: string;
+  /** Where the transcript should be (Claude Code: derived from --session-id); the SessionStart hook's transcript_path wins. */
+  transcript?: string;
+  /** The pane's current state as classified now (state plus dialog name), if a pane is live. */
+  pane?: { state: string; detail?: string };
+}
+
+/** Largest slice of a source read in one pass; the rest waits for the next pass. */
+const MAX_READ = 4 * 1024 * 1024;
+
+/** Complete lines of `file` after `offset` (at most MAX_READ bytes); `end` is the offset after the last. */
+export function readLines(file: string, offset: number): { lines: string[]; end: number } | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size <= offset) return { lines: [], end: size < offset ? 0 : offset }; // end 0: the file was replaced
+    const len = Math.min(size - offset, MAX_READ);
+    const buf = Buffer.allocUnsafe(len);
+    const n = fs.readSync(fd, buf, 0, len, offset);
+    const last = buf.lastIndexOf(10, n - 1);
+    if (last < 0) return { lines: [], end: offset };
+    return { lines: buf.toString('utf8', 0, last).split('\n'), end: offset + last + 1 };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export class AgentFeed {
+  /** Per log file and run: the transcript normaliser's memory (tool names by id). */
+  private readonly transcripts = new Map<string, TranscriptState>();
+
+  /** Appends what is new in every source; returns how many events were added. */
+  ingest(log: EventLog, src: FeedSources): number {
+    return this.hooks(log, src) + this.transcript(log, src) + this.pane(log, src);
+  }
+
+  private hooks(log: EventLog, src: FeedSources): number {
+    const name = `hooks@${src.run}`;
+    const from = Number(log.cursor(name) ?? 0);
+    const r = readLines(path.join(src.workspace, HOOKS_FILE), from);
+    if (!r || r.end === from) return 0;
+    const events: NewEvent[] = [];
+    const cursor: Record<string, number | string> = { [name]: r.end };
+    for (const line of r.lines) {
+      let rec: { t?: number; payload?: Record<string, unknown> };
+      try {
+        rec = JSON.parse(line) as typeof rec;
+      } catch {
+        continue; // the hook writes whole lines; anything else is not ours to interpret
+      }
+      const p = rec.payload;
+      if (!p || typeof p !== 'object') continue;
+      const hook = typeof p.hook_event_name === 'string' ? p.hook_event_name : 'Unknown';
+      if (typeof p.transcript_path === 'string' && path.isAbsolute(p.transcript_path)) cursor[`transcript@${src.run}:path`] = p.transcript_path;
+      events.push({ ts: new Date(typeof rec.t === 'number' ? rec.t : Date.now()).toISOString(), run: src.run, source: 'hook', type: 'hook', hook, payload: boundPayload(p) });
+    }
+    return log.append(events, cursor).length;
+  }
+
+  private transcript(log: EventLog, src: FeedSources): number {
+    const file = (log.cursor(`transcript@${src.run}:path`) as string | undefined) ?? src.transcript;
+    if (!file) return 0;
+    const name = `transcript@${src.run}`;
+    const from = Number(log.cursor(name) ?? 0);
+    const r = readLines(file, from);
+    if (!r || r.end === from) return 0;
+    const st = this.state(log, src.run);
+    const events: NewEvent[] = [];
+    for (const line of r.lines) {
+      if (!line) continue;
+      let obj: Record<string, unknown>;
+      try {
+        obj = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      events.push(...transcriptEvents(obj, src.run, st));
+    }
+    return log.append(events, { [name]: r.end, [`${name}:users`]: st.users, [`${name}:assistants`]: st.assistants }).length;
+  }
+
+  private pane(log: EventLog, src: FeedSources): number {
+    if (!src.pane) return 0;
+    const name = `pane@${src.run}`;
+    const value = src.pane.detail ? `${src.pane.state}:${src.pane.detail}` : src.pane.state;
+    if (log.cursor(name) === value) return 0;
+    return log.append([{ ts: new Date().toISOString(), run: src.run, source: 'pane', type: 'pane_signal', state: src.pane.state, ...(src.pane.detail ? { detail: src.pane.detail } : {}) }], { [name]: value }).length;
+  }
+
+  /** The normaliser state for a run; after a restart its counters come from the log's cursors and tool names from the log. */
+  private state(log: EventLog, run: number): TranscriptState {
+    const key = `${log.file}@${run}`;
+    let st = this.transcripts.get(key);
+    if (st) return st;
+    st = newTranscriptState();
+    st.users = Number(log.cursor(`transcript@${run}:users`) ?? 0);
+    st.assistants = Number(log.cursor(`transcript@${run}:assistants`) ?? 0);
+    if (log.cursor(`transcript@${run}`) !== undefined) {
+      for (const e of log.read(LOG_START).events) if (e.type === 'tool_use' && e.run === run && e.toolUseId) st.tools.set(e.toolUseId, { tool: e.tool, command: e.command });
+    }
+    this.transcripts.set(key, st);
+    return st;
+  }
+
+  /** Drops the memory of a run that ended. */
+  forget(log: EventLog, run: number): void {
+    this.transcripts.delete(`${log.file}@${run}`);
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * The agent's state, from several sources (pure: events and a screen reading in, status out).
+ *
+ * Sources in order of trust: the agent's hooks (Claude Code reports prompts, tool calls,
+ * permission requests, turn ends and its own exit), the transcript (messages, tool results,
+ * interrupt markers, token usage), and the pane's text classified by the Agent's detection
+ * patterns — the only source for agents without hooks, and the cross-check for the cases hooks
+ * miss: startup dialogs come before any hook, and Esc (deny, interrupt) fires none.
+ *
+ * The events are folded into {@link AgentObservation} as a consumer of the session's event log;
+ * its position is committed in the same status write, so each event counts exactly once.
+ */
+import type { ConditionInput } from '../../api/conditions.js';
+import type { AgentEvent, LogPosition } from '../../store/eventlog.js';
+
+export type AgentActivity = 'starting' | 'idle' | 'busy' | 'waiting' | 'dialog' | 'exited';
+
+/** What the pane shows now (the fields of the detection module's ScreenClass this needs). */
+export interface ScreenReading {
+  state: string; // idle | busy | waiting | dialog | unknown
+  dialog?: string;
+  prompt?: string;
+  quotaExhausted?: boolean;
+  interrupted?: boolean;
+  /** Epoch ms of the capture. */
+  at: number;
+}
+
+export interface AgentObservation {
+  run: number;
+  /** Consumer position in the session's event log. */
+  position: LogPosition;
+  /** Events consumed in this run, by type. */
+  counts: Record<string, number>;
+  /** State reported by hooks/transcript (undefined until the agent reported anything). */
+  reported?: { state: AgentActivity; since: string; detail?: string };
+  /** A permission request the agent reported and that is not yet answered. */
+  permission?: { tool: string; command?: string; since: string };
+  /** Whether this agent reports through hooks at all (then the pane is only a cross-check). */
+  hooks: boolean;
+  /** Last time any event arrived (progress). */
+  lastEventAt?: string;
+  turns: number;
+  lastAssistantMessage?: string;
+  quota?: { since: string; message: string };
+  interrupted?: { since: string };
+  ended?: { reason: string; at: string };
+  /** Context-window use from the latest usage report. */
+  contextTokens?: number;
+}
+
+export const newObservation = (run: number, position: LogPosition): AgentObservation => ({ run, position, counts: {}, hooks: false, turns: 0 });
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const clip = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** Folds events (already in log order) into the observation. Events of other runs only move the position. */
+export function foldEvents(prev: AgentObservation, events: AgentEvent[], next: LogPosition): AgentObservation {
+  const o: AgentObservation = structuredClone(prev);
+  for (const e of events) {
+    if (e.run !== o.run) continue;
+    o.counts[e.type] = (o.counts[e.type] ?? 0) + 1;
+    o.lastEventAt = e.ts;
+    switch (e.type) {
+      case 'hook':
+        foldHook(o, e.hook, e.payload, e.ts);
+        break;
+      case 'user_message':
+        if (e.interrupt) {
+          o.interrupted = { since: e.ts };
+          delete o.permission;
+          o.reported = { state: 'idle', since: e.ts, detail: 'interrupted' };
+        } else {
+          delete o.interrupted;
+          delete o.quota;
+        }
+        break;
+      case 'assistant_message':
+        o.lastAssistantMessage = clip(e.text, 2000);
+        if (e.usage) o.contextTokens = e.usage.inputTokens + (e.usage.cacheReadTokens ?? 0) + (e.usage.cacheCreationTokens ?? 0) + e.usage.outputTokens;
+        if (/^API Error: .*\b(429|rate.?limit|usage limit|quota)/i.test(e.text)) o.quota = { since: e.ts, message: clip(e.text) };
+        break;
+      case 'tool_result':
+        if (o.permission) delete o.permission; // answered: the tool ran (or failed)
+        break;
+      default:
+        break;
+    }
+  }
+  o.position = next;
+  return o;
+}
+
+function foldHook(o: AgentObservation, hook: string, p: Record<string, unknown>, ts: string): void {
+  o.hooks = true;
+  switch (hook) {
+    case 'SessionStart':
+      o.reported = { state: 'idle', since: ts, detail: 'started' };
+      break;
+    case 'UserPromptSubmit':
+      delete o.interrupted;
+      delete o.quota;
+      o.reported = { state: 'busy', since: ts, detail: 'prompt' };
+      break;
+    case 'PreToolUse':
+    case 'PostToolUse':
+    case 'PostToolUseFailure':
+      delete o.permission;
+      o.reported = { state: 'busy', since: ts, detail: str(p.tool_name) };
+      break;
+    case 'PermissionRequest': {
+      const input = (p.tool_input ?? {}) as Record<string, unknown>;
+      o.permission = { tool: str(p.tool_name) ?? 'a tool', command: str(input.command) ?? str(input.file_path), since: ts };
+      o.reported = { state: 'waiting', since: ts, detail: 'permission' };
+      break;
+    }
+    case 'Notification':
+      if (p.notification_type === 'permission_prompt' || p.notification_type === 'elicitation_dialog') o.reported = { state: 'waiting', since: o.permission?.since ?? ts, detail: str(p.notification_type) };
+      break;
+    case 'Stop':
+      o.turns++;
+      delete o.permission;
+      if (typeof p.last_assistant_message === 'string') o.lastAssistantMessage = clip(p.last_assistant_message, 2000);
+      o.reported = { state: 'idle', since: ts, detail: 'turn-done' };
+      break;
+    case 'StopFailure': {
+      delete o.permission;
+      const err = str(p.error) ?? 'error';
+      if (/rate.?limit|quota|usage|overloaded/i.test(err)) o.quota = { since: ts, message: clip(str(p.last_assistant_message) ?? err) };
+      o.reported = { state: 'idle', since: ts, detail: `failed:${err}` };
+      break;
+    }
+    case 'SessionEnd':
+      o.ended = { reason: str(p.reason) ?? 'unknown', at: ts };
+      o.reported = { state: 'exited', since: ts, detail: str(p.reason) };
+      break;
+  }
+}
+
+export interface StateInputs {
+  obs: AgentObservation;
+  screen?: ScreenReading;
+  now: number;
+  /** Busy with no progress for this long → Stalled. */
+  stalledAfterMs: number;
+  /** Last time the pane's text changed (agents without hooks make progress only there). */
+  screenChangedAt?: number;
+  /** The run's start (no progress yet counts from here). */
+  startedAt: number;
+  generation?: number;
+}
+
+export interface AgentStateResult {
+  state: AgentActivity;
+  /** Why (source and detail), for status.agent. */
+  source: 'hook' | 'pane' | 'none';
+  conditions: ConditionInput[];
+  waiting?: { reason: string; message: string };
+}
+
+/** A hook-reported wait the screen contradicts for this long is over (Esc fires no hook). */
+export const SCREEN_OVERRIDES_AFTER_MS = 1500;
+
+/** The conditions the observation and the screen imply now. Level-triggered: same inputs, same answer. */
+export function agentState(i: StateInputs): AgentStateResult {
+  const { obs, screen, now } = i;
+  let state: AgentActivity = 'starting';
+  let source: AgentStateResult['source'] = 'none';
+  let waiting: AgentStateResult['waiting'];
+  const screenState = screen?.state;
+
+  if (obs.ended) {
+    state = 'exited';
+    source = 'hook';
+  } else if (screenState === 'dialog') {
+    // Startup dialogs come before any hook; a dialog on screen wins over everything reported.
+    state = 'dialog';
+    source = 'pane';
+    const name = screen!.dialog ?? 'dialog';
+    waiting = { reason: 'StartupDialog', message: `startup dialog ${name}${screen!.prompt ? `: ${clip(screen!.prompt, 900)}` : ''}` };
+  } else if (obs.hooks && obs.reported) {
+    state = obs.reported.state;
+    source = 'hook';
+    const since = Date.parse(obs.reported.since);
+    // The screen was read well after the hook and shows no prompt: answered or Esc'd without a hook.
+    if (state === 'waiting' && screen && screenState !== 'waiting' && screenState !== 'unknown' && screen.at - since >= SCREEN_OVERRIDES_AFTER_MS) {
+      state = screenState === 'busy' ? 'busy' : 'idle';
+      source = 'pane';
+    }
+    if (state === 'waiting') {
+      const p = obs.permission;
+      const what = p ? `${p.tool}${p.command ? `: ${clip(p.command, 400)}` : ''}` : 'permission';
+      waiting = { reason: 'PermissionPrompt', message: `asks permission to run ${what}${screen?.state === 'waiting' && screen.prompt ? ` — ${clip(screen.prompt, 600)}` : ''}` };
+    }
+  } else if (screen && screenState !== 'unknown') {
+    state = screenState as AgentActivity;
+    source = 'pane';
+    if (state === 'waiting') waiting = { reason: 'Question', message: screen.prompt ? clip(screen.prompt, 900) : 'the agent waits for an answer' };
+  }
+
+  const gen = i.generation;
+  const cond = (type: string, status: 'True' | 'False', reason: string, message = ''): ConditionInput => ({ type, status, reason, message, observedGeneration: gen });
+  const conditions: ConditionInput[] = [];
+  conditions.push(state === 'busy' ? cond('AgentBusy', 'True', 'Working', source === 'hook' ? `reported by the agent (${obs.reported?.detail ?? 'busy'})` : 'the screen shows the agent working') : cond('AgentBusy', 'False', reasonFor(state), ''));
+  conditions.push(waiting ? cond('WaitingForInput', 'True', waiting.reason, waiting.message) : cond('WaitingForInput', 'False', 'NotWaiting'));
+
+  // Progress: any event, or (agents without hooks) the screen changing.
+  const lastProgress = Math.max(i.startedAt, obs.lastEventAt ? Date.parse(obs.lastEventAt) : 0, obs.hooks ? 0 : (i.screenChangedAt ?? 0));
+  const idleFor = now - lastProgress;
+  if (state === 'busy' && idleFor >= i.stalledAfterMs) conditions.push(cond('Stalled', 'True', 'NoProgress', `busy with no new events${obs.hooks ? '' : ' or screen change'} for ${Math.round(idleFor / 1000)}s`));
+  else conditions.push(cond('Stalled', 'False', 'Progressing'));
+
+  if (obs.quota) conditions.push(cond('QuotaExhausted', 'True', 'RateLimited', obs.quota.message));
+  else if (screen?.quotaExhausted && state !== 'busy') conditions.push(cond('QuotaExhausted', 'True', 'LimitOnScreen', screen.prompt ? clip(screen.prompt) : 'the screen shows a usage limit'));
+  else conditions.push(cond('QuotaExhausted', 'False', 'NoLimit'));
+
+  if (obs.interrupted || (screen?.interrupted && state === 'idle' && !obs.hooks)) conditions.push(cond('Interrupted', 'True', 'InterruptedByUser', 'the agent was interrupted and waits for instructions'));
+  else conditions.push(cond('Interrupted', 'False', 'NotInterrupted'));
+  return { state, source, conditions, waiting };
+}
+
+function reasonFor(state: AgentActivity): string {
+  switch (state) {
+    case 'idle':
+      return 'Idle';
+    case 'waiting':
+    case 'dialog':
+      return 'WaitingForInput';
+    case 'exited':
+      return 'Exited';
+    default:
+      return 'Starting';
+  }
+}
+
+/** Context-window step crossed (multiples of 10 %): the new step to report, or undefined. */
+export function contextStep(usedTokens: number, windowTokens: number, lastStep: number | undefined): { percent: number; step: number } | undefined {
+  if (windowTokens <= 0) return undefined;
+  const percent = Math.round((usedTokens / windowTokens) * 1000) / 10;
+  const step = Math.min(100, Math.floor(percent / 10) * 10);
+  if (step > (lastStep ?? 0) && step >= 10) return { percent, step };
+  return undefined;
+}

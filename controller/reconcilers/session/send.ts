@@ -1,0 +1,69 @@
+/**
+ * Sending into a live session (`orchctl send`, the circuit breaker's interventions): resolve the
+ * session's pane, agent and confirmation sources from the store, then take the verified delivery
+ * path (agents/delivery.ts) under the pane's lock — the same path as the task prompt. Usable from
+ * the controller and from the CLI process alike: everything it needs is in the store and the
+ * run's workspace.
+ */
+import { isTrue } from '../../api/conditions.js';
+import { parseDuration } from '../../api/duration.js';
+import type { AgentSession, AgentSpec } from '../../api/kinds.js';
+import type { Resource } from '../../api/types.js';
+import { claudeHooks } from '../../agents/claude-code.js';
+import { deliverKeys, deliverText, type DeliveryResult, type PaneTarget } from '../../agents/delivery.js';
+import { classifyScreen } from '../../agents/detection.js';
+import type { Tmux } from '../../observers/tmux.js';
+import type { Store } from '../../store/store.js';
+import type { AgentStatus } from './agent-pass.js';
+import { profileFor } from './agent-pass.js';
+
+export interface SendRequest {
+  text?: string;
+  /** Answer the prompt on screen with the Agent's approve keys / deny keys, or explicit keys. */
+  approve?: boolean;
+  deny?: boolean;
+  keys?: string[];
+  /** Paste text even while the agent waits at a permission prompt or dialog. */
+  force?: boolean;
+}
+
+export class SendError extends Error {}
+
+let counter = 0;
+
+export async function sendToSession(store: Store, tmux: Tmux, namespace: string, name: string, req: SendRequest): Promise<DeliveryResult> {
+  const s = (await store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
+  if (!s) throw new SendError(`agentsession "${name}" not found in namespace "${namespace}"`);
+  const st = s.status ?? {};
+  if ((st.phase !== 'Running' && st.phase !== 'Starting') || !st.tmuxSession || !st.workspace)
+    throw new SendError(`agentsession "${name}" is not running (phase ${st.phase ?? 'Pending'}); nothing to send to`);
+  let agent: AgentSpec | undefined = s.spec?.agent;
+  if (!agent && s.spec?.agentRef) agent = ((await store.get({ kind: 'Agent', namespace, name: s.spec.agentRef })) as Resource<AgentSpec> | undefined)?.spec;
+  if (!agent) throw new SendError(`agentsession "${name}": its Agent "${s.spec?.agentRef}" is gone`);
+  const profile = profileFor(agent);
+  const agentStatus = st.agent as AgentStatus | undefined;
+  const target: PaneTarget = { tmux, target: `=${st.tmuxSession}:`, workspace: st.workspace, transcript: agentStatus?.transcript, hooks: !!claudeHooks(agent.hooks) };
+  const waiting = st.conditions?.find((c) => c.type === 'WaitingForInput');
+
+  if (req.approve || req.deny || req.keys?.length) {
+    const keys = req.keys?.length ? req.keys : req.approve ? profile?.approveKeys : profile?.denyKeys;
+    if (!keys?.length) throw new SendError(`the Agent of "${name}" declares no ${req.approve ? 'approve' : 'deny'} keys (spec.detection); use --keys`);
+    const since = waiting && waiting.status === 'True' ? Date.parse(waiting.lastTransitionTime) : 0;
+    return deliverKeys(target, {
+      keys,
+      // Without detection data there is nothing to tell the prompt by: one press, unconfirmed retries avoided.
+      stillWaiting: (screen) => (profile ? ['waiting', 'dialog'].includes(classifyScreen(screen, profile).state) : false),
+      notBefore: since ? since + 300 : undefined,
+    });
+  }
+  if (!req.text?.trim()) throw new SendError('nothing to send: give TEXT, -f FILE, --approve, --deny or --keys');
+  if (isTrue(st.conditions, 'WaitingForInput') && !req.force)
+    throw new SendError(`agentsession "${name}" is waiting for an answer (${waiting?.reason}: ${waiting?.message}); answer it with --approve or --deny, or pass --force to paste anyway`);
+  return deliverText(target, {
+    text: req.text,
+    bufferName: `orchctl-send-${process.pid}-${++counter}`,
+    submitKeys: agent.submitKeys ?? ['Enter'],
+    ready: profile ? (screen) => classifyScreen(screen, profile).inputReady === true : undefined,
+    readyTimeoutMs: parseDuration(agent.readyTimeout ?? '30s'),
+  });
+}
