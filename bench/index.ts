@@ -8,5 +8,6 @@ import { cliGetBench } from './modules/cli-get.js';
 import { storeCasBench } from './modules/store-cas.js';
 import { controllerBench } from './modules/controller.js';
 import { metricsBench } from './modules/metrics.js';
+import { eventIngestBench } from './modules/event-ingest.js';
 
-export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench, controllerBench, metricsBench];
+export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench, controllerBench, metricsBench, eventIngestBench];
