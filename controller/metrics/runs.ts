@@ -8,7 +8,8 @@
  * whose status write failed repeats the transition on its retry; remembering the last run
  * observed per session uid keeps that from counting twice.
  */
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { DeliveryResult } from '../agents/delivery.js';
 import type { AgentSession } from '../api/kinds.js';
 import type { SessionMetricsHooks } from '../reconcilers/session/reconciler.js';
 
@@ -17,6 +18,8 @@ export const RUN_DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 900, 1800,
 
 export class RunMetrics implements SessionMetricsHooks {
   private readonly histogram: Histogram<'namespace' | 'phase'>;
+  private readonly deliveries: Counter<'namespace' | 'result'>;
+  private readonly retries: Counter<'namespace'>;
   /** uid → highest run number observed; forget() drops deleted sessions so it stays bounded. */
   private readonly observed = new Map<string, number>();
 
@@ -28,6 +31,24 @@ export class RunMetrics implements SessionMetricsHooks {
       buckets: RUN_DURATION_BUCKETS,
       registers: [registry],
     });
+    this.deliveries = new Counter({
+      name: 'orchctl_prompt_deliveries_total',
+      help: 'Verified prompt deliveries into agent panes by this controller, by result (Confirmed, Unconfirmed, PasteFailed, ...).',
+      labelNames: ['namespace', 'result'],
+      registers: [registry],
+    });
+    this.retries = new Counter({
+      name: 'orchctl_prompt_delivery_retries_total',
+      help: 'Extra presses of the submit keys prompt deliveries needed before the agent confirmed the prompt (a swallowed Enter costs one).',
+      labelNames: ['namespace'],
+      registers: [registry],
+    });
+  }
+
+  onDelivery(session: AgentSession, r: DeliveryResult): void {
+    const namespace = session.metadata.namespace ?? '';
+    this.deliveries.inc({ namespace, result: r.reason });
+    if (r.retries) this.retries.inc({ namespace }, r.retries);
   }
 
   onRunEnded(session: AgentSession, run: number, phase: string, durationSeconds: number): void {
