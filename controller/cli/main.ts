@@ -152,6 +152,15 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('judge')
+    .description("Judge a session's current or last run now (an OnDemand Evaluation)")
+    .argument('<session>', 'AgentSession name')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('--wait', 'wait for the verdict and print it (exit 1 if the judgement fails)')
+    .option('--timeout <duration>', 'how long --wait waits', '120s')
+    .action(async (name, opts, cmd) => (await import('./commands/judge.js')).judgeCommand(name, opts, globals(cmd)));
+
+  program
     .command('completion')
     .description('Print a shell completion script: source <(orchctl completion bash)')
     .argument('<shell>', 'bash or zsh')

@@ -23,6 +23,13 @@ import { Tmux } from '../observers/tmux.js';
 import { NodeReconciler } from '../reconcilers/node/reconciler.js';
 import { ACTIVE_PHASES, type Phase } from '../reconcilers/session/machine.js';
 import { SessionReconciler } from '../reconcilers/session/reconciler.js';
+import { JudgeReconciler } from '../reconcilers/judge/reconciler.js';
+import { resumeNotes } from '../reconcilers/judge/resume.js';
+import { judgeConfigOf } from '../reconcilers/judge/should-judge.js';
+import type { Evaluation } from '../reconcilers/judge/types.js';
+import { globalConcurrency } from '../llm/config.js';
+import { Semaphore } from '../llm/limiter.js';
+import type { SessionPolicy } from '../api/kinds.js';
 import { sendToSession } from '../reconcilers/session/send.js';
 import type { DeliveryResult } from '../agents/delivery.js';
 import { EventLogs } from '../store/eventlog.js';
@@ -65,6 +72,13 @@ export class Manager {
   private readonly informers: Record<'sessions' | 'agents' | 'projects' | 'policies' | 'nodes', Informer>;
   private controller?: Controller;
   private reconciler?: SessionReconciler;
+  /** The LLM judge: its own queue and workers (keyed by session), fed by sessions and Evaluations. */
+  private readonly evaluations: Informer;
+  readonly judgeQueue = new WorkQueue('judge');
+  private judge?: JudgeReconciler;
+  private judgeController?: Controller;
+  /** Judgements in flight, controller-wide: the smallest judge.maxConcurrent of any policy, else 2. */
+  readonly judgeLimiter = new Semaphore(() => globalConcurrency(this.informers.policies.list().map((p) => judgeConfigOf(p as SessionPolicy))));
   private node?: NodeReconciler;
   private stopped = false;
   private timers: NodeJS.Timeout[] = [];
@@ -87,6 +101,7 @@ export class Manager {
     this.panes = new PaneObserver(this.tmux);
     const inf = (kind: string) => new Informer(this.store, kind, (m) => this.log.warn(m));
     this.informers = { sessions: inf('AgentSession'), agents: inf('Agent'), projects: inf('Project'), policies: inf('SessionPolicy'), nodes: inf('Node') };
+    this.evaluations = inf('Evaluation');
     this.metrics = new ControllerMetrics({ controller: 'agentsession', leaseName: CONTROLLER_LEASE, sessions: this.informers.sessions, nodes: this.informers.nodes });
     this.queue = new WorkQueue('agentsession', undefined, this.metrics.runtime.queueHooks);
     this.logs = new EventLogs(this.home);
@@ -183,6 +198,7 @@ export class Manager {
       feed: this.feed,
       hookCommand: [process.execPath, path.join(packageRoot(), 'bin', 'orchctl'), 'hook'],
       watch: (k, files) => this.watchFeed(k, files),
+      resumeNotes: (s) => resumeNotes(s, this.evaluations.list(s.metadata.namespace ?? '') as Evaluation[]),
     });
     this.controller = new Controller('agentsession', this.queue, this.reconciler, {
       workers: this.opts.workers ?? 4,
@@ -190,6 +206,13 @@ export class Manager {
       metrics: this.metrics.runtime.controllerHooks,
     });
     this.metrics.runtime.setMaxConcurrentReconciles(this.opts.workers ?? 4);
+    this.judge = new JudgeReconciler({ store: this.store, policies: this.informers.policies, evaluations: this.evaluations, recorder, home: this.home, log: this.log, enqueue: (k) => this.judgeQueue.add(k), limiter: this.judgeLimiter, metrics: this.metrics.judge });
+    this.judgeController = new Controller('judge', this.judgeQueue, this.judge, { workers: 2, log: (m, e) => this.log.error(m, e) });
+    this.informers.sessions.onChange((_t, o) => this.judgeQueue.add(sessionKey(o)));
+    this.evaluations.onChange((_t, o) => {
+      const ref = (o.spec as { sessionRef?: string } | undefined)?.sessionRef;
+      if (ref) this.judgeQueue.add(`${o.metadata.namespace ?? ''}/${ref}`);
+    });
 
     // Watches say "look at this key now"; what to do is decided from the whole object.
     this.informers.sessions.onChange((_t, o) => {
@@ -203,12 +226,13 @@ export class Manager {
     });
     for (const k of ['agents', 'projects', 'policies'] as const)
       this.informers[k].onChange((_t, o) => this.enqueueNamespace(o.metadata.namespace));
-    await Promise.all(Object.values(this.informers).map((i) => i.start()));
+    await Promise.all([...Object.values(this.informers), this.evaluations].map((i) => i.start()));
     this.synced = true;
 
     if (this.opts.manifests) await this.applyManifests();
     await this.safely('node status', () => this.node!.reconcile());
     this.controller.start();
+    this.judgeController.start();
     this.enqueueAll();
 
     if (this.opts.once) {
@@ -253,6 +277,7 @@ export class Manager {
 
   private enqueueAll(): void {
     for (const o of this.informers.sessions.list()) this.queue.add(sessionKey(o));
+    for (const o of this.informers.sessions.list()) this.judgeQueue.add(sessionKey(o));
   }
 
   private enqueuePending(ns: string | undefined): void {
@@ -336,7 +361,7 @@ export class Manager {
   /** --once: until nothing is queued or being reconciled, and background deliveries are done. */
   private async drain(): Promise<void> {
     await sleep(20);
-    while (this.queue.busy() > 0 || this.reconciler!.deliveriesInFlight() > 0) await sleep(20);
+    while (this.queue.busy() > 0 || this.reconciler!.deliveriesInFlight() > 0 || this.judgeQueue.busy() > 0 || (this.judge?.pending ?? 0) > 0) await sleep(20);
   }
 
   private async safely(what: string, fn: () => Promise<void>): Promise<void> {
@@ -357,7 +382,9 @@ export class Manager {
     await this.feedWatcher?.close();
     this.waiter?.kill();
     await this.controller?.stop();
-    for (const i of Object.values(this.informers)) i.stop();
+    await this.judge?.stop();
+    await this.judgeController?.stop();
+    for (const i of [...Object.values(this.informers), this.evaluations]) i.stop();
     if (this.leading) await this.store.releaseLease(CONTROLLER_LEASE, this.identity).catch(() => undefined);
     this.logs.closeAll();
     await this.store.close();

@@ -17,6 +17,7 @@ import type { AgentSession } from '../api/kinds.js';
 import type { Resource } from '../api/types.js';
 import type { Informer } from '../runtime/informer.js';
 import { registerNodeMetrics } from './nodes.js';
+import { JudgeMetrics } from './judge.js';
 import { RunMetrics } from './runs.js';
 import { RuntimeMetrics } from './runtime.js';
 import { registerSessionMetrics } from './sessions.js';
@@ -36,6 +37,8 @@ export class ControllerMetrics {
   readonly registry = new Registry();
   readonly runtime: RuntimeMetrics;
   readonly runs: RunMetrics;
+  /** The LLM judge's evaluations, failures, latency and backend requests (judge.ts). */
+  readonly judge: JudgeMetrics;
 
   constructor(opts: MetricsOptions) {
     if (opts.processMetrics !== false) {
@@ -46,6 +49,7 @@ export class ControllerMetrics {
     }
     this.runtime = new RuntimeMetrics(this.registry, opts.controller, opts.leaseName);
     this.runs = new RunMetrics(this.registry);
+    this.judge = new JudgeMetrics(this.registry);
     registerSessionMetrics(this.registry, () => opts.sessions.list() as AgentSession[]);
     registerNodeMetrics(this.registry, () => opts.nodes.list() as Resource[]);
     opts.sessions.onChange((type, o) => type === 'DELETED' && this.runs.forget(o.metadata.uid));

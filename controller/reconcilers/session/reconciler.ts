@@ -68,6 +68,8 @@ export interface SessionDeps {
   hookCommand: string[];
   /** Files whose changes should bring `key` back at once (hook file, transcript). */
   watch?: (key: string, files: string[]) => void;
+  /** The last evaluation, as a "Previous run assessment" section for the next run's prompt (reconcilers/judge/resume.ts). */
+  resumeNotes?: (s: AgentSession) => string | undefined;
 }
 
 /** What the session reconciler reports to metrics (implemented in controller/metrics/). */
@@ -441,7 +443,8 @@ export class SessionReconciler implements Reconciler {
     }
     const ws = this.wsFor(p, run);
     createWorkspace(ws);
-    const prompt = composePrompt(system, task);
+    const notes = this.d.resumeNotes?.(obj);
+    const prompt = composePrompt(system, task, notes ? [notes] : []);
     fs.writeFileSync(ws.promptFile, prompt, { mode: 0o600 });
     const headBefore = await this.d.git.head(workdir);
     const sessionName = tmuxSessionName(obj.metadata.namespace ?? 'default', obj.metadata.name, obj.metadata.uid!);
