@@ -1,0 +1,170 @@
+/**
+ * One assessment step, pure: the persisted assessment state and a batch of events in, the next
+ * state and what to do out (interventions to deliver, checkpoints to summarise, signals and
+ * breaker transitions to report). The reconciler persists the state together with the log
+ * position after the batch, in one status write.
+ *
+ * Turns: a turn ends at the first of the Stop hook or an assistant message with stop reason
+ * end_turn after some activity (a message, a tool call); the other marker of the same turn finds
+ * no activity since and is ignored, so agents that have both (Claude Code with hooks) and agents
+ * with only one count each turn once. A turn made progress when it wrote a file (a successful
+ * Write/Edit-style tool call), committed, or the session's git state (status.git) changed since
+ * the last turn ended.
+ *
+ * A new run (an event whose `run` is higher) starts the detector, breaker and turn afresh; the
+ * previous run's open segment becomes a `run-end` checkpoint.
+ */
+import { transition, type SnapshotFrom } from 'xstate';
+import type { AgentEvent, LogPosition } from '../../store/eventlog.js';
+import { breakerMachine, initialBreakerContext, type BreakerContext, type BreakerEvent, type BreakerStateName, type BreakerThresholds } from './breaker.js';
+import { checkpointTrigger, newCheckpointState, nextSegment, type CheckpointDue, type CheckpointState } from './checkpoints.js';
+import type { AssessmentConfig, InterventionType } from './config.js';
+import { detect, newDetectorState, type DetectorState, type Signal } from './detector.js';
+
+export interface AssessmentState {
+  detector: DetectorState;
+  breaker: { state: BreakerStateName; context: BreakerContext };
+  checkpoints: CheckpointState;
+  turn: { activity: boolean; progress: boolean; count: number };
+  /** status.git as it stood when the last turn ended. */
+  gitMark?: string;
+}
+
+export interface InterventionDue {
+  /** `<run>-<seq>`: unique per trip, stable across replays. */
+  id: string;
+  type: InterventionType;
+  why: string;
+  seq: number;
+  at: string;
+  run: number;
+}
+
+export interface BreakerChange {
+  from: BreakerStateName;
+  to: BreakerStateName;
+  at: string;
+  seq?: number;
+  why?: string;
+}
+
+export interface StepResult {
+  state: AssessmentState;
+  signals: { signal: Signal; seq: number }[];
+  interventions: InterventionDue[];
+  transitions: BreakerChange[];
+  checkpoints: CheckpointDue[];
+}
+
+export function newAssessmentState(run = 0): AssessmentState {
+  return {
+    detector: newDetectorState(run),
+    breaker: { state: 'Closed', context: initialBreakerContext() },
+    checkpoints: newCheckpointState({ seq: 0, offset: 0 }, 1),
+    turn: { activity: false, progress: false, count: 0 },
+  };
+}
+
+/** Tools whose success means a file was written. */
+const FILE_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit', 'apply_patch', 'write_file', 'replace', 'edit_file', 'str_replace_based_edit_tool']);
+
+type Snap = SnapshotFrom<typeof breakerMachine>;
+
+export interface StepInput {
+  /** Events after the committed position, in order. */
+  events: AgentEvent[];
+  /** The committed position (where `events` were read from). */
+  from: LogPosition;
+  cfg: AssessmentConfig;
+  /** Fingerprint of status.git now (head, commits, files changed), if any. */
+  git?: string;
+  /** The reconciler's clock, ms: moves an Open breaker to HalfOpen when the log is quiet. */
+  now: number;
+}
+
+export function thresholds(cfg: AssessmentConfig): BreakerThresholds {
+  const b = cfg.breaker;
+  return {
+    failureThreshold: b.failureThreshold,
+    correctionThreshold: b.correctionThreshold,
+    correctionWindowMs: b.correctionWindowMs,
+    frustrationThreshold: b.frustrationThreshold,
+    noProgressTurns: b.noProgressTurns,
+    cooldownMs: b.cooldownMs,
+  };
+}
+
+export function assessStep(prev: AssessmentState, input: StepInput): StepResult {
+  const state: AssessmentState = structuredClone(prev);
+  const out: StepResult = { state, signals: [], interventions: [], transitions: [], checkpoints: [] };
+  const { cfg } = input;
+  const th = thresholds(cfg);
+  let snap = breakerMachine.resolveState({ value: state.breaker.state, context: state.breaker.context }) as Snap;
+
+  const send = (ev: BreakerEvent, e?: AgentEvent) => {
+    if (!cfg.breaker.enabled) return;
+    const [next, actions] = transition(breakerMachine, snap, ev);
+    const from = snap.value as BreakerStateName;
+    const to = next.value as BreakerStateName;
+    snap = next as Snap;
+    if (from !== to) out.transitions.push({ from, to, at: e?.ts ?? new Date(ev.at).toISOString(), seq: e?.seq, why: to === 'Open' ? next.context.why : undefined });
+    if (actions.some((a) => a.type === 'intervene') && e) {
+      const run = state.detector.run;
+      out.interventions.push({ id: `${run}-${e.seq}`, type: next.context.reason!, why: next.context.why ?? '', seq: e.seq, at: e.ts, run });
+    }
+  };
+
+  for (const e of input.events) {
+    const run = e.run ?? state.detector.run;
+    if (run > state.detector.run) {
+      const cp = state.checkpoints;
+      if (cp.segmentMessages > 0 && cfg.checkpoints.enabled) {
+        const due: CheckpointDue = { run: state.detector.run, trigger: 'run-end', seq: e.seq - 1, at: state.detector.lastEventTime ?? e.ts, from: cp.segmentFrom, fromSeq: cp.segmentStartSeq, firstMsg: cp.segmentFirstMsg, lastMsg: state.detector.messages };
+        out.checkpoints.push(due);
+        cp.count++;
+        cp.lastSeq = due.seq;
+        cp.lastTime = due.at;
+      }
+      state.detector = newDetectorState(run);
+      snap = breakerMachine.resolveState({ value: 'Closed', context: initialBreakerContext() }) as Snap;
+      state.checkpoints = newCheckpointState(input.from, e.seq, 1, cp.count);
+      Object.assign(state.checkpoints, { lastSeq: cp.lastSeq, lastTime: cp.lastTime, lastSummary: cp.lastSummary });
+      state.turn = { activity: false, progress: false, count: 0 };
+    }
+    const at = Date.parse(e.ts);
+    const t = Number.isNaN(at) ? input.now : at;
+    if (snap.value === 'Open') send({ type: 'TICK', at: t, cfg: th }, e);
+
+    const d = detect(state.detector, e, cfg.detector);
+    for (const signal of d.signals) out.signals.push({ signal, seq: e.seq });
+    if (d.signals.length || d.scoredUserMessage) send({ type: 'SIGNALS', at: t, signals: d.signals, frustrationEma: state.detector.frustrationEma, cfg: th }, e);
+
+    // Turns.
+    const turn = state.turn;
+    const endTurn = (e.type === 'hook' && e.hook === 'Stop') || (e.type === 'assistant_message' && e.stopReason === 'end_turn');
+    if (e.type === 'tool_result' && !e.isError && e.tool && FILE_TOOLS.has(e.tool)) turn.progress = true;
+    if (d.signals.includes('Commit')) turn.progress = true;
+    if (endTurn) {
+      if (turn.activity) {
+        const gitChanged = input.git !== undefined && state.gitMark !== undefined && input.git !== state.gitMark;
+        if (input.git !== undefined) state.gitMark = input.git;
+        turn.count++;
+        send({ type: 'TURN_END', at: t, progress: turn.progress || gitChanged, cfg: th }, e);
+        turn.activity = false;
+        turn.progress = false;
+      }
+    } else if (e.type === 'user_message' || e.type === 'assistant_message' || e.type === 'tool_use' || e.type === 'tool_result') turn.activity = true;
+
+    // Checkpoints.
+    const trig = checkpointTrigger(state.checkpoints, e, d, cfg.checkpoints);
+    if (trig) {
+      const cp = state.checkpoints;
+      const due: CheckpointDue = { run: state.detector.run, trigger: trig, seq: e.seq, at: e.ts, from: cp.segmentFrom, fromSeq: cp.segmentStartSeq, firstMsg: cp.segmentFirstMsg, lastMsg: state.detector.messages };
+      out.checkpoints.push(due);
+      nextSegment(cp, due, input.from);
+    }
+  }
+  if (snap.value === 'Open') send({ type: 'TICK', at: input.now, cfg: th });
+  state.breaker = { state: snap.value as BreakerStateName, context: snap.context };
+  return out;
+}
