@@ -426,7 +426,7 @@ export function detectionFor(agent: AgentSpec, version?: string): DetectionProfi
   let profiles = cache.get(agent);
   if (profiles === undefined) {
     const name = path.basename(agent.command?.[0] ?? 'agent');
-    profiles = agent.detection ? compileDetection(agent.detection, `Agent ${name}`, name) : compileDetection(GENERIC, 'generic detection', name);
+    profiles = agent.detection ? compileDetection(agent.detection, `Agent ${name}`, name) : compileDetection({ profiles: [GENERIC] }, 'generic detection', name);
     if (!profiles.length) profiles = null;
     cache.set(agent, profiles);
   }
