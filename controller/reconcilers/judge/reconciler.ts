@@ -93,8 +93,13 @@ const REASONS: Record<LlmErrorKind, string> = {
 /** Score ≤ 2 or recommendation escalate: a person should look. */
 export const escalates = (s: { score?: number; recommendation?: string } | undefined) => !!s && ((s.score !== undefined && s.score <= 2) || s.recommendation === 'escalate');
 
-const newestFirst = (a: Evaluation, b: Evaluation) =>
-  (b.spec?.run ?? 0) - (a.spec?.run ?? 0) || String(b.status?.evaluatedAt ?? b.metadata.creationTimestamp ?? '').localeCompare(String(a.status?.evaluatedAt ?? a.metadata.creationTimestamp ?? ''));
+/** When an Evaluation was decided: its verdict's time, else when JudgeFailed was set, else its creation. */
+const decidedAt = (e: Evaluation) => {
+  const t = e.status?.evaluatedAt ?? e.status?.conditions?.find((c) => c.type === 'JudgeFailed' && c.status === 'True')?.lastTransitionTime ?? e.metadata.creationTimestamp;
+  const n = Date.parse(String(t ?? ''));
+  return Number.isNaN(n) ? 0 : n;
+};
+const newestFirst = (a: Evaluation, b: Evaluation) => (b.spec?.run ?? 0) - (a.spec?.run ?? 0) || decidedAt(b) - decidedAt(a);
 
 export class JudgeReconciler implements Reconciler {
   /** Evaluations (namespace/name) with a judgement under way in this process. */
@@ -118,8 +123,12 @@ export class JudgeReconciler implements Reconciler {
     const session = (await this.d.store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
     if (!session || !session.metadata.uid) return; // its Evaluations go with it (ownerReferences)
     const policy = resolvePolicy(session, this.d.policies.list() as SessionPolicy[]);
-    if (shouldJudge(session, policy)) for (const run of this.endedRuns(session)) await this.ensureEvaluation(session, run, policy);
     const mine = this.evaluationsOf(session);
+    if (shouldJudge(session, policy))
+      for (const run of this.endedRuns(session)) {
+        const created = await this.ensureEvaluation(session, run, policy);
+        if (created && !mine.some((e) => e.metadata.name === created.metadata.name)) mine.push(created); // before the cache has it
+      }
     for (const ev of mine) {
       const id = `${ev.metadata.namespace ?? ''}/${ev.metadata.name}`;
       if (hasVerdict(ev) || isFailed(ev)) this.decided.delete(id); // the cache has caught up
@@ -158,17 +167,20 @@ export class JudgeReconciler implements Reconciler {
     );
   }
 
-  private async ensureEvaluation(session: AgentSession, run: number, policy: SessionPolicy | undefined): Promise<void> {
+  /** Creates the run's Evaluation unless it exists; returns it when this call created it. */
+  private async ensureEvaluation(session: AgentSession, run: number, policy: SessionPolicy | undefined): Promise<Evaluation | undefined> {
     const ns = session.metadata.namespace ?? 'default';
     const name = runEvaluationName(session.metadata.name, run);
-    if ((this.d.evaluations.list(ns) as Evaluation[]).some((e) => e.metadata.name === name)) return;
-    if (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) return;
+    if ((this.d.evaluations.list(ns) as Evaluation[]).some((e) => e.metadata.name === name)) return undefined;
+    if (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) return undefined;
     const evidence = gatherEvidence(this.d.home, session, run, 'SessionEnded', policy);
     try {
-      await this.d.store.create(newEvaluation(session, name, run, 'SessionEnded', JSON.parse(JSON.stringify(evidence))));
+      const created = (await this.d.store.create(newEvaluation(session, name, run, 'SessionEnded', JSON.parse(JSON.stringify(evidence))))) as Evaluation;
       this.d.log.info(`evaluation ${ns}/${name} created for run ${run} of ${session.metadata.name}`);
+      return created;
     } catch (e) {
       if (!isApiError(e, 'AlreadyExists')) throw e;
+      return undefined;
     }
   }
 

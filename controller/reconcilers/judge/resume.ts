@@ -14,7 +14,11 @@ export const MAX_RESUME_CHARS = 1500;
 const MAX_ITEMS = 5;
 const MAX_ITEM = 200;
 
-const newest = (a: Evaluation, b: Evaluation) => (b.spec?.run ?? 0) - (a.spec?.run ?? 0) || String(b.status?.evaluatedAt ?? '').localeCompare(String(a.status?.evaluatedAt ?? ''));
+const at = (e: Evaluation) => {
+  const n = Date.parse(String(e.status?.evaluatedAt ?? ''));
+  return Number.isNaN(n) ? 0 : n;
+};
+const newest = (a: Evaluation, b: Evaluation) => (b.spec?.run ?? 0) - (a.spec?.run ?? 0) || at(b) - at(a);
 
 /** The session's own latest judged Evaluation (owned by this very object, not a namesake that was deleted). */
 export function latestOwnEvaluation(session: AgentSession, evaluations: Evaluation[]): Evaluation | undefined {
@@ -58,7 +62,7 @@ export function resumeNotes(session: AgentSession, evaluations: Evaluation[]): s
   if (!project) return undefined;
   const other = evaluations
     .filter((e) => (e.metadata.namespace ?? '') === (session.metadata.namespace ?? '') && e.spec?.projectRef === project && e.spec?.sessionRef !== session.metadata.name && hasVerdict(e))
-    .sort((a, b) => String(b.status?.evaluatedAt ?? '').localeCompare(String(a.status?.evaluatedAt ?? '')))[0];
+    .sort((a, b) => at(b) - at(a))[0];
   if (!other) return undefined;
   return formatAssessment(other, `The latest run in project ${project} (session ${other.spec!.sessionRef}, run ${other.spec!.run})`);
 }
