@@ -101,6 +101,12 @@ export function buildProgram(): Command {
     .action(async (opts, cmd) => (await import('./commands/version.js')).versionCommand(opts, globals(cmd)));
 
   program
+    .command('doctor')
+    .description('Check this host: tmux, git and node versions, agent CLIs on PATH and whether their detection patterns are verified for the installed version')
+    .option('-o, --output <format>', 'json')
+    .action(async (opts, cmd) => (await import('./commands/doctor.js')).doctorCommand(opts, globals(cmd)));
+
+  program
     .command('controller')
     .description('Run the controller: reconcile AgentSessions against tmux, git and the host')
     .option('--once', 'run one full pass and exit')
