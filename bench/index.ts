@@ -9,5 +9,6 @@ import { storeCasBench } from './modules/store-cas.js';
 import { controllerBench } from './modules/controller.js';
 import { metricsBench } from './modules/metrics.js';
 import { eventIngestBench } from './modules/event-ingest.js';
+import { paneClassifyBench } from './modules/pane-classify.js';
 
-export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench, controllerBench, metricsBench, eventIngestBench];
+export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench, controllerBench, metricsBench, eventIngestBench, paneClassifyBench];

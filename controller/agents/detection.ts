@@ -445,7 +445,16 @@ interface Screen {
   footer: string[];
 }
 
-const ASCII_TRAIL = /[ \t\r]+$/;
+/** Trailing ASCII blanks only: U+00A0 after ❯ is Claude Code's live-input marker. (A loop: the regex /[ \t]+$/ is quadratic in long runs of inner spaces.) */
+function trimAsciiEnd(l: string): string {
+  let n = l.length;
+  while (n > 0) {
+    const c = l.charCodeAt(n - 1);
+    if (c !== 32 && c !== 9 && c !== 13) break;
+    n--;
+  }
+  return n === l.length ? l : l.slice(0, n);
+}
 
 function readScreen(text: string, p: DetectionProfile): Screen {
   const raw = (text.includes('\x1b') ? stripAnsi(text) : text).split('\n');
@@ -464,7 +473,7 @@ function readScreen(text: string, p: DetectionProfile): Screen {
   const kept: string[] = [];
   let count = 0;
   for (let i = raw.length - 1; i >= start && count < p.tailLines; i--) {
-    const l = raw[i].replace(ASCII_TRAIL, '');
+    const l = trimAsciiEnd(raw[i]);
     if (l === '' || l.trim() === '') {
       if (kept.length) kept.push('');
       continue;
