@@ -194,6 +194,7 @@ describe('judge reconciler', () => {
     const s = await endedSession('plain', { phase: 'Failed', run: 1, exitCode: 1, reason: 'Error' });
     await settle('default/plain');
     expect(await evalsOf('plain')).toHaveLength(0);
+    expect((await getSession('plain')).metadata.resourceVersion).toBe(s.metadata.resourceVersion); // nothing written
     await store.create(newEvaluation(s, 'plain-run-1-ondemand-1', 1, 'OnDemand'));
     await until(() => evaluations.list('default').length === 1);
     await settle('default/plain');

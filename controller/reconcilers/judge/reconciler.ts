@@ -347,6 +347,7 @@ export class JudgeReconciler implements Reconciler {
     const finished = mine.filter((e) => hasVerdict(e) || isFailed(e)).sort(newestFirst);
     const st: AgentSessionStatus = structuredClone(session.status ?? {});
     st.conditions ??= [];
+    let changed = false;
     const gen = session.metadata.generation;
     const events: [type: 'Normal' | 'Warning', reason: string, message: string][] = [];
     const latest = judged[0];
@@ -354,6 +355,7 @@ export class JudgeReconciler implements Reconciler {
     if (latest && prev?.name !== latest.metadata.name) {
       const s = latest.status!;
       st.lastEvaluation = { name: latest.metadata.name, run: latest.spec!.run, score: s.score!, recommendation: s.recommendation!, outcome: s.outcome!, evaluatedAt: s.evaluatedAt! } satisfies LastEvaluation;
+      changed = true;
       // On the arrival of a new verdict only: the session controller may clear Escalated later (a new run).
       if (escalates(s)) {
         const msg = `run ${latest.spec!.run} judged ${s.score}/5 (${s.outcome}, recommendation ${s.recommendation}) by the ${s.backend} judge: ${clip(s.reasoning ?? '', 300)}`;
@@ -369,10 +371,11 @@ export class JudgeReconciler implements Reconciler {
     const last = finished[0];
     if (last && isFailed(last)) {
       const c = getCondition(last.status?.conditions, 'JudgeFailed');
-      setCondition(st.conditions, { type: 'JudgeFailed', status: 'True', reason: c?.reason ?? 'JudgeFailed', message: clip(`Evaluation ${last.metadata.name}: ${c?.message ?? last.status?.message ?? ''}`, 1000), observedGeneration: gen });
+      changed = setCondition(st.conditions, { type: 'JudgeFailed', status: 'True', reason: c?.reason ?? 'JudgeFailed', message: clip(`Evaluation ${last.metadata.name}: ${c?.message ?? last.status?.message ?? ''}`, 1000), observedGeneration: gen }) || changed;
     } else if (last && getCondition(st.conditions, 'JudgeFailed')?.status === 'True') {
-      setCondition(st.conditions, { type: 'JudgeFailed', status: 'False', reason: 'VerdictRecorded', message: `Evaluation ${last.metadata.name} has a verdict`, observedGeneration: gen });
+      changed = setCondition(st.conditions, { type: 'JudgeFailed', status: 'False', reason: 'VerdictRecorded', message: `Evaluation ${last.metadata.name} has a verdict`, observedGeneration: gen }) || changed;
     }
+    if (!changed) return; // most passes: nothing of ours to write
     // Events first: after a crash in between they are recorded again, which the recorder folds
     // into the same Event (count + 1); the other order could lose them.
     for (const [type, reason, message] of events) await this.d.recorder.record(session, type, reason, message);
