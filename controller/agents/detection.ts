@@ -49,6 +49,8 @@ export interface CompiledPattern {
   re: RegExp;
   region: Region;
   within?: number;
+  /** Only the lines after the last one matching this (e.g. the latest echoed user prompt). */
+  since?: RegExp;
   /** present: only when the input line is drawn; absent: only when it is not. */
   box?: 'present' | 'absent';
 }
@@ -133,7 +135,7 @@ const PROFILE_FIELDS = [
   'dialogs', 'waiting', 'busy', 'idle', 'quota', 'interrupted', 'prompt', 'otherwise',
 ] as const;
 const TOP_FIELDS = ['agent', 'profiles', ...PROFILE_FIELDS.filter((f) => f !== 'versions')];
-const PATTERN_FIELDS = ['regex', 'flags', 'region', 'within', 'box'];
+const PATTERN_FIELDS = ['regex', 'flags', 'region', 'within', 'since', 'box'];
 
 function unknownKeys(o: Obj, allowed: readonly string[], at: string, errs: Errs): void {
   for (const k of Object.keys(o)) if (!allowed.includes(k)) errs.push({ path: `${at}.${k}`, message: `unknown field (allowed: ${allowed.join(', ')})` });
@@ -172,6 +174,7 @@ function checkPatternList(v: unknown, at: string, errs: Errs): void {
     checkRegex(p.regex, `${pa}.regex`, errs, typeof p.flags === 'string' && /^[isu]*$/.test(p.flags) ? p.flags : '');
     if (p.region !== undefined && !REGIONS.includes(p.region as Region)) errs.push({ path: `${pa}.region`, message: `must be one of ${REGIONS.join(', ')}` });
     if (p.within !== undefined) checkInt(p.within, `${pa}.within`, errs, 1, 1000);
+    if (p.since !== undefined) checkRegex(p.since, `${pa}.since`, errs);
     if (p.box !== undefined && p.box !== 'present' && p.box !== 'absent') errs.push({ path: `${pa}.box`, message: 'must be present or absent' });
   });
 }
@@ -275,12 +278,18 @@ export function validateDetection(detection: unknown, at: string): { path: strin
 // ---------------------------------------------------------------------------------------------
 // Compilation
 
-type PatternData = string | { regex: string; flags?: string; region?: Region; within?: number; box?: 'present' | 'absent' };
+type PatternData = string | { regex: string; flags?: string; region?: Region; within?: number; since?: string; box?: 'present' | 'absent' };
 
 function compilePatterns(list: PatternData[] | undefined): CompiledPattern[] {
   return (list ?? []).map((p) => {
     if (typeof p === 'string') return { re: new RegExp(p, 'm'), region: 'above' };
-    return { re: new RegExp(p.regex, 'm' + (p.flags ?? '')), region: p.region ?? 'above', ...(p.within ? { within: p.within } : {}), ...(p.box ? { box: p.box } : {}) };
+    return {
+      re: new RegExp(p.regex, 'm' + (p.flags ?? '')),
+      region: p.region ?? 'above',
+      ...(p.within ? { within: p.within } : {}),
+      ...(p.since ? { since: new RegExp(p.since) } : {}),
+      ...(p.box ? { box: p.box } : {}),
+    };
   });
 }
 
@@ -531,10 +540,16 @@ function matcher(s: Screen) {
   return (p: CompiledPattern): boolean => {
     if (p.box === 'present' && s.inputIdx < 0) return false;
     if (p.box === 'absent' && s.inputIdx >= 0) return false;
-    const key = `${p.region}:${p.within ?? 0}`;
+    const key = `${p.region}:${p.within ?? 0}:${p.since?.source ?? ''}`;
     let text = joined.get(key);
     if (text === undefined) {
-      const ls = regionLines(s, p.region);
+      let ls = regionLines(s, p.region);
+      if (p.since) {
+        const since = p.since;
+        let i = ls.length - 1;
+        while (i >= 0 && !since.test(ls[i])) i--;
+        ls = ls.slice(i + 1);
+      }
       text = (p.within ? ls.slice(-p.within) : ls).join('\n');
       joined.set(key, text);
     }

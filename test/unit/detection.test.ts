@@ -63,7 +63,7 @@ describe('validateDetection / compileDetection', () => {
         profiles: [
           { versions: [] },
           { versions: ['1.0.0'], input: { line: '^> ', within: 0 }, dialogs: [{ name: 'Trust Dialog', answerKeys: ['Down Enter'] }], otherwise: 'sleepy' },
-          { versions: ['1.0.0'], busy: [{ regex: 'x', region: 'middle', box: 'maybe', speed: 1 }] },
+          { versions: ['1.0.0'], busy: [{ regex: 'x', region: 'middle', box: 'maybe', since: '[', speed: 1 }] },
         ],
       },
       'spec.detection',
@@ -81,6 +81,7 @@ describe('validateDetection / compileDetection', () => {
       'spec.detection.profiles[2].versions[0]': 'version 1.0.0 is already listed by profiles[1]',
       'spec.detection.profiles[2].busy[0].region': expect.stringContaining('above'),
       'spec.detection.profiles[2].busy[0].box': 'must be present or absent',
+      'spec.detection.profiles[2].busy[0].since': expect.stringContaining('invalid regular expression'),
       'spec.detection.profiles[2].busy[0].speed': expect.stringContaining('unknown field'),
     });
   });
@@ -240,6 +241,9 @@ describe('classifyScreen rules (Claude Code 2.1.330 template)', () => {
   it('quota text and the interrupt notice are flags next to the state', () => {
     expect(classifyScreen(fixture('api-error-429.txt'), claude)).toEqual({ state: 'idle', quotaExhausted: true, inputReady: true });
     expect(classifyScreen(claudeScreen(["You've hit your limit. Please wait and try again later.", 'Your usage resets in approximately 4 hours.']), claude).quotaExhausted).toBe(true);
+    // A quota notice followed by a new prompt that is being worked on is stale.
+    const retried = claudeScreen(['● API Error: Request rejected (429) · This request would exceed your account\'s rate limit.', '❯ try again', '● Working on it.', '✢ Warping… (2s · ↓ 71 tokens)']);
+    expect(classifyScreen(retried, claude)).toEqual({ state: 'busy', inputReady: true });
     expect(classifyScreen(fixture('interrupted.txt'), claude)).toEqual({ state: 'idle', interrupted: true, inputReady: true });
     // Not the latest thing any more: a later turn finished after the interruption.
     const later = claudeScreen(['  ⎿ \u00a0Interrupted · What should Claude do instead?', '❯ try again', '● Done.', '✻ Baked for 2s · done 2:41 AM']);
