@@ -23,13 +23,9 @@ import { Tmux } from '../observers/tmux.js';
 import { NodeReconciler } from '../reconcilers/node/reconciler.js';
 import { ACTIVE_PHASES, type Phase } from '../reconcilers/session/machine.js';
 import { SessionReconciler } from '../reconcilers/session/reconciler.js';
-import { JudgeReconciler } from '../reconcilers/judge/reconciler.js';
+import { JudgeReconciler, policyLimiter } from '../reconcilers/judge/reconciler.js';
 import { resumeNotes } from '../reconcilers/judge/resume.js';
-import { judgeConfigOf } from '../reconcilers/judge/should-judge.js';
 import type { Evaluation } from '../reconcilers/judge/types.js';
-import { globalConcurrency } from '../llm/config.js';
-import { Semaphore } from '../llm/limiter.js';
-import type { SessionPolicy } from '../api/kinds.js';
 import { sendToSession } from '../reconcilers/session/send.js';
 import type { DeliveryResult } from '../agents/delivery.js';
 import { EventLogs } from '../store/eventlog.js';
@@ -78,7 +74,7 @@ export class Manager {
   private judge?: JudgeReconciler;
   private judgeController?: Controller;
   /** Judgements in flight, controller-wide: the smallest judge.maxConcurrent of any policy, else 2. */
-  readonly judgeLimiter = new Semaphore(() => globalConcurrency(this.informers.policies.list().map((p) => judgeConfigOf(p as SessionPolicy))));
+  readonly judgeLimiter = policyLimiter({ list: () => this.informers.policies.list() });
   private node?: NodeReconciler;
   private stopped = false;
   private timers: NodeJS.Timeout[] = [];

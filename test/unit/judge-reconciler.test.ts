@@ -13,9 +13,8 @@ import type { AgentSession } from '../../controller/api/kinds.js';
 import type { Resource } from '../../controller/api/types.js';
 import { validateObject } from '../../controller/api/validate.js';
 import { EventRecorder } from '../../controller/client/events.js';
-import { Semaphore } from '../../controller/llm/limiter.js';
 import { runWorkspace, writeState } from '../../controller/observers/workspace.js';
-import { JudgeReconciler, newEvaluation, type JudgeMetricsHooks } from '../../controller/reconcilers/judge/reconciler.js';
+import { JudgeReconciler, newEvaluation, policyLimiter, type JudgeMetricsHooks } from '../../controller/reconcilers/judge/reconciler.js';
 import type { Evaluation } from '../../controller/reconcilers/judge/types.js';
 import { Informer } from '../../controller/runtime/informer.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
@@ -35,7 +34,7 @@ let fake: FakeOpenAI | undefined;
 let enqueued: string[];
 let metrics: { evaluated: string[]; failed: string[]; requests: string[]; inFlight: number[] };
 
-function makeJudge(limit = 2) {
+function makeJudge() {
   const hooks: JudgeMetricsHooks = {
     onEvaluated: (b, r, s) => metrics.evaluated.push(`${b}/${r}/${s}`),
     onFailed: (b, r) => metrics.failed.push(`${b}/${r}`),
@@ -50,7 +49,7 @@ function makeJudge(limit = 2) {
     home,
     log: { info() {}, warn() {}, error() {} },
     enqueue: (k) => enqueued.push(k),
-    limiter: new Semaphore(() => limit),
+    limiter: policyLimiter(policies), // as the manager wires it
     metrics: hooks,
     backoffMs: 5,
   });
@@ -273,16 +272,17 @@ describe('judge reconciler', () => {
     expect((await getEval('done-run-1'))!.status).toMatchObject(verdict);
   });
 
-  it('keeps judgements in flight at the global limit (the fake counts concurrent requests)', async () => {
+  it('keeps judgements in flight at the limit the policies set, the smallest one (the fake counts concurrent requests)', async () => {
     fake = await FakeOpenAI.start(() => openai.answer(GOOD_VERDICT, 200));
-    await policy({ backend: 'openai', model: 'm', endpoint: fake.endpoint, maxConcurrent: 2 });
-    const names = ['a1', 'a2', 'a3', 'a4', 'a5'];
+    await policy({ backend: 'openai', model: 'm', endpoint: fake.endpoint, maxConcurrent: 3 });
+    await policy({ maxConcurrent: 5 }, 'other');
+    const names = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6'];
     for (const n of names) await endedSession(n, { phase: 'Succeeded', run: 1, exitCode: 0, reason: 'Completed' });
     await Promise.all(names.map((n) => judge.reconcile(`default/${n}`)));
     await judge.idle();
-    expect(fake.requests).toHaveLength(5);
-    expect(fake.server.maxInFlight).toBe(2);
-    expect(Math.max(...metrics.inFlight)).toBe(2);
+    expect(fake.requests).toHaveLength(6);
+    expect(fake.server.maxInFlight).toBe(3);
+    expect(Math.max(...metrics.inFlight)).toBe(3);
     for (const n of names) expect((await getEval(`${n}-run-1`))!.status?.score).toBe(4);
   });
 

@@ -22,7 +22,7 @@ import { API_VERSION } from '../../api/types.js';
 import type { EventRecorder } from '../../client/events.js';
 import { writeStatusMerged } from '../../client/status.js';
 import { LlmError, type LlmBackend, type LlmErrorKind } from '../../llm/backend.js';
-import { resolveJudgeConfig, type ResolvedJudgeConfig } from '../../llm/config.js';
+import { globalConcurrency, resolveJudgeConfig, type ResolvedJudgeConfig } from '../../llm/config.js';
 import { createBackend } from '../../llm/index.js';
 import { Semaphore } from '../../llm/limiter.js';
 import { completeStructured } from '../../llm/structured.js';
@@ -393,6 +393,11 @@ export class JudgeReconciler implements Reconciler {
   async idle(): Promise<void> {
     while (this.jobs.size) await Promise.allSettled([...this.jobs]);
   }
+}
+
+/** The controller-wide limit: the smallest judge.maxConcurrent of the policies (read on every acquire), else 2. */
+export function policyLimiter(policies: Pick<Informer, 'list'>): Semaphore {
+  return new Semaphore(() => globalConcurrency(policies.list().map((p) => judgeConfigOf(p as SessionPolicy))));
 }
 
 /** An Evaluation object for one run of a session, owned by it (deleted with it). */
