@@ -416,8 +416,11 @@ const GENERIC = {
     { regex: '(?:do you want|would you like|allow)[^\\n]*\\?', flags: 'i' },
     { regex: '\\[y/n\\]|\\(y/n\\)|\\(y\\)es/\\(n\\)o|press enter to confirm|esc to cancel', flags: 'i' },
   ],
+  // A last line ending in a prompt character ("$", "sim>", "❯") is an input prompt with nothing
+  // typed: that is what readiness means for a CLI nobody wrote patterns for.
+  input: { line: '^.{0,80}[$#>❯›%]$', within: 1 },
   busy: [{ regex: '(?:esc|ctrl\\+c) to (?:interrupt|cancel)', flags: 'i', region: 'screen' }],
-  idle: [{ regex: '^\\s*[$#>❯›]\\s*$', region: 'last' }],
+  idle: [{ regex: '^', region: 'input', box: 'present' }],
   quota: [{ regex: "you'?ve (?:hit|reached) your (?:usage )?limit|usage limit|rate limit|quota exceeded", flags: 'i', within: 8 }],
   interrupted: [{ regex: 'interrupted', flags: 'i', within: 2 }],
   prompt: { lines: 8 },

@@ -148,7 +148,9 @@ describe('detectionFor', () => {
     expect(generic.agent).toBe('mytool');
     expect(classifyScreen('Overwrite the file? [y/N]', generic).state).toBe('waiting');
     expect(classifyScreen('working (esc to interrupt)', generic).state).toBe('busy');
-    expect(classifyScreen('done\n$ ', generic).state).toBe('idle');
+    expect(classifyScreen('done\n$ ', generic)).toEqual({ state: 'idle', inputReady: true });
+    expect(classifyScreen('sim agent v1\nsim> ', generic)).toEqual({ state: 'idle', inputReady: true });
+    expect(classifyScreen('sim> fix the bug\nthinking', generic)).toEqual({ state: 'unknown', inputReady: false });
     expect(detectionFor({ command: ['x'], detection: { profiles: [] } })).toBeUndefined();
   });
 
