@@ -202,19 +202,41 @@ export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<Deliv
   });
 }
 
-/** Sends answer keys (approve/deny a prompt) and confirms the prompt went away; one retry. */
+/**
+ * Sends answer keys (approve/deny a prompt) and confirms the prompt went away; one retry. The
+ * keys wait until the prompt is on screen and has stood for 300 ms: a hook can announce it up to
+ * half a second before it is drawn, and Claude Code drops keys in a dialog's first moments.
+ */
 export async function deliverKeys(t: PaneTarget, d: KeyDelivery): Promise<DeliveryResult> {
   return withPaneLock(t.workspace, async () => {
     if (d.notBefore && Date.now() < d.notBefore) await sleep(d.notBefore - Date.now());
+    const start = Date.now();
+    let shownSince = 0;
+    let shown = false;
+    while (Date.now() - start < 5000) {
+      if (d.stillWaiting(await t.tmux.capture(t.target, 60))) {
+        shownSince ||= Date.now();
+        if (Date.now() - shownSince >= 300) {
+          shown = true;
+          break;
+        }
+      } else shownSince = 0;
+      await sleep(50);
+    }
     const b = baseline(t);
     for (let attempt = 0; attempt < 2; attempt++) {
       await t.tmux.sendKeys(t.target, d.keys);
       const deadline = Date.now() + 1500;
       while (Date.now() < deadline) {
         await sleep(100);
-        if (answered(t, b) || !d.stillWaiting(await t.tmux.capture(t.target, 60))) return { delivered: true, reason: 'Answered', message: `sent ${d.keys.join(' ')}; the prompt went away`, retries: attempt, confirmedBy: answered(t, b) ? 'hook' : 'screen' };
+        const byHook = answered(t, b);
+        if (byHook || (shown && !d.stillWaiting(await t.tmux.capture(t.target, 60))))
+          return { delivered: true, reason: 'Answered', message: `sent ${d.keys.join(' ')}; the prompt went away`, retries: attempt, confirmedBy: byHook ? 'hook' : 'screen' };
       }
+      if (!shown) break; // nothing on screen to tell by: one press, unconfirmed
     }
-    return { delivered: false, reason: 'Unconfirmed', message: `sent ${d.keys.join(' ')} twice but the prompt is still on screen`, retries: 1 };
+    return shown
+      ? { delivered: false, reason: 'Unconfirmed', message: `sent ${d.keys.join(' ')} twice but the prompt is still on screen`, retries: 1 }
+      : { delivered: false, reason: 'Unconfirmed', message: `sent ${d.keys.join(' ')}, but no prompt was seen on screen and the agent reported no answer`, retries: 0 };
   });
 }

@@ -23,8 +23,8 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(sc.h.repo, 'hello.txt'), 'hello\n');
   sc.fake.script(
     bashTurn('git add hello.txt && git commit -q -m "agent: add hello"', { text: 'I will commit hello.txt.' }),
-    textTurn('Committed hello.txt.'),
-    bashTurn('ls /nonexistent-orchctl-e2e', { text: 'Listing it.' }),
+    textTurn('Committed hello.txt.', { usage: { input_tokens: 90_000, cache_read_input_tokens: 2_000, output_tokens: 100 } }),
+    bashTurn('ls ./does-not-exist', { text: 'Listing it.' }),
     textTurn('That directory does not exist.'),
   );
   await sc.startSession(NAME, PROMPT);
@@ -88,18 +88,22 @@ describe('Claude Code under orchctl', () => {
     expect(agentOf(s).lastAssistantMessage).toBe('Committed hello.txt.');
     expect(agentOf(s).state).toBe('idle');
     expect(s.status?.phase).toBe('Running');
+    // Context-window use from the transcript's usage: 92 100 of 200 000 tokens.
+    expect(s.status?.context).toMatchObject({ usedTokens: 92_100, windowTokens: 200_000, percent: 46.1, lastStep: 40 });
+    const ctxEvents = (await sc.h.events(NAME)).filter((e) => e.reason === 'ContextWindow');
+    expect(ctxEvents.map((e) => e.message)).toEqual(['context window 40% used (92100 of 200000 tokens)']);
   });
 
   it('orchctl send delivers text through the same verified path; a failing tool call arrives with its exit status', async () => {
-    const r = await sc.h.orchctl(['send', NAME, 'Now list /nonexistent-orchctl-e2e please.']);
+    const r = await sc.h.orchctl(['send', NAME, 'Now list ./does-not-exist please.']);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^delivered: submitted and confirmed/);
     const third = await sc.fake.waitForMain(3, 20_000);
-    expect(userText(third.body)).toBe('Now list /nonexistent-orchctl-e2e please.');
+    expect(userText(third.body)).toBe('Now list ./does-not-exist please.');
     const failed = await sc.h.waitFor('the failed tool_result event', async () =>
       sc.events(NAME).find((e) => e.type === 'tool_result' && e.isError),
     30_000);
-    expect(failed).toMatchObject({ type: 'tool_result', tool: 'Bash', command: 'ls /nonexistent-orchctl-e2e', exitCode: 2, isError: true });
+    expect(failed).toMatchObject({ type: 'tool_result', tool: 'Bash', command: 'ls ./does-not-exist', exitCode: 2, isError: true });
     expect(failed.type === 'tool_result' && failed.output).toMatch(/No such file or directory/);
     const hookFailure = sc.events(NAME).find((e) => e.type === 'hook' && e.hook === 'PostToolUseFailure');
     expect(hookFailure && hookFailure.type === 'hook' && String(hookFailure.payload.error)).toMatch(/^Exit code 2/);

@@ -29,7 +29,7 @@ export interface ClaudeScenario {
 
 /** The built-in claude-code Agent, pointed at `binary` and the fake. */
 export function claudeAgent(binary: string, env: Record<string, string>, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const template = YAML.parse(fs.readFileSync(process.env.ORCHCTL_CLAUDE_TEMPLATE ?? path.join(ROOT, 'manifests', 'agents', 'claude-code.yaml'), 'utf8')) as { metadata: { name: string }; spec: Record<string, unknown> };
+  const template = YAML.parse(fs.readFileSync(path.join(ROOT, 'manifests', 'agents', 'claude-code.yaml'), 'utf8')) as { metadata: { name: string }; spec: Record<string, unknown> };
   const hooks = (template.spec.hooks ?? { kind: 'claude-code' }) as Record<string, unknown>;
   return {
     apiVersion: 'orchctl.io/v1alpha1',
@@ -51,7 +51,9 @@ export async function startClaudeScenario(): Promise<ClaudeScenario> {
   const h = await makeHarness();
   const home = makeClaudeHome({ projectDirs: [h.repo], baseUrl: fake.url, hookEvents: [], root: path.join(h.dir, 'claude') });
   // Retries off so an API error shows at once; no proxy needed: QUIET_ENV keeps it off the network.
-  const env = { ...home.env, CLAUDE_CODE_MAX_RETRIES: '0', TERM: 'tmux-256color', LANG: 'C.UTF-8' };
+  // The throw-away HOME has no git identity: give the agent's commits one.
+  const ident = { GIT_AUTHOR_NAME: 'orchctl agent', GIT_AUTHOR_EMAIL: 'agent@orchctl.io', GIT_COMMITTER_NAME: 'orchctl agent', GIT_COMMITTER_EMAIL: 'agent@orchctl.io' };
+  const env = { ...home.env, ...ident, CLAUDE_CODE_MAX_RETRIES: '0', TERM: 'tmux-256color', LANG: 'C.UTF-8' };
   await h.apply([claudeAgent(binary, env)]);
   h.start();
   return {
