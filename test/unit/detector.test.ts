@@ -58,7 +58,7 @@ describe('tool signals from real outputs', () => {
   for (const [name, { command, signal }] of Object.entries(EXPECTED)) {
     it(`${name}: ${command} → ${signal}`, () => {
       const out = toolOutput(name);
-      // As Claude Code reports it: no exit code field, "Exit code N" on the first line of a failure.
+      // As Claude Code reports it, through the transcript normaliser ("Exit code N" on the first line of a failure).
       expect(signalsOf(bashSession(command, out))).toEqual(signal ? [signal] : []);
       // As an agent that reports the exit status reports it.
       const s = newDetectorState(1);

@@ -28,6 +28,16 @@ export interface AssessmentState {
   turn: { activity: boolean; progress: boolean; count: number };
   /** status.git as it stood when the last turn ended. */
   gitMark?: string;
+  /** What the previous run came to (sampling decides about it after the next run began). */
+  previousRun?: RunSummary;
+}
+
+export interface RunSummary {
+  run: number;
+  messages: number;
+  counts: DetectorState['counts'];
+  frustrationEma: number;
+  trips: number;
 }
 
 export interface InterventionDue {
@@ -125,6 +135,8 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
         cp.lastSeq = due.seq;
         cp.lastTime = due.at;
       }
+      const old = state.detector;
+      state.previousRun = { run: old.run, messages: old.messages, counts: old.counts, frustrationEma: old.frustrationEma, trips: snap.context.trips };
       state.detector = newDetectorState(run);
       snap = breakerMachine.resolveState({ value: 'Closed', context: initialBreakerContext() }) as Snap;
       state.checkpoints = newCheckpointState(input.from, e.seq, 1, cp.count);

@@ -117,7 +117,7 @@ export function detect(s: DetectorState, e: AgentEvent, cfg: DetectorConfig): De
         break;
       }
       // The task prompt and the agent's own interruption notes are not reactions.
-      if (s.userMessages === 1 || text.startsWith('[Request interrupted')) break;
+      if (s.userMessages === 1 || e.interrupt || text.startsWith('[Request interrupted')) break;
       const t = text.length > cfg.maxText ? text.slice(0, cfg.maxText) : text;
       out.scoredUserMessage = true;
       const frustrated = cfg.frustration.some((r) => r.test(t));

@@ -157,6 +157,7 @@ export class AssessmentReconciler implements Reconciler {
       ...(state.gitMark !== undefined ? { gitMark: state.gitMark } : {}),
       checkpoints: state.checkpoints,
       ...(pending ? { pendingIntervention: pending } : {}),
+      ...(state.previousRun ? { previousRun: state.previousRun } : {}),
       lastUpdateTime: events.length || !a?.lastUpdateTime ? iso(now) : a.lastUpdateTime,
     };
     const mine: Record<string, unknown> = { ...structuredClone(status), detector: state.detector, breaker, assessment };

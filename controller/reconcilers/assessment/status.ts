@@ -10,7 +10,7 @@
  * it: that is what makes consumption exactly-once across a controller kill -9.
  */
 import type { LogPosition } from '../../store/eventlog.js';
-import type { AssessmentState } from './assess.js';
+import type { AssessmentState, RunSummary } from './assess.js';
 import { BREAKER_STATES, type BreakerContext, type BreakerStateName } from './breaker.js';
 import type { CheckpointState } from './checkpoints.js';
 import type { InterventionType } from './config.js';
@@ -69,6 +69,7 @@ export interface AssessmentStatus {
   gitMark?: string;
   checkpoints: CheckpointState;
   pendingIntervention?: PendingIntervention;
+  previousRun?: RunSummary;
   lastUpdateTime?: string;
 }
 
@@ -124,6 +125,7 @@ export function stateFromStatus(st: Record<string, unknown> | undefined): Assess
     checkpoints: structuredClone(a.checkpoints),
     turn: { ...(a.turn ?? { activity: false, progress: false, count: 0 }) },
     ...(a.gitMark !== undefined ? { gitMark: a.gitMark } : {}),
+    ...(a.previousRun ? { previousRun: structuredClone(a.previousRun) } : {}),
   };
 }
 

@@ -126,6 +126,8 @@ export class JudgeReconciler implements Reconciler {
     const mine = this.evaluationsOf(session);
     if (shouldJudge(session, policy))
       for (const run of this.endedRuns(session)) {
+        // Sampling (assessment/sampling.ts) picks which ended runs are judged; burn-in counts the namespace's Evaluations.
+        if (!shouldJudge(session, policy, run, this.d.evaluations.list(namespace).length)) continue;
         const created = await this.ensureEvaluation(session, run, policy);
         if (created && !mine.some((e) => e.metadata.name === created.metadata.name)) mine.push(created); // before the cache has it
       }

@@ -1,13 +1,14 @@
 /**
- * Which ended runs are judged automatically. Until the assessment issue's sampling strategy
- * (seed 001 §7: burn-in, breaker-triggered, feedback, long sessions, base rate) replaces this
- * module, the rule is: every ended run of a session whose SessionPolicy has a `judge` section that
- * is not `enabled: false`. Sessions without one are judged only on demand (`orchctl judge`), so
- * adding the judge changes nothing for sessions that did not ask for it — the judge's escalation
+ * Which ended runs are judged automatically: those of a session whose SessionPolicy has a `judge`
+ * section that is not `enabled: false`, and of those the runs the sampling strategy picks
+ * (assessment/sampling.ts, seed 001 §7 — every run unless the policy has a `sampling` section).
+ * Sessions without a judge section are judged only on demand (`orchctl judge`), so adding the
+ * judge changes nothing for sessions that did not ask for it — the judge's escalation
  * stops restarts, see docs/judge.md.
  */
 import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
 import type { JudgeConfig } from '../../llm/config.js';
+import { sampleRun } from '../assessment/sampling.js';
 
 export interface JudgePolicyView {
   judge?: JudgeConfig;
@@ -18,9 +19,14 @@ export function judgeConfigOf(policy: SessionPolicy | undefined): JudgeConfig | 
   return j && typeof j === 'object' ? j : undefined;
 }
 
-/** True when the session's ended runs get an Evaluation (trigger SessionEnded). */
-export function shouldJudge(session: AgentSession, policy: SessionPolicy | undefined): boolean {
+/**
+ * True when the session's ended runs get an Evaluation (trigger SessionEnded). With `run`, also
+ * whether that run is sampled (assessment/sampling.ts: every run unless the policy has a
+ * `sampling` section; `evaluationsSoFar` in the namespace counts towards its burn-in).
+ */
+export function shouldJudge(session: AgentSession, policy: SessionPolicy | undefined, run?: number, evaluationsSoFar = 0): boolean {
   if (session.metadata.deletionTimestamp) return false;
   const j = judgeConfigOf(policy);
-  return !!j && j.enabled !== false;
+  if (!j || j.enabled === false) return false;
+  return run === undefined || sampleRun(session, run, policy, evaluationsSoFar).judge;
 }
