@@ -24,6 +24,9 @@ import { NodeReconciler } from '../reconcilers/node/reconciler.js';
 import { ACTIVE_PHASES, type Phase } from '../reconcilers/session/machine.js';
 import { SessionReconciler } from '../reconcilers/session/reconciler.js';
 import { JudgeReconciler, policyLimiter } from '../reconcilers/judge/reconciler.js';
+import { AssessmentReconciler } from '../reconcilers/assessment/reconciler.js';
+import { judgeConfigOf } from '../reconcilers/judge/should-judge.js';
+import { createBackend, resolveJudgeConfig } from '../llm/index.js';
 import { resumeNotes } from '../reconcilers/judge/resume.js';
 import type { Evaluation } from '../reconcilers/judge/types.js';
 import { sendToSession } from '../reconcilers/session/send.js';
@@ -75,6 +78,9 @@ export class Manager {
   private judgeController?: Controller;
   /** Judgements in flight, controller-wide: the smallest judge.maxConcurrent of any policy, else 2. */
   readonly judgeLimiter = policyLimiter({ list: () => this.informers.policies.list() });
+  /** The detector, circuit breaker and checkpoints: a consumer of each session's event log, keyed by session. */
+  readonly assessQueue = new WorkQueue('assessment');
+  private assessController?: Controller;
   private node?: NodeReconciler;
   private stopped = false;
   private timers: NodeJS.Timeout[] = [];
@@ -205,6 +211,24 @@ export class Manager {
     this.judge = new JudgeReconciler({ store: this.store, policies: this.informers.policies, evaluations: this.evaluations, recorder, home: this.home, log: this.log, enqueue: (k) => this.judgeQueue.add(k), limiter: this.judgeLimiter, metrics: this.metrics.judge });
     this.judgeController = new Controller('judge', this.judgeQueue, this.judge, { workers: 2, log: (m, e) => this.log.error(m, e) });
     this.informers.sessions.onChange((_t, o) => this.judgeQueue.add(sessionKey(o)));
+    const assess = new AssessmentReconciler({
+      store: this.store,
+      policies: this.informers.policies,
+      home: this.home,
+      send: (k, text, origin) => this.send(k, text, origin),
+      recorder,
+      log: this.log,
+      metrics: this.metrics.assessment,
+      summaryBackend: (policy) => {
+        try {
+          return createBackend(resolveJudgeConfig(judgeConfigOf(policy)));
+        } catch {
+          return undefined; // the offline summary stands in
+        }
+      },
+    });
+    this.assessController = new Controller('assessment', this.assessQueue, assess, { workers: 2, log: (m, e) => this.log.error(m, e) });
+    this.logs.onAppend((k) => this.assessQueue.add(k)); // new events: assess them now
     this.evaluations.onChange((_t, o) => {
       const ref = (o.spec as { sessionRef?: string } | undefined)?.sessionRef;
       if (ref) this.judgeQueue.add(`${o.metadata.namespace ?? ''}/${ref}`);
@@ -229,6 +253,7 @@ export class Manager {
     await this.safely('node status', () => this.node!.reconcile());
     this.controller.start();
     this.judgeController.start();
+    this.assessController.start();
     this.enqueueAll();
 
     if (this.opts.once) {
@@ -274,6 +299,7 @@ export class Manager {
   private enqueueAll(): void {
     for (const o of this.informers.sessions.list()) this.queue.add(sessionKey(o));
     for (const o of this.informers.sessions.list()) this.judgeQueue.add(sessionKey(o));
+    for (const o of this.informers.sessions.list()) this.assessQueue.add(sessionKey(o));
   }
 
   private enqueuePending(ns: string | undefined): void {
@@ -357,7 +383,7 @@ export class Manager {
   /** --once: until nothing is queued or being reconciled, and background deliveries are done. */
   private async drain(): Promise<void> {
     await sleep(20);
-    while (this.queue.busy() > 0 || this.reconciler!.deliveriesInFlight() > 0 || this.judgeQueue.busy() > 0 || (this.judge?.pending ?? 0) > 0) await sleep(20);
+    while (this.queue.busy() > 0 || this.reconciler!.deliveriesInFlight() > 0 || this.judgeQueue.busy() > 0 || (this.judge?.pending ?? 0) > 0 || this.assessQueue.busy() > 0) await sleep(20);
   }
 
   private async safely(what: string, fn: () => Promise<void>): Promise<void> {
@@ -380,6 +406,7 @@ export class Manager {
     await this.controller?.stop();
     await this.judge?.stop();
     await this.judgeController?.stop();
+    await this.assessController?.stop();
     for (const i of [...Object.values(this.informers), this.evaluations]) i.stop();
     if (this.leading) await this.store.releaseLease(CONTROLLER_LEASE, this.identity).catch(() => undefined);
     this.logs.closeAll();

@@ -16,6 +16,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { AgentSession } from '../api/kinds.js';
 import type { Resource } from '../api/types.js';
 import type { Informer } from '../runtime/informer.js';
+import { AssessmentMetrics, registerAssessmentSessionMetrics } from './assessment.js';
 import { registerNodeMetrics } from './nodes.js';
 import { JudgeMetrics } from './judge.js';
 import { RunMetrics } from './runs.js';
@@ -39,6 +40,8 @@ export class ControllerMetrics {
   readonly runs: RunMetrics;
   /** The LLM judge's evaluations, failures, latency and backend requests (judge.ts). */
   readonly judge: JudgeMetrics;
+  /** Detector signals and breaker interventions (assessment.ts). */
+  readonly assessment: AssessmentMetrics;
 
   constructor(opts: MetricsOptions) {
     if (opts.processMetrics !== false) {
@@ -51,6 +54,8 @@ export class ControllerMetrics {
     this.runs = new RunMetrics(this.registry);
     this.judge = new JudgeMetrics(this.registry);
     registerSessionMetrics(this.registry, () => opts.sessions.list() as AgentSession[]);
+    this.assessment = new AssessmentMetrics(this.registry);
+    registerAssessmentSessionMetrics(this.registry, () => opts.sessions.list() as AgentSession[]);
     registerNodeMetrics(this.registry, () => opts.nodes.list() as Resource[]);
     opts.sessions.onChange((type, o) => type === 'DELETED' && this.runs.forget(o.metadata.uid));
   }

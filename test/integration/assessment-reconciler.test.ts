@@ -1,0 +1,254 @@
+/**
+ * The assessment reconciler over a real SQLite store and real event-log files, with the sending
+ * path replaced by a recorder (what it sends is the subject; the real tmux path is exercised in
+ * assessment-controller.test.ts). Crashes are reproduced by putting status back where a killed
+ * controller would have left it and running a fresh reconciler.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AgentSession, SessionPolicy } from '../../controller/api/kinds.js';
+import type { Resource } from '../../controller/api/types.js';
+import { EventRecorder } from '../../controller/client/events.js';
+import { assessmentConfig } from '../../controller/reconcilers/assessment/config.js';
+import { readCheckpoints, checkpointsPath } from '../../controller/reconcilers/assessment/history.js';
+import { AssessmentReconciler, type SendFn } from '../../controller/reconcilers/assessment/reconciler.js';
+import type { AssessmentStatus, BreakerStatus, PendingIntervention } from '../../controller/reconcilers/assessment/status.js';
+import { EventLog, eventLogPath, type AgentEvent } from '../../controller/store/eventlog.js';
+import { SqliteStore } from '../../controller/store/sqlite.js';
+import { toolOutput, TranscriptBuilder } from '../fixtures/assessment/transcript.js';
+
+let dir: string;
+let store: SqliteStore;
+let sent: { key: string; text: string }[];
+let sendResult: Awaited<ReturnType<SendFn>> | Error;
+let now: number;
+let policySpec: Record<string, unknown>;
+
+const NAME = 'fix-tests';
+const key = `default/${NAME}`;
+const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+
+function reconciler(): AssessmentReconciler {
+  const policy = { apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'default', namespace: 'default', uid: `pol-${JSON.stringify(policySpec)}`, generation: 1 }, spec: policySpec } as SessionPolicy;
+  return new AssessmentReconciler({
+    store,
+    policies: { list: () => [policy] },
+    home: dir,
+    recorder: new EventRecorder(store, 'orchctl-controller'),
+    log: quiet,
+    send: async (k, text) => {
+      sent.push({ key: k, text });
+      if (sendResult instanceof Error) throw sendResult;
+      return sendResult;
+    },
+    now: () => now,
+    redeliverGraceMs: 30_000,
+  });
+}
+
+async function session(): Promise<AgentSession> {
+  return (await store.get({ kind: 'AgentSession', namespace: 'default', name: NAME })) as AgentSession;
+}
+
+async function setStatus(patch: Record<string, unknown>): Promise<void> {
+  const s = await session();
+  await store.updateStatus({ ...s, status: { ...(s.status ?? {}), ...patch } });
+}
+
+function append(events: AgentEvent[]): AgentEvent[] {
+  const log = new EventLog(eventLogPath(dir, 'default', NAME));
+  try {
+    return log.append(events.map(({ seq: _s, ...e }) => e as never));
+  } finally {
+    log.close();
+  }
+}
+
+/** Five failing pytest runs at real time (the trip is fresh), then a commit. */
+function failingSession(): AgentEvent[] {
+  const t = new TranscriptBuilder(new Date(Date.now() - 120_000).toISOString(), 1000).user('Make pytest pass.');
+  for (let i = 0; i < 5; i++) t.bash('python3 -m pytest -q', toolOutput('pytest-fail'));
+  return t.events();
+}
+
+const status = async () => (await session()).status as Record<string, unknown> & { assessment: AssessmentStatus; breaker: BreakerStatus; detector: { counts: Record<string, number>; events: number } };
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-assess-'));
+  store = new SqliteStore(path.join(dir, 'state.db'));
+  sent = [];
+  sendResult = { delivered: true, reason: 'Confirmed', message: 'submitted and confirmed: the transcript gained the user message', retries: 0 };
+  now = Date.now();
+  policySpec = { selector: {} };
+  await store.create({ apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name: NAME, namespace: 'default' }, spec: { agentRef: 'claude-code', workdir: dir, prompt: 'Make pytest pass.' } } as Resource);
+  await setStatus({ phase: 'Running', run: 1, tmuxSession: 'default_fix-tests_1234', workspace: path.join(dir, 'ws') });
+});
+
+afterEach(async () => {
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('consuming the event log', () => {
+  it('writes nothing for a session whose log is empty', async () => {
+    expect(await reconciler().reconcile(key)).toBeUndefined();
+    expect((await session()).status?.detector).toBeUndefined();
+  });
+
+  it('a replay from the committed position (the status write was lost in a crash) counts nothing twice and writes no checkpoint twice', async () => {
+    const t = new TranscriptBuilder(new Date(Date.now() - 120_000).toISOString(), 1000).user('Fix the add() test.');
+    for (const n of ['vitest-fail', 'vitest-fail', 'vitest-pass']) t.bash('npx vitest run', toolOutput(n));
+    t.bash('git commit -qam "fix add()"', { output: '[main 1a2b3c4] fix add()', exitCode: 0 }).endTurn('Fixed and committed.');
+    const evs = append(t.events());
+    const before = structuredClone((await session()).status);
+    await reconciler().reconcile(key);
+    const first = await status();
+    expect(first.detector.counts).toEqual({ TestFailure: 2, TestSuccess: 1, Commit: 1 });
+    expect(first.assessment.position.seq).toBe(evs.at(-1)!.seq);
+    const file = checkpointsPath(dir, 'default', NAME);
+    expect(readCheckpoints(file).map((c) => c.trigger)).toEqual(['git-commit']);
+
+    // The controller died after appending the checkpoint, before its status write: status is as before.
+    await store.updateStatus({ ...(await session()), status: before });
+    await reconciler().reconcile(key);
+    const again = await status();
+    expect(again.detector).toEqual(first.detector);
+    expect(again.breaker.consecutiveFailures).toBe(first.breaker.consecutiveFailures);
+    expect(readCheckpoints(file)).toHaveLength(1);
+
+    // And a pass with nothing new changes nothing (no write at all).
+    const rv = (await session()).metadata.resourceVersion;
+    await reconciler().reconcile(key);
+    expect((await session()).metadata.resourceVersion).toBe(rv);
+  });
+
+  it('takes a long log in batches, asking to come back at once', async () => {
+    const t = new TranscriptBuilder(new Date(Date.now() - 3_600_000).toISOString(), 100).user('Refactor.');
+    for (let i = 0; i < 400; i++) t.edit(`src/f${i}.ts`);
+    const evs = append(t.events());
+    expect(evs.length).toBeGreaterThan(500);
+    const r = reconciler();
+    expect(await r.reconcile(key)).toEqual({ requeueAfterMs: 0 });
+    expect((await status()).assessment.position.seq).toBe(500);
+    await r.reconcile(key);
+    expect((await status()).assessment.position.seq).toBe(evs.at(-1)!.seq);
+    expect((await status()).detector.events).toBe(evs.length);
+  });
+});
+
+describe('interventions', () => {
+  it('on a trip: BreakerOpen condition and Event, the text sent once, the outcome in the history', async () => {
+    append(failingSession());
+    const r = await reconciler().reconcile(key);
+    expect(sent).toEqual([{ key, text: assessmentConfig(undefined).breaker.texts.ApproachPivot }]);
+    const s = await status();
+    expect(s.breaker).toMatchObject({ state: 'Open', reason: 'ApproachPivot', interventions: 1, consecutiveFailures: 5 });
+    expect(s.breaker.history).toHaveLength(1);
+    expect(s.breaker.history[0]).toMatchObject({ type: 'ApproachPivot', delivered: true, result: 'Delivered', why: '5 consecutive failures (threshold 5), the last a TestFailure' });
+    expect(s.assessment.pendingIntervention).toBeUndefined();
+    const cond = (s.conditions as { type: string; status: string; reason: string }[]).find((c) => c.type === 'BreakerOpen');
+    expect(cond).toMatchObject({ status: 'True', reason: 'ApproachPivot' });
+    const events = (await store.list('Event', { namespace: 'default' })).items.map((e) => [e.type, e.reason]);
+    expect(events).toEqual(expect.arrayContaining([['Warning', 'BreakerOpen'], ['Normal', 'InterventionDelivered']]));
+    // Comes back when the cooldown (10m from the tripping event) is over, to go half-open.
+    expect(r).toEqual({ requeueAfterMs: Date.parse(s.breaker.openedTime!) + 600_000 - now + 50 });
+    // Nothing new: nothing sent again.
+    await reconciler().reconcile(key);
+    expect(sent).toHaveLength(1);
+  });
+
+  const pendingOf = async (): Promise<PendingIntervention> => {
+    // Decide without delivering: the session is not Running while it trips, then put the
+    // decision back as pending, as a controller killed between its write and the send leaves it.
+    append(failingSession());
+    sendResult = new Error('must not be called');
+    const s0 = structuredClone((await session()).status);
+    policySpec = { selector: {}, autonomy: 'observe' };
+    await reconciler().reconcile(key);
+    const s = await status();
+    const rec = s.breaker.history[0];
+    policySpec = { selector: {} };
+    sendResult = { delivered: true, reason: 'Confirmed', message: 'confirmed', retries: 1 };
+    const pending: PendingIntervention = { id: rec.id, type: rec.type, why: rec.why, text: assessmentConfig(undefined).breaker.texts[rec.type], seq: rec.seq, decidedTime: rec.decidedTime, from: { seq: 0, offset: 0 } };
+    await store.updateStatus({ ...(await session()), status: { ...s0, ...structuredClone(s), breaker: { ...s.breaker, history: [], interventions: 0 }, assessment: { ...s.assessment, pendingIntervention: pending } } });
+    return pending;
+  };
+
+  it('a decision persisted before a crash (no attempt yet) is delivered once after the restart', async () => {
+    const p = await pendingOf();
+    await reconciler().reconcile(key);
+    expect(sent.map((x) => x.text)).toEqual([p.text]);
+    const s = await status();
+    expect(s.breaker.history.map((h) => [h.id, h.result, h.retries])).toEqual([[p.id, 'Delivered', 1]]);
+    expect(s.breaker.interventions).toBe(1);
+    expect(s.assessment.pendingIntervention).toBeUndefined();
+    await reconciler().reconcile(key);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('an attempt that reached the agent before the crash is not sent again', async () => {
+    const p = await pendingOf();
+    await setStatus({ assessment: { ...(await status()).assessment, pendingIntervention: { ...p, attemptTime: new Date(now - 5000).toISOString() } } });
+    // The agent's transcript got the text; the ingester put it into the log.
+    append([{ seq: 0, ts: new Date().toISOString(), run: 1, source: 'transcript', type: 'user_message', text: p.text, index: 1 }]);
+    await reconciler().reconcile(key);
+    expect(sent).toEqual([]);
+    const s = await status();
+    expect(s.breaker.history.map((h) => [h.result, h.delivered])).toEqual([['DeliveredBeforeRestart', true]]);
+    // The text came back as a user message: it is not scored as the user's frustration.
+    expect(s.detector.counts.Frustration ?? 0).toBe(0);
+  });
+
+  it('an attempt not (yet) seen in the log waits out the grace period, then is sent once', async () => {
+    const p = await pendingOf();
+    await setStatus({ assessment: { ...(await status()).assessment, pendingIntervention: { ...p, attemptTime: new Date(now - 10_000).toISOString() } } });
+    const r = await reconciler().reconcile(key);
+    expect(sent).toEqual([]);
+    expect(r).toEqual({ requeueAfterMs: 20_000 });
+    now += 20_000;
+    await reconciler().reconcile(key);
+    expect(sent.map((x) => x.text)).toEqual([p.text]);
+    expect((await status()).breaker.history.map((h) => h.result)).toEqual(['Delivered']);
+  });
+
+  it('a failed send is recorded, not retried forever', async () => {
+    sendResult = new Error('agentsession "fix-tests" is waiting for an answer');
+    append(failingSession());
+    await reconciler().reconcile(key);
+    await reconciler().reconcile(key);
+    expect(sent).toHaveLength(1);
+    const s = await status();
+    expect(s.breaker.history.map((h) => [h.delivered, h.result, h.message])).toEqual([[false, 'SendFailed', 'agentsession "fix-tests" is waiting for an answer']]);
+    const events = (await store.list('Event', { namespace: 'default' })).items.map((e) => e.reason);
+    expect(events).toContain('InterventionNotDelivered');
+  });
+
+  it('nothing is sent to a session that is not running, or under autonomy observe', async () => {
+    await setStatus({ phase: 'Failed' });
+    append(failingSession());
+    await reconciler().reconcile(key);
+    expect(sent).toEqual([]);
+    expect((await status()).breaker.history.map((h) => h.result)).toEqual(['NotRunning']);
+  });
+
+  it('autonomy observe records the decision and sends nothing', async () => {
+    policySpec = { selector: {}, autonomy: 'observe' };
+    append(failingSession());
+    await reconciler().reconcile(key);
+    expect(sent).toEqual([]);
+    const s = await status();
+    expect(s.breaker.history.map((h) => [h.type, h.result])).toEqual([['ApproachPivot', 'Observe']]);
+    expect(s.breaker.state).toBe('Open');
+  });
+
+  it('an intervention whose trip is older than the cooldown is not sent (catching up on a backlog)', async () => {
+    const t = new TranscriptBuilder(new Date(Date.now() - 3 * 3_600_000).toISOString(), 1000).user('Make pytest pass.');
+    for (let i = 0; i < 5; i++) t.bash('python3 -m pytest -q', toolOutput('pytest-fail'));
+    append(t.events());
+    await reconciler().reconcile(key);
+    expect(sent).toEqual([]);
+    expect((await status()).breaker.history.map((h) => h.result)).toEqual(['Stale']);
+  });
+});
