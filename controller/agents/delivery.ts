@@ -174,8 +174,11 @@ export async function waitReady(t: PaneTarget, ready: ((s: string) => boolean) |
 }
 
 export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<DeliveryResult> {
+  // The wait for readiness holds no lock: an answer to a startup dialog (auto or `orchctl send
+  // --keys`) must be able to go in while a prompt waits for the input box.
+  let ready = await waitReady(t, d.ready, d.readyTimeoutMs);
   return withPaneLock(t.workspace, async () => {
-    const ready = await waitReady(t, d.ready, d.readyTimeoutMs);
+    if (ready) ready = await waitReady(t, d.ready, 3000); // still ready now that we hold the pane
     if (await t.tmux.inMode(t.target)) await t.tmux.run(['send-keys', '-t', t.target, '-X', 'cancel'], { reject: false });
     await t.tmux.sendKeys(t.target, d.clearKeys ?? ['C-u']);
     const b = baseline(t);

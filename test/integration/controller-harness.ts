@@ -35,6 +35,20 @@ export interface Harness {
   cleanup(): Promise<void>;
 }
 
+/** Pids of processes whose working directory is inside `dir` (from /proc). */
+export function processesIn(dir: string): number[] {
+  const out: number[] = [];
+  for (const p of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(p) || Number(p) === process.pid) continue;
+    try {
+      if (fs.readlinkSync(`/proc/${p}/cwd`).startsWith(dir)) out.push(Number(p));
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return out;
+}
+
 export function git(repo: string, args: string[]) {
   return execa('git', ['-C', repo, '-c', 'user.email=test@orchctl.io', '-c', 'user.name=orchctl test', ...args]);
 }
@@ -132,8 +146,12 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
     async cleanup() {
       await h.stopController('SIGKILL').catch(() => undefined);
       await execa('tmux', ['-L', socket, 'kill-server'], { reject: false });
+      // Agents die of the hangup, but may take a moment (Claude Code writes its config and
+      // transcript on the way out, and recreates its working directory): wait for them.
+      for (let i = 0; i < 100 && processesIn(dir).length; i++) await new Promise((r) => setTimeout(r, 100));
       await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      // Agents killed with the tmux server may still be writing (Claude Code flushes its config): retry.
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 50, retryDelay: 100 });
     },
   };
   return h;

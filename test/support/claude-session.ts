@@ -45,16 +45,17 @@ export function claudeAgent(binary: string, env: Record<string, string>, extra: 
   };
 }
 
-export async function startClaudeScenario(): Promise<ClaudeScenario> {
+export async function startClaudeScenario(opts: { omitConfig?: Array<'hasCompletedOnboarding' | 'customApiKeyResponses' | 'trust' | 'theme'>; agents?: Record<string, Record<string, unknown>> } = {}): Promise<ClaudeScenario> {
   const binary = ensureClaudeCode();
   const fake = await FakeAnthropic.start();
   const h = await makeHarness();
-  const home = makeClaudeHome({ projectDirs: [h.repo], baseUrl: fake.url, hookEvents: [], root: path.join(h.dir, 'claude') });
+  const home = makeClaudeHome({ projectDirs: [h.repo], baseUrl: fake.url, hookEvents: [], root: path.join(h.dir, 'claude'), omitConfig: opts.omitConfig });
   // Retries off so an API error shows at once; no proxy needed: QUIET_ENV keeps it off the network.
   // The throw-away HOME has no git identity: give the agent's commits one.
   const ident = { GIT_AUTHOR_NAME: 'orchctl agent', GIT_AUTHOR_EMAIL: 'agent@orchctl.io', GIT_COMMITTER_NAME: 'orchctl agent', GIT_COMMITTER_EMAIL: 'agent@orchctl.io' };
   const env = { ...home.env, ...ident, CLAUDE_CODE_MAX_RETRIES: '0', TERM: 'tmux-256color', LANG: 'C.UTF-8' };
-  await h.apply([claudeAgent(binary, env)]);
+  // `claude`, plus variants (name → extra spec fields, e.g. autoAnswer).
+  await h.apply([claudeAgent(binary, env), ...Object.entries(opts.agents ?? {}).map(([name, extra]) => ({ ...claudeAgent(binary, env, extra), metadata: { name } }))]);
   h.start();
   return {
     h,
