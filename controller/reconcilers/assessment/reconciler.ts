@@ -145,7 +145,10 @@ export class AssessmentReconciler implements Reconciler {
       const last = i === r.interventions.length - 1;
       const stale = now - Date.parse(iv.at) > Math.max(cfg.breaker.cooldownMs, 60_000);
       if (last && !stale) pending = this.pendingFor(iv, cfg, from);
-      else history.push(record(iv, false, last ? 'Stale' : 'Superseded', last ? 'the trip is older than the cooldown; not sent' : 'a later trip in the same batch replaced it'));
+      else {
+        history.push(record(iv, false, last ? 'Stale' : 'Superseded', last ? 'the trip is older than the cooldown; not sent' : 'a later trip in the same batch replaced it'));
+        breaker.interventions++;
+      }
     });
     breaker.history = history.slice(-HISTORY);
 

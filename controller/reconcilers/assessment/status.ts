@@ -56,6 +56,7 @@ export interface BreakerStatus {
   noProgressTurns: number;
   turnFailures: number;
   thresholds?: Record<string, unknown>;
+  /** Interventions decided in this session (sent or not: the history says which). */
   interventions: number;
   lastInterventionTime?: string;
   history: InterventionRecord[];
