@@ -10,8 +10,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** Longest a hook waits for its payload before writing what it has. */
-export const HOOK_STDIN_DEADLINE_MS = 60;
+/**
+ * Longest a hook waits for its payload before writing what it has. The payload is one JSON line
+ * (Claude Code ends it with a newline), so the hook normally finishes the moment that line is in
+ * — this bound only matters for a writer that stalls, which a loaded machine can make slow.
+ */
+export const HOOK_STDIN_DEADLINE_MS = 1000;
 /** Payloads are bounded; a larger one is cut and marked. */
 export const HOOK_MAX_PAYLOAD_BYTES = 256 * 1024;
 export const HOOKS_FILE = 'hooks.jsonl';
@@ -35,11 +39,21 @@ function readStdin(deadlineMs: number, maxBytes: number): Promise<{ text: string
     stdin.on('data', (c: Buffer) => {
       chunks.push(c);
       size += c.length;
-      if (size > maxBytes) finish(false);
+      // A whole JSON line is the whole payload: no need to wait for the writer to close.
+      if (size > maxBytes || (c.includes(10) && isJson(Buffer.concat(chunks).toString('utf8')))) finish(false);
     });
     stdin.on('end', () => finish(false));
     stdin.on('error', () => finish(false));
   });
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Runs the hook; resolves to the exit code, which is always 0. */

@@ -242,7 +242,7 @@ describe('session lifecycle', () => {
       const c = condition(await h.session('pasted'), 'PromptDelivered');
       return c?.status !== 'Unknown' && c;
     });
-    expect(delivered).toMatchObject({ status: 'True', reason: 'Pasted' });
+    expect(delivered).toMatchObject({ status: 'True', reason: 'Confirmed' });
     expect(fs.readFileSync(path.join(s.status!.workspace!, 'prompt.md'), 'utf8')).toBe('fix the flaky test in src/app.ts\n');
   });
 
