@@ -166,6 +166,25 @@ export function buildProgram(): Command {
     .option('--timeout <duration>', 'how long --wait waits', '120s')
     .action(async (name, opts, cmd) => (await import('./commands/judge.js')).judgeCommand(name, opts, globals(cmd)));
 
+  const assess = program.command('assess').description('What the detector, circuit breaker and checkpoints say about sessions');
+  assess
+    .command('status')
+    .description('Breaker state against its thresholds, EMAs, checkpoints, interventions and consumer lag')
+    .argument('[session]', 'AgentSession name (default: a table of every session)')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('-A, --all-namespaces', 'across all namespaces')
+    .option('-o, --output <format>', 'json')
+    .action(async (name, opts, cmd) => (await import('./commands/assess.js')).assessStatusCommand(name, opts, globals(cmd)));
+  assess
+    .command('history')
+    .description("Sessions' outcomes and frustration, or one session's trajectory, checkpoints, signals and interventions")
+    .argument('[session]', 'AgentSession name (default: every recent session)')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('-A, --all-namespaces', 'across all namespaces')
+    .option('--since <duration>', 'how far back: 7d, 12h, 30m', '7d')
+    .option('-o, --output <format>', 'json')
+    .action(async (name, opts, cmd) => (await import('./commands/assess.js')).assessHistoryCommand(name, opts, globals(cmd)));
+
   program
     .command('completion')
     .description('Print a shell completion script: source <(orchctl completion bash)')
