@@ -15,6 +15,8 @@
  */
 
 export const MAX_PATTERN_LENGTH = 512;
+/** Quotes a pattern for a message as written (JSON.stringify would double its backslashes). */
+const q = (s: string) => `"${s}"`;
 /** Repetitions up to this count are treated as fixed-size (they cannot blow up exponentially). */
 const SMALL_REPEAT = 10;
 
@@ -37,7 +39,7 @@ export function checkPattern(src: unknown): string | undefined {
   try {
     new RegExp(body, 'i');
   } catch (e) {
-    return `invalid regular expression ${JSON.stringify(src)}: ${(e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /, '')}`;
+    return `invalid regular expression ${q(src)}: ${(e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /, '')}`;
   }
   let ast: Node;
   try {
@@ -46,7 +48,7 @@ export function checkPattern(src: unknown): string | undefined {
     return undefined; // valid for V8 but beyond our parser (rare syntax): nothing to say
   }
   const problem = findBacktracking(ast);
-  return problem ? `regular expression ${JSON.stringify(src)} may backtrack catastrophically: ${problem}` : undefined;
+  return problem ? `regular expression ${q(src)} may backtrack catastrophically: ${problem}` : undefined;
 }
 
 // ---- character sets -----------------------------------------------------------------------
@@ -413,13 +415,13 @@ function findBacktracking(n: Node): string | undefined {
       if (repeats(n)) {
         const inner = innerRepetition(n.body);
         if (inner)
-          return `the repeated group ${JSON.stringify(n.text)} contains the repetition ${JSON.stringify(inner.text)} (nested quantifiers); repeat a single, fixed-length piece instead, e.g. "(ab)+" or "\\w+"`;
+          return `the repeated group ${q(n.text)} contains the repetition ${q(inner.text)} (nested quantifiers); repeat a single, fixed-length piece instead, e.g. "(ab)+" or "\\w+"`;
         for (const alt of alternationsIn(n.body)) {
-          if (alt.alts.some(nullable)) return `in the repeated group ${JSON.stringify(n.text)} an alternative can match the empty string`;
+          if (alt.alts.some(nullable)) return `in the repeated group ${q(n.text)} an alternative can match the empty string`;
           for (let i = 0; i < alt.alts.length; i++)
             for (let j = i + 1; j < alt.alts.length; j++)
               if (firstSet(alt.alts[i]).intersects(firstSet(alt.alts[j])))
-                return `in the repeated group ${JSON.stringify(n.text)} alternatives ${i + 1} and ${j + 1} can start with the same character (overlapping alternation); make the alternatives start differently, e.g. "ca(t|r)" instead of "(cat|car)"`;
+                return `in the repeated group ${q(n.text)} alternatives ${i + 1} and ${j + 1} can start with the same character (overlapping alternation); make the alternatives start differently, e.g. "ca(t|r)" instead of "(cat|car)"`;
         }
       }
       return findBacktracking(n.body);

@@ -10,6 +10,7 @@ import { locateError, ManifestError, type ManifestDoc } from '../api/manifest.js
 import { API_VERSION, LAST_APPLIED_ANNOTATION, type Resource } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import type { Store, WriteOp } from '../store/store.js';
+import { admissionErrors } from './admission.js';
 import { threeWayMerge } from './merge.js';
 import { normalizeManifest } from './normalize.js';
 
@@ -82,6 +83,12 @@ export function prepareManifests(docs: ManifestDoc[], reg: Registry, namespace?:
     const fieldErrors = validateObject(structuredClone(manifest), kind);
     if (fieldErrors.length) {
       fieldErrors.forEach((e) => errors.push(locateError(d, e)));
+      continue;
+    }
+    // Admission: what the schema cannot say (regex validity and backtracking safety, ...).
+    const admission = admissionErrors(manifest, kind);
+    if (admission.length) {
+      admission.forEach((e) => errors.push(locateError(d, e)));
       continue;
     }
     const id = `${kind.kind}/${manifest.metadata.namespace ?? ''}/${manifest.metadata.name}`;
