@@ -10,5 +10,6 @@ import { controllerBench } from './modules/controller.js';
 import { metricsBench } from './modules/metrics.js';
 import { eventIngestBench } from './modules/event-ingest.js';
 import { paneClassifyBench } from './modules/pane-classify.js';
+import { detectorBench } from './modules/detector.js';
 
-export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench, controllerBench, metricsBench, eventIngestBench, paneClassifyBench];
+export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench, controllerBench, metricsBench, eventIngestBench, paneClassifyBench, detectorBench];

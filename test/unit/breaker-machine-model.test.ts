@@ -2,7 +2,8 @@
  * Model-based tests of the circuit-breaker machine with xstate/graph, in the manner of
  * session-machine-model.test.ts: every state is reachable with realistic event samples, the
  * transition relation is exactly the documented diagram, and every generated path, replayed
- * through `transition`, keeps the invariants (cooldown, trip reasons, resets).
+ * through `transition`, keeps the invariants (cooldown, trip reasons, resets) — and the fast
+ * path the assessment step takes (stepBreaker) agrees with the machine at every step.
  *
  * Counters and times make the state space infinite, so the graph is built on an abstraction
  * (counters capped just above their thresholds) and traversals stop at a bounded depth.
@@ -10,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
 import { createTestModel, getAdjacencyMap, getShortestPaths, getSimplePaths } from 'xstate/graph';
-import { breakerMachine, type BreakerEvent, type BreakerStateName, type BreakerThresholds } from '../../controller/reconcilers/assessment/breaker.js';
+import { breakerMachine, stepBreaker, type BreakerEvent, type BreakerStateName, type BreakerThresholds } from '../../controller/reconcilers/assessment/breaker.js';
 
 type Snap = ReturnType<typeof initialTransition<typeof breakerMachine>>[0];
 interface Path {
@@ -53,6 +54,12 @@ function replay(path: Path): Snap {
     const from = snap.value as BreakerStateName;
     const to = next.value as BreakerStateName;
     const where = `${from} --${JSON.stringify({ ...e, cfg: undefined })}--> ${to}`;
+
+    // The fast path the assessment step uses agrees with the machine on every step.
+    const fast = stepBreaker({ value: from, context: snap.context }, e);
+    expect(fast.next.value, `stepBreaker: ${where}`).toBe(to);
+    expect(fast.next.context, `stepBreaker: ${where}`).toEqual(next.context);
+    expect(fast.actions.includes('intervene'), `stepBreaker: ${where}`).toBe(actions.includes('intervene'));
 
     // An intervention exactly when the breaker opens; it then carries a reason and counts a trip.
     expect(actions.includes('intervene'), where).toBe(to === 'Open' && from !== 'Open');

@@ -14,9 +14,8 @@
  * A new run (an event whose `run` is higher) starts the detector, breaker and turn afresh; the
  * previous run's open segment becomes a `run-end` checkpoint.
  */
-import { transition, type SnapshotFrom } from 'xstate';
 import type { AgentEvent, LogPosition } from '../../store/eventlog.js';
-import { breakerMachine, initialBreakerContext, type BreakerContext, type BreakerEvent, type BreakerStateName, type BreakerThresholds } from './breaker.js';
+import { initialBreakerContext, stepBreaker, type BreakerContext, type BreakerEvent, type BreakerSnapshot, type BreakerStateName, type BreakerThresholds } from './breaker.js';
 import { checkpointTrigger, newCheckpointState, nextSegment, type CheckpointDue, type CheckpointState } from './checkpoints.js';
 import type { AssessmentConfig, InterventionType } from './config.js';
 import { detect, newDetectorState, type DetectorState, type Signal } from './detector.js';
@@ -78,8 +77,6 @@ export function newAssessmentState(run = 0): AssessmentState {
 /** Tools whose success means a file was written. */
 const FILE_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit', 'apply_patch', 'write_file', 'replace', 'edit_file', 'str_replace_based_edit_tool']);
 
-type Snap = SnapshotFrom<typeof breakerMachine>;
-
 export interface StepInput {
   /** Events after the committed position, in order. */
   events: AgentEvent[];
@@ -109,16 +106,16 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
   const out: StepResult = { state, signals: [], interventions: [], transitions: [], checkpoints: [] };
   const { cfg } = input;
   const th = thresholds(cfg);
-  let snap = breakerMachine.resolveState({ value: state.breaker.state, context: state.breaker.context }) as Snap;
+  let snap: BreakerSnapshot = { value: state.breaker.state, context: state.breaker.context };
 
   const send = (ev: BreakerEvent, e?: AgentEvent) => {
     if (!cfg.breaker.enabled) return;
-    const [next, actions] = transition(breakerMachine, snap, ev);
-    const from = snap.value as BreakerStateName;
-    const to = next.value as BreakerStateName;
-    snap = next as Snap;
+    const { next, actions } = stepBreaker(snap, ev);
+    const from = snap.value;
+    const to = next.value;
+    snap = next;
     if (from !== to) out.transitions.push({ from, to, at: e?.ts ?? new Date(ev.at).toISOString(), seq: e?.seq, why: to === 'Open' ? next.context.why : undefined });
-    if (actions.some((a) => a.type === 'intervene') && e) {
+    if (actions.includes('intervene') && e) {
       const run = state.detector.run;
       out.interventions.push({ id: `${run}-${e.seq}`, type: next.context.reason!, why: next.context.why ?? '', seq: e.seq, at: e.ts, run });
     }
@@ -138,7 +135,7 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
       const old = state.detector;
       state.previousRun = { run: old.run, messages: old.messages, counts: old.counts, frustrationEma: old.frustrationEma, trips: snap.context.trips };
       state.detector = newDetectorState(run);
-      snap = breakerMachine.resolveState({ value: 'Closed', context: initialBreakerContext() }) as Snap;
+      snap = { value: 'Closed', context: initialBreakerContext() };
       state.checkpoints = newCheckpointState(input.from, e.seq, 1, cp.count);
       Object.assign(state.checkpoints, { lastSeq: cp.lastSeq, lastTime: cp.lastTime, lastSummary: cp.lastSummary });
       state.turn = { activity: false, progress: false, count: 0 };
@@ -177,6 +174,6 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
     }
   }
   if (snap.value === 'Open') send({ type: 'TICK', at: input.now, cfg: th });
-  state.breaker = { state: snap.value as BreakerStateName, context: snap.context };
+  state.breaker = { state: snap.value, context: snap.context };
   return out;
 }

@@ -21,7 +21,7 @@
  * Time is an input: every event carries `at` (ms; event timestamps, or the reconciler's clock
  * for TICK). No timers, no Date.now().
  */
-import { assign, setup } from 'xstate';
+import { assign, setup, transition } from 'xstate';
 import type { InterventionType } from './config.js';
 import { CORRECTION_SIGNALS, FAILURE_SIGNALS, SUCCESS_SIGNALS, type Signal } from './detector.js';
 
@@ -160,3 +160,29 @@ export const breakerMachine = setup({
     },
   },
 });
+
+export interface BreakerSnapshot {
+  value: BreakerStateName;
+  context: BreakerContext;
+}
+
+/**
+ * One event through the breaker: the machine's answer, computed without the machine when no
+ * transition can fire (the guards are false) — then only the `count` action applies, which is a
+ * pure function here. Most events are such (xstate's `transition` costs ~25 µs, more than the
+ * detector's whole budget per event); the model-based tests check the two agree on every step.
+ */
+export function stepBreaker(cur: BreakerSnapshot, e: BreakerEvent): { next: BreakerSnapshot; actions: string[] } {
+  const { value, context: ctx } = cur;
+  const stay = (context: BreakerContext) => ({ next: { value, context }, actions: context === ctx ? [] : ['count'] });
+  if (e.type === 'SIGNALS') {
+    if (value === 'Open' || !signalTrip(ctx, e)) return stay(countSignals(ctx, e));
+  } else if (e.type === 'TURN_END') {
+    if (value === 'Open') return stay(countTurn(ctx, e));
+    const trip = turnTrip(ctx, e);
+    if (value === 'Closed' && !trip) return stay(countTurn(ctx, e));
+    if (value === 'HalfOpen' && ctx.turnFailures > 0 && !trip) return stay(countTurn(ctx, e));
+  } else if (value !== 'Open' || e.at - (ctx.openedAt ?? e.at) < e.cfg.cooldownMs) return { next: cur, actions: [] };
+  const [next, acts] = transition(breakerMachine, breakerMachine.resolveState({ value, context: ctx }), e);
+  return { next: { value: next.value as BreakerStateName, context: next.context }, actions: acts.map((a) => a.type) };
+}
