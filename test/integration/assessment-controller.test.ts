@@ -134,7 +134,7 @@ describe('assessment in the real controller', () => {
     const transcript = path.join(harness.home, 'sessions/default/stuck/1/transcript.jsonl');
     const st = await harness.waitFor('the intervention to be delivered', async () => {
       const s = (await harness.session('stuck'))?.status as Assessed | undefined;
-      return s?.breaker?.history?.[0]?.result && s;
+      return !!s?.breaker?.history?.[0]?.result && s;
     }, 90_000);
     expect(st.breaker!.history[0]).toMatchObject({ type: 'ApproachPivot', delivered: true, result: 'Delivered' });
     expect(st.breaker!.interventions).toBe(1);

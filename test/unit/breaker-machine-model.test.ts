@@ -69,7 +69,7 @@ function replay(path: Path): Snap {
       expect(next.context.openedAt, where).toBe(e.at);
       expect(next.context.why, where).toBeTruthy();
       // The reason follows the evidence in the event, in priority order.
-      if (e.type === 'TURN_END') expect(next.context.reason, where).toBe('ApproachPivot');
+      if (e.type !== 'SIGNALS') expect(next.context.reason, where).toBe('ApproachPivot');
       else if (e.signals.includes('UserCorrection') && next.context.corrections.length >= cfg.correctionThreshold) expect(next.context.reason, where).toBe('ClarificationPause');
       else if (e.signals.some((s) => s === 'TestFailure' || s === 'UserCorrection') && next.context.consecutiveFailures >= cfg.failureThreshold) expect(next.context.reason, where).toBe('ApproachPivot');
       else expect(next.context.reason, where).toBe('ExplicitCheckIn');
