@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLAUDE_HOOK_EVENTS } from '../../controller/agents/claude-code.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const installScript = path.join(repoRoot, 'scripts', 'claude-code', 'install.mjs');
@@ -44,22 +45,10 @@ export function ensureClaudeCode(version = CLAUDE_CODE_VERSION): string {
 }
 
 /**
- * The hook events the spike installs: the ones issue #5 asks for plus PermissionRequest (fires
- * as the permission prompt opens, unlike Notification), PostToolUseFailure (a failed tool call
- * fires this instead of PostToolUse) and StopFailure (a turn that ended in an API error).
+ * The hook events the spike installs — the same list orchctl installs (controller/agents/claude-code.ts):
+ * the ones issue #5 asks for plus PermissionRequest, PostToolUseFailure and StopFailure.
  */
-export const HOOK_EVENTS = [
-  'SessionStart',
-  'UserPromptSubmit',
-  'PreToolUse',
-  'PermissionRequest',
-  'PostToolUse',
-  'PostToolUseFailure',
-  'Notification',
-  'Stop',
-  'StopFailure',
-  'SessionEnd',
-] as const;
+export const HOOK_EVENTS = CLAUDE_HOOK_EVENTS;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 /** Events whose entries take a tool-name `matcher`. */
