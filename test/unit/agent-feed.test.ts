@@ -52,8 +52,8 @@ describe('AgentFeed', () => {
     // The same transcript ingested in one go gives the same events.
     const oneGo = new EventLog(path.join(dir, 'one.jsonl'));
     new AgentFeed().ingest(oneGo, { run: 1, workspace: ws, transcript });
-    const strip = (e: Record<string, unknown>) => {
-      const { seq: _s, cur: _c, ...rest } = e;
+    const strip = (e: object) => {
+      const { seq: _s, cur: _c, ...rest } = e as Record<string, unknown>;
       return rest;
     };
     expect(all.map(strip)).toEqual(readEventLog(oneGo.file).events.map(strip));
