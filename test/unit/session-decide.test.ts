@@ -454,6 +454,13 @@ describe('observedEvent', () => {
     it('the pane does not matter', () => {
       expect(obs('Backoff', session({ status: { nextRestartTime: iso(10), lifecycle } }), dead(1))).toBeUndefined();
     });
+    it('an Escalated condition (e.g. a judge verdict arriving after the restart was scheduled) holds the restart; a spec change or Stopped still moves it', () => {
+      const conditions = [cond('Escalated', 'True')];
+      expect(obs('Backoff', session({ status: { nextRestartTime: iso(-5000), lifecycle, conditions } }))).toBeUndefined();
+      expect(nextLookMs('Backoff', session({ status: { nextRestartTime: iso(-5000), lifecycle, conditions } }), NOW, EFF)).toBeUndefined();
+      expect(obs('Backoff', session({ generation: 2, status: { nextRestartTime: iso(-1), lifecycle, conditions } }))).toEqual({ type: 'NEW_RUN' });
+      expect(obs('Backoff', session({ spec: { desiredState: 'Stopped' }, status: { lifecycle, conditions } }))).toEqual({ type: 'STOP' });
+    });
   });
 
   describe.each(['Failed', 'Killed', 'TimedOut'] as Phase[])('%s (a failure)', (phase) => {

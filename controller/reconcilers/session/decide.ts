@@ -122,6 +122,9 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
     case 'Backoff':
       if (!wantsRunning(i.session)) return { type: 'STOP' };
       if (generationChanged) return { type: 'NEW_RUN' };
+      // Escalated after the restart was scheduled (the judge's verdict comes after the run ended):
+      // hold the restart for a person; a spec change or desiredState Stopped still moves it.
+      if (isTrue(st.conditions, 'Escalated')) return undefined;
       if (!st.nextRestartTime || i.now >= Date.parse(st.nextRestartTime)) return { type: 'RESTART_DUE' };
       return undefined;
     case 'Succeeded':
@@ -151,7 +154,7 @@ export function nextLookMs(phase: Phase, session: AgentSession, now: number, e: 
   if ((phase === 'Running' || phase === 'Starting') && e.timeoutAction === 'Stop') candidates.push(due(st.deadlineTime));
   if (phase === 'Running' && e.timeoutAction === 'Warn' && !isTrue(st.conditions, 'TimeBoxExceeded')) candidates.push(due(st.deadlineTime));
   if (phase === 'Stopping') candidates.push(st.stopRequestTime ? due(new Date(Date.parse(st.stopRequestTime) + e.graceMs).toISOString()) : 500);
-  if (phase === 'Backoff') candidates.push(due(st.nextRestartTime) ?? 0);
+  if (phase === 'Backoff' && !isTrue(st.conditions, 'Escalated')) candidates.push(due(st.nextRestartTime) ?? 0);
   const defined = candidates.filter((x): x is number => x !== undefined);
   return defined.length ? Math.min(...defined) : undefined;
 }

@@ -688,6 +688,12 @@ export class SessionReconciler implements Reconciler {
   /** A Pending session's Ready condition says why it waits (admission, desiredState Stopped...). */
   private summarise(p: Pass): void {
     const s = p.status;
+    const escalated = s.conditions?.find((c) => c.type === 'Escalated' && c.status === 'True');
+    if (s.phase === 'Backoff' && escalated) {
+      s.reason = 'RestartHeld';
+      s.message = `restart held for a person: ${escalated.message}`;
+      delete s.nextRestartTime;
+    }
     if (s.phase === 'Pending' && !p.resolved.problem)
       setCondition(s.conditions!, { type: 'Ready', status: 'False', reason: s.reason ?? 'Pending', message: s.message ?? '', observedGeneration: p.obj.metadata.generation });
   }
