@@ -5,7 +5,7 @@
  * a text block, HTTP errors (500, 529 overloaded), 429 with Retry-After, and a hang. It checks the
  * headers the API requires (x-api-key, anthropic-version) and answers 401 without them.
  */
-import { ScriptedServer, type RecordedRequest, type Reply } from './fake-judge-server.js';
+import { ScriptedApi, ScriptedServer, type RecordedRequest, type Reply } from './fake-judge-server.js';
 
 export function message(content: unknown[], stopReason = 'end_turn', model = 'claude-fake-judge'): Reply {
   return {
@@ -23,8 +23,10 @@ export const anthropic = {
   hang: (): Reply => ({ kind: 'hang' }),
 };
 
-export class FakeJudgeAnthropic {
-  private constructor(readonly server: ScriptedServer) {}
+export class FakeJudgeAnthropic extends ScriptedApi {
+  private constructor(server: ScriptedServer) {
+    super(server);
+  }
 
   static async start(fallback: (req: RecordedRequest) => Reply = () => anthropic.status(500)): Promise<FakeJudgeAnthropic> {
     return new FakeJudgeAnthropic(
@@ -40,16 +42,4 @@ export class FakeJudgeAnthropic {
     return this.server.url;
   }
 
-  script(...r: Reply[]): this {
-    this.server.script(...r);
-    return this;
-  }
-
-  get requests() {
-    return this.server.requests;
-  }
-
-  close() {
-    return this.server.close();
-  }
 }

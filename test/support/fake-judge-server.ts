@@ -118,6 +118,27 @@ export class ScriptedServer {
 }
 
 /** A verdict that matches the judge's schema. */
+/** A fake API on a ScriptedServer: the script, the recorded requests and close, shared by the fakes. */
+export abstract class ScriptedApi {
+  protected constructor(readonly server: ScriptedServer) {}
+
+  /** Base URL for the backend's `endpoint`. */
+  abstract get endpoint(): string;
+
+  script(...r: Reply[]): this {
+    this.server.script(...r);
+    return this;
+  }
+
+  get requests() {
+    return this.server.requests;
+  }
+
+  close() {
+    return this.server.close();
+  }
+}
+
 export const GOOD_VERDICT = {
   score: 4,
   recommendation: 'continue',

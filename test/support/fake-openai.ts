@@ -3,7 +3,7 @@
  * Ollama, vLLM and llama.cpp's server speak it) on 127.0.0.1, with scripted replies: a JSON
  * answer, garbage text, HTTP errors, 429 with Retry-After, and a hang.
  */
-import { ScriptedServer, type RecordedRequest, type Reply } from './fake-judge-server.js';
+import { ScriptedApi, ScriptedServer, type RecordedRequest, type Reply } from './fake-judge-server.js';
 
 export function chatCompletion(content: string, model = 'fake-judge-1', finish = 'stop'): Reply {
   return {
@@ -29,8 +29,10 @@ export const openai = {
   hang: (): Reply => ({ kind: 'hang' }),
 };
 
-export class FakeOpenAI {
-  private constructor(readonly server: ScriptedServer) {}
+export class FakeOpenAI extends ScriptedApi {
+  private constructor(server: ScriptedServer) {
+    super(server);
+  }
 
   /** `fallback` answers requests beyond the script (default: a 500, so unscripted calls are visible). */
   static async start(fallback: (req: RecordedRequest) => Reply = () => openai.status(500, 'unscripted request')): Promise<FakeOpenAI> {
@@ -39,21 +41,9 @@ export class FakeOpenAI {
     );
   }
 
-  /** Base URL for the backend's `endpoint` (up to /v1). */
+  /** Up to /v1. */
   get endpoint(): string {
     return `${this.server.url}/v1`;
   }
 
-  script(...r: Reply[]): this {
-    this.server.script(...r);
-    return this;
-  }
-
-  get requests() {
-    return this.server.requests;
-  }
-
-  close() {
-    return this.server.close();
-  }
 }

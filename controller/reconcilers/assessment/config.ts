@@ -7,6 +7,7 @@
 import { parseDuration } from '../../api/duration.js';
 import type { SessionPolicy } from '../../api/kinds.js';
 import { compilePattern } from '../../api/patterns.js';
+import type { BreakerThresholds } from './breaker.js';
 import { normaliseText, type DetectorConfig } from './detector.js';
 
 export type InterventionType = 'ClarificationPause' | 'ApproachPivot' | 'ExplicitCheckIn';
@@ -58,15 +59,9 @@ export const DEFAULT_INTERVENTION_TEXTS: Record<InterventionType, string> = {
   ExplicitCheckIn: 'I sense some friction in our session. Would you like to pause and reassess our approach, or should I continue with adjustments?',
 };
 
-export interface BreakerConfig {
+/** The machine's thresholds (breaker.ts; noProgressTurns 0 disables that trigger) plus what surrounds them. */
+export interface BreakerConfig extends BreakerThresholds {
   enabled: boolean;
-  failureThreshold: number;
-  correctionThreshold: number;
-  correctionWindowMs: number;
-  frustrationThreshold: number;
-  /** 0 disables the no-progress trigger. */
-  noProgressTurns: number;
-  cooldownMs: number;
   texts: Record<InterventionType, string>;
   /** Deliver interventions into the session (policy autonomy act) or only record them (observe/suggest). */
   deliver: boolean;
