@@ -461,6 +461,11 @@ describe('observedEvent', () => {
       expect(obs('Backoff', session({ generation: 2, status: { nextRestartTime: iso(-1), lifecycle, conditions } }))).toEqual({ type: 'NEW_RUN' });
       expect(obs('Backoff', session({ spec: { desiredState: 'Stopped' }, status: { lifecycle, conditions } }))).toEqual({ type: 'STOP' });
     });
+    it("the judge's escalation (JudgeEscalated) does not hold restarts: the restart policy bounds the retries", () => {
+      const conditions = [{ ...cond('Escalated', 'True'), reason: 'JudgeEscalated' }];
+      expect(obs('Backoff', session({ status: { nextRestartTime: iso(-1), lifecycle, conditions } }))).toEqual({ type: 'RESTART_DUE' });
+      expect(obs('Failed', session({ spec: { restartPolicy: 'OnFailure' }, status: { lifecycle, conditions } }), dead(1), eff({ restartPolicy: 'OnFailure' }))).toMatchObject({ type: 'RESTART' });
+    });
   });
 
   describe.each(['Failed', 'Killed', 'TimedOut'] as Phase[])('%s (a failure)', (phase) => {

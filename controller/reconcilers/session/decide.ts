@@ -7,6 +7,7 @@ import { parseDuration } from '../../api/duration.js';
 import type { AgentSession, AgentSessionSpec, SessionPolicy } from '../../api/kinds.js';
 import { fromLabelSelector, matches } from '../../api/labels.js';
 import { isTrue } from '../../api/conditions.js';
+import type { Condition } from '../../api/types.js';
 import type { HostSnapshot } from '../../observers/host.js';
 import type { LifecycleEvent, Phase, RestartPolicy } from './machine.js';
 
@@ -97,6 +98,16 @@ export interface ObservedInput {
 export const wantsRunning = (s: AgentSession) => (s.spec?.desiredState ?? 'Running') === 'Running';
 
 /**
+ * Whether an Escalated condition stops restarts. It does — except the judge's (reason
+ * JudgeEscalated): a low score on a failed run is what a retry is for, and the restart policy the
+ * user wrote bounds the retries (maxRestarts), each told how the last one went. The judge's
+ * escalation is for people (a Warning event, the alert), not a brake on the restart policy.
+ */
+export function restartsHeld(conditions: Condition[] | undefined): boolean {
+  return !!conditions?.some((c) => c.type === 'Escalated' && c.status === 'True' && c.reason !== 'JudgeEscalated');
+}
+
+/**
  * The lifecycle event the observed world implies right now (level-triggered: the same inputs
  * give the same answer, however often it is asked). Admission is decided separately.
  */
@@ -122,9 +133,9 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
     case 'Backoff':
       if (!wantsRunning(i.session)) return { type: 'STOP' };
       if (generationChanged) return { type: 'NEW_RUN' };
-      // Escalated after the restart was scheduled (the judge's verdict comes after the run ended):
-      // hold the restart for a person; a spec change or desiredState Stopped still moves it.
-      if (isTrue(st.conditions, 'Escalated')) return undefined;
+      // Escalated (by hand, or by a rule that stops restarts) after the restart was scheduled:
+      // hold it for a person; a spec change or desiredState Stopped still moves it.
+      if (restartsHeld(st.conditions)) return undefined;
       if (!st.nextRestartTime || i.now >= Date.parse(st.nextRestartTime)) return { type: 'RESTART_DUE' };
       return undefined;
     case 'Succeeded':
@@ -133,7 +144,7 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
     case 'TimedOut':
       // A changed spec (a new prompt, or desiredState back to Running) starts a new run.
       if (generationChanged && wantsRunning(i.session)) return { type: 'NEW_RUN' };
-      if (!wantsRunning(i.session) || isTrue(st.conditions, 'Escalated') || st.reason === 'Stopped') return undefined;
+      if (!wantsRunning(i.session) || restartsHeld(st.conditions) || st.reason === 'Stopped') return undefined;
       if (i.effective.restartPolicy === 'Never') return undefined;
       if (i.phase === 'Succeeded' && i.effective.restartPolicy !== 'Always') return undefined;
       return { type: 'RESTART', restartPolicy: i.effective.restartPolicy, maxRestarts: i.effective.maxRestarts };
@@ -154,7 +165,7 @@ export function nextLookMs(phase: Phase, session: AgentSession, now: number, e: 
   if ((phase === 'Running' || phase === 'Starting') && e.timeoutAction === 'Stop') candidates.push(due(st.deadlineTime));
   if (phase === 'Running' && e.timeoutAction === 'Warn' && !isTrue(st.conditions, 'TimeBoxExceeded')) candidates.push(due(st.deadlineTime));
   if (phase === 'Stopping') candidates.push(st.stopRequestTime ? due(new Date(Date.parse(st.stopRequestTime) + e.graceMs).toISOString()) : 500);
-  if (phase === 'Backoff' && !isTrue(st.conditions, 'Escalated')) candidates.push(due(st.nextRestartTime) ?? 0);
+  if (phase === 'Backoff' && !restartsHeld(st.conditions)) candidates.push(due(st.nextRestartTime) ?? 0);
   const defined = candidates.filter((x): x is number => x !== undefined);
   return defined.length ? Math.min(...defined) : undefined;
 }

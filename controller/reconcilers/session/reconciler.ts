@@ -30,7 +30,7 @@ import { tmuxSessionName, type PaneInfo, type Tmux } from '../../observers/tmux.
 import { createWorkspace, logLine, readExitCode, readResult, readTail, runWorkspace, writeState, type RunWorkspace } from '../../observers/workspace.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
-import { admit, backoffMs, effective, nextLookMs, observedEvent, resolvePolicy, wantsRunning, type Effective, type PaneState } from './decide.js';
+import { admit, backoffMs, effective, nextLookMs, observedEvent, resolvePolicy, restartsHeld, wantsRunning, type Effective, type PaneState } from './decide.js';
 import { ACTIVE_PHASES, sessionMachine, type LifecycleEvent, type Phase } from './machine.js';
 import { observeAgent, profileFor, ScreenCache, settleAgent, type AgentStatus } from './agent-pass.js';
 import { outputTail } from './output.js';
@@ -689,7 +689,7 @@ export class SessionReconciler implements Reconciler {
   private summarise(p: Pass): void {
     const s = p.status;
     const escalated = s.conditions?.find((c) => c.type === 'Escalated' && c.status === 'True');
-    if (s.phase === 'Backoff' && escalated) {
+    if (s.phase === 'Backoff' && escalated && restartsHeld(s.conditions)) {
       s.reason = 'RestartHeld';
       s.message = `restart held for a person: ${escalated.message}`;
       delete s.nextRestartTime;
