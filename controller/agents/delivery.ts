@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { readLines } from '../observers/agent-feed.js';
 import { processAlive } from '../observers/process.js';
 import type { Tmux } from '../observers/tmux.js';
 import { HOOKS_FILE } from './hook-entry.js';
@@ -106,24 +107,8 @@ const sizeOf = (f?: string) => {
   }
 };
 
-function newText(file: string | undefined, from: number): string {
-  if (!file) return '';
-  try {
-    const fd = fs.openSync(file, 'r');
-    try {
-      const size = fs.fstatSync(fd).size;
-      if (size <= from) return '';
-      const len = Math.min(size - from, 1 << 20);
-      const buf = Buffer.allocUnsafe(len);
-      fs.readSync(fd, buf, 0, len, from);
-      return buf.toString('utf8');
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return '';
-  }
-}
+/** Whole lines written to `file` after `from` (what the agent reported since the baseline). */
+const linesAfter = (file: string | undefined, from: number): string[] => (file ? (readLines(file, from)?.lines ?? []) : []);
 
 interface Baseline {
   hooks: number;
@@ -136,8 +121,8 @@ function baseline(t: PaneTarget): Baseline {
 
 /** A prompt submission the agent itself reported after the baseline. */
 function submitted(t: PaneTarget, b: Baseline): 'hook' | 'transcript' | undefined {
-  if (/"hook_event_name":"UserPromptSubmit"/.test(newText(path.join(t.workspace, HOOKS_FILE), b.hooks))) return 'hook';
-  for (const line of newText(t.transcript, b.transcript).split('\n')) {
+  if (linesAfter(path.join(t.workspace, HOOKS_FILE), b.hooks).some((l) => l.includes('"hook_event_name":"UserPromptSubmit"'))) return 'hook';
+  for (const line of linesAfter(t.transcript, b.transcript)) {
     if (!line.includes('"type":"user"')) continue;
     try {
       const o = JSON.parse(line) as { type?: string; message?: { content?: unknown }; isMeta?: boolean };
@@ -151,7 +136,7 @@ function submitted(t: PaneTarget, b: Baseline): 'hook' | 'transcript' | undefine
 
 /** Hooks that mean a permission prompt was answered. */
 function answered(t: PaneTarget, b: Baseline): boolean {
-  return /"hook_event_name":"(PostToolUse|PostToolUseFailure|Stop|StopFailure|PreToolUse|PermissionRequest)"/.test(newText(path.join(t.workspace, HOOKS_FILE), b.hooks));
+  return linesAfter(path.join(t.workspace, HOOKS_FILE), b.hooks).some((l) => /"hook_event_name":"(PostToolUse|PostToolUseFailure|Stop|StopFailure|PreToolUse|PermissionRequest)"/.test(l));
 }
 
 // ---- the deliveries --------------------------------------------------------------------------

@@ -105,8 +105,9 @@ export async function observeAgent(i: AgentPassInput, screens: ScreenCache, key:
   const startedAt = Date.parse(s.startTime ?? '') || i.now;
   const st = agentState({ obs, screen, now: i.now, stalledAfterMs, screenChangedAt, startedAt, generation: i.obj.metadata.generation });
   for (const c of st.conditions) setCondition(s.conditions!, c);
+  // The fold starts from the previous status of the same run, so sessionId, transcript and
+  // autoAnswered carry over with it.
   const out: AgentStatus = { ...obs, state: st.state, source: st.source };
-  for (const k of ['sessionId', 'transcript', 'autoAnswered'] as const) if (prev[k] !== undefined && prev.run === run) (out as unknown as Record<string, unknown>)[k] = prev[k];
   const result: AgentPassResult = { screen };
 
   // Startup dialogs the Agent opted in to answer: once per appearance.

@@ -10,13 +10,12 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { transition, type SnapshotFrom } from 'xstate';
 import { setCondition } from '../../api/conditions.js';
-import { formatDuration, parseDuration } from '../../api/duration.js';
+import { formatDuration } from '../../api/duration.js';
 import type { AgentSession, AgentSessionStatus, AgentSpec, Project, SessionPolicy } from '../../api/kinds.js';
 import type { Resource } from '../../api/types.js';
 import { composePrompt, buildLaunch } from '../../agents/launch.js';
 import { claudeConfigDir, claudeHooks, claudeSessionId, claudeSettings, claudeTranscriptPath } from '../../agents/claude-code.js';
-import { deliverKeys, deliverText, type DeliveryResult, type PaneTarget } from '../../agents/delivery.js';
-import { classifyScreen } from '../../agents/detection.js';
+import { deliverKeys, deliverText, type DeliveryResult } from '../../agents/delivery.js';
 import type { AgentFeed } from '../../observers/agent-feed.js';
 import type { EventLogs } from '../../store/eventlog.js';
 import type { EventRecorder, EventType } from '../../client/events.js';
@@ -33,6 +32,7 @@ import type { Reconciler, Result } from '../../runtime/controller.js';
 import { admit, backoffMs, effective, nextLookMs, observedEvent, resolvePolicy, restartsHeld, wantsRunning, type Effective, type PaneState } from './decide.js';
 import { ACTIVE_PHASES, sessionMachine, type LifecycleEvent, type Phase } from './machine.js';
 import { observeAgent, profileFor, ScreenCache, settleAgent, type AgentStatus } from './agent-pass.js';
+import { paneTargetFor, showing, textDeliveryFor } from './send.js';
 import { outputTail } from './output.js';
 
 export const SESSION_FINALIZER = 'orchctl.io/session-cleanup';
@@ -254,21 +254,14 @@ export class SessionReconciler implements Reconciler {
     const profile = profileFor(p.resolved.agent);
     agentStatus.autoAnswered = { dialog: a.dialog, at: a.dialog === 'permission' ? (agentStatus.permission?.since ?? iso(p.now)) : iso(p.now) };
     this.answering.add(p.key);
-    const target = this.paneTarget(p, p.paneInfo.paneId);
-    const waitingState = a.dialog === 'permission' ? 'waiting' : 'dialog';
-    void deliverKeys(target, { keys: a.keys, stillWaiting: (screen) => !!profile && classifyScreen(screen, profile).state === waitingState, notBefore: Date.now() + 300 })
+    const target = paneTargetFor(this.d.tmux, p.paneInfo.paneId, p.status, p.resolved.agent);
+    void deliverKeys(target, { keys: a.keys, stillWaiting: showing(profile, [a.dialog === 'permission' ? 'waiting' : 'dialog']), notBefore: Date.now() + 300 })
       .catch((e: Error) => ({ delivered: false, reason: 'SendFailed', message: e.message }))
       .then(async (r) => {
         this.answering.delete(p.key);
         await this.d.recorder.record(p.obj, r.delivered ? 'Normal' : 'Warning', r.delivered ? 'AutoAnswered' : 'AutoAnswerFailed', `${a.dialog}: ${r.message}`);
         this.d.enqueue(p.key);
       });
-  }
-
-  /** Where deliveries into this run's pane go, and how they are confirmed. */
-  private paneTarget(p: Pass, target: string): PaneTarget {
-    const agentStatus = p.status.agent as AgentStatus | undefined;
-    return { tmux: this.d.tmux, target, workspace: p.status.workspace!, transcript: agentStatus?.transcript, hooks: !!claudeHooks(p.resolved.agent?.hooks) };
   }
 
   /** Reports a finished background paste (whatever the phase: a quick agent may be done already). */
@@ -546,16 +539,8 @@ export class SessionReconciler implements Reconciler {
     }
     setCondition(p.status.conditions!, { type: 'PromptDelivered', status: 'Unknown', reason: 'Delivering', message: 'waiting for the agent to be ready before pasting', observedGeneration: p.obj.metadata.generation });
     this.deliveries.set(rk, 'pending');
-    const profile = profileFor(agent);
-    const target = this.paneTarget(p, `=${sessionName}:`);
-    const text = fs.readFileSync(ws.promptFile, 'utf8');
-    void deliverText(target, {
-      text,
-      bufferName: `orchctl-${p.obj.metadata.uid!.slice(0, 8)}-${run}`,
-      submitKeys: agent.submitKeys ?? ['Enter'],
-      ready: profile ? (screen) => classifyScreen(screen, profile).inputReady === true : undefined,
-      readyTimeoutMs: parseDuration(agent.readyTimeout ?? '30s'),
-    })
+    const target = paneTargetFor(this.d.tmux, `=${sessionName}:`, p.status, agent);
+    void deliverText(target, textDeliveryFor(agent, fs.readFileSync(ws.promptFile, 'utf8'), `orchctl-${p.obj.metadata.uid!.slice(0, 8)}-${run}`))
       .catch((e: Error) => ({ delivered: false, reason: 'PasteFailed', message: e.message }))
       .then((r: DeliveryResult) => {
         this.deliveries.set(rk, r);

@@ -7,11 +7,11 @@
  */
 import { isTrue } from '../../api/conditions.js';
 import { parseDuration } from '../../api/duration.js';
-import type { AgentSession, AgentSpec } from '../../api/kinds.js';
+import type { AgentSession, AgentSessionStatus, AgentSpec } from '../../api/kinds.js';
 import type { Resource } from '../../api/types.js';
 import { claudeHooks } from '../../agents/claude-code.js';
-import { deliverKeys, deliverText, type DeliveryResult, type PaneTarget } from '../../agents/delivery.js';
-import { classifyScreen } from '../../agents/detection.js';
+import { deliverKeys, deliverText, type DeliveryResult, type PaneTarget, type TextDelivery } from '../../agents/delivery.js';
+import { classifyScreen, type DetectionProfile } from '../../agents/detection.js';
 import type { Tmux } from '../../observers/tmux.js';
 import type { Store } from '../../store/store.js';
 import type { AgentStatus } from './agent-pass.js';
@@ -29,6 +29,29 @@ export interface SendRequest {
 
 export class SendError extends Error {}
 
+/** Where deliveries into a run's pane go, and how they are confirmed (hooks and transcript, else the screen). */
+export function paneTargetFor(tmux: Tmux, target: string, status: AgentSessionStatus, agent: AgentSpec | undefined): PaneTarget {
+  const agentStatus = status.agent as AgentStatus | undefined;
+  return { tmux, target, workspace: status.workspace!, transcript: agentStatus?.transcript, hooks: !!claudeHooks(agent?.hooks) };
+}
+
+/** A text delivery the way the Agent asks for it: its submit keys, its input-ready pattern, its ready timeout. */
+export function textDeliveryFor(agent: AgentSpec, text: string, bufferName: string): TextDelivery {
+  const profile = profileFor(agent);
+  return {
+    text,
+    bufferName,
+    submitKeys: agent.submitKeys ?? ['Enter'],
+    ready: profile ? (screen) => classifyScreen(screen, profile).inputReady === true : undefined,
+    readyTimeoutMs: parseDuration(agent.readyTimeout ?? '30s'),
+  };
+}
+
+/** The screen shows one of `states` (a prompt still up); without detection data, never. */
+export function showing(profile: DetectionProfile | undefined, states: string[]): (screen: string) => boolean {
+  return (screen) => !!profile && states.includes(classifyScreen(screen, profile).state);
+}
+
 let counter = 0;
 
 export async function sendToSession(store: Store, tmux: Tmux, namespace: string, name: string, req: SendRequest): Promise<DeliveryResult> {
@@ -41,8 +64,7 @@ export async function sendToSession(store: Store, tmux: Tmux, namespace: string,
   if (!agent && s.spec?.agentRef) agent = ((await store.get({ kind: 'Agent', namespace, name: s.spec.agentRef })) as Resource<AgentSpec> | undefined)?.spec;
   if (!agent) throw new SendError(`agentsession "${name}": its Agent "${s.spec?.agentRef}" is gone`);
   const profile = profileFor(agent);
-  const agentStatus = st.agent as AgentStatus | undefined;
-  const target: PaneTarget = { tmux, target: `=${st.tmuxSession}:`, workspace: st.workspace, transcript: agentStatus?.transcript, hooks: !!claudeHooks(agent.hooks) };
+  const target = paneTargetFor(tmux, `=${st.tmuxSession}:`, st, agent);
   const waiting = st.conditions?.find((c) => c.type === 'WaitingForInput');
 
   if (req.approve || req.deny || req.keys?.length) {
@@ -52,18 +74,12 @@ export async function sendToSession(store: Store, tmux: Tmux, namespace: string,
     return deliverKeys(target, {
       keys,
       // Without detection data there is nothing to tell the prompt by: one press, unconfirmed retries avoided.
-      stillWaiting: (screen) => (profile ? ['waiting', 'dialog'].includes(classifyScreen(screen, profile).state) : false),
+      stillWaiting: showing(profile, ['waiting', 'dialog']),
       notBefore: since ? since + 300 : undefined,
     });
   }
   if (!req.text?.trim()) throw new SendError('nothing to send: give TEXT, -f FILE, --approve, --deny or --keys');
   if (isTrue(st.conditions, 'WaitingForInput') && !req.force)
     throw new SendError(`agentsession "${name}" is waiting for an answer (${waiting?.reason}: ${waiting?.message}); answer it with --approve or --deny, or pass --force to paste anyway`);
-  return deliverText(target, {
-    text: req.text,
-    bufferName: `orchctl-send-${process.pid}-${++counter}`,
-    submitKeys: agent.submitKeys ?? ['Enter'],
-    ready: profile ? (screen) => classifyScreen(screen, profile).inputReady === true : undefined,
-    readyTimeoutMs: parseDuration(agent.readyTimeout ?? '30s'),
-  });
+  return deliverText(target, textDeliveryFor(agent, req.text, `orchctl-send-${process.pid}-${++counter}`));
 }
