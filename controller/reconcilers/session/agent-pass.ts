@@ -6,10 +6,11 @@
  * decisions are agent-state.ts's.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { parseDuration } from '../../api/duration.js';
 import { setCondition } from '../../api/conditions.js';
 import type { AgentSession, AgentSessionStatus, AgentSpec, SessionPolicy } from '../../api/kinds.js';
-import { classifyScreen, detectionFor, type DetectionProfile } from '../../agents/detection.js';
+import { classifyScreen, detectionFor, type DetectionProfile, type ScreenClass } from '../../agents/detection.js';
 import type { AgentFeed } from '../../observers/agent-feed.js';
 import type { Tmux } from '../../observers/tmux.js';
 import { LOG_START, type EventLog } from '../../store/eventlog.js';
@@ -50,19 +51,41 @@ export interface AgentPassResult {
   screen?: ScreenReading;
 }
 
-/** Per-session memory between passes (not state: losing it costs one extra capture). */
+/**
+ * Per-session memory between passes (not state: losing it costs one extra capture). The pane's
+ * output log only grows when the screen is redrawn, so while it stands still the last reading
+ * stands too and no tmux capture is needed.
+ */
 export class ScreenCache {
-  private readonly last = new Map<string, { text: string; changedAt: number }>();
+  private readonly last = new Map<string, { stamp: string; text: string; cls: ScreenClass; changedAt: number }>();
 
-  changedAt(key: string, text: string, now: number): number {
+  async read(key: string, stamp: string | undefined, capture: () => Promise<string>, profile: DetectionProfile, now: number): Promise<{ cls: ScreenClass; changedAt: number } | undefined> {
     const prev = this.last.get(key);
-    if (prev && prev.text === text) return prev.changedAt;
-    this.last.set(key, { text, changedAt: now });
-    return now;
+    if (prev && stamp !== undefined && prev.stamp === stamp) return prev;
+    const text = await capture();
+    if (!text.trim()) return undefined;
+    if (prev && prev.text === text) {
+      prev.stamp = stamp ?? '';
+      return prev;
+    }
+    const entry = { stamp: stamp ?? '', text, cls: classifyScreen(text, profile), changedAt: now };
+    this.last.set(key, entry);
+    return entry;
   }
 
   forget(key: string): void {
     this.last.delete(key);
+  }
+}
+
+/** Size and mtime of the run's output log: changes whenever the pane is redrawn. */
+function outputStamp(workspace: string | undefined): string | undefined {
+  if (!workspace) return undefined;
+  try {
+    const st = fs.statSync(path.join(workspace, 'output.log'));
+    return `${st.size}:${st.mtimeMs}`;
+  } catch {
+    return undefined;
   }
 }
 
@@ -83,11 +106,11 @@ export async function observeAgent(i: AgentPassInput, screens: ScreenCache, key:
   let screen: ScreenReading | undefined;
   let screenChangedAt: number | undefined;
   if (i.paneId && profile) {
-    const text = await i.tmux.capture(i.paneId, 60);
-    if (text.trim()) {
-      const cls = classifyScreen(text, profile);
-      screen = { ...cls, at: i.now };
-      screenChangedAt = screens.changedAt(key, text, i.now);
+    const paneId = i.paneId;
+    const r = await screens.read(key, outputStamp(s.workspace), () => i.tmux.capture(paneId, 60), profile, i.now);
+    if (r) {
+      screen = { ...r.cls, at: i.now };
+      screenChangedAt = r.changedAt;
     }
   }
   if (s.workspace) {
