@@ -8,5 +8,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // The default reporter, then one closing `N passed, N failed` line (what CI reads).
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

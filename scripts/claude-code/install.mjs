@@ -15,7 +15,7 @@
 // adopted by bumping the pin, rerunning the spike and committing its new fixtures.
 //
 // How it installs: the npm package is a thin wrapper whose optional dependency
-// `@anthropic-ai/claude-code-<platform>` carries the native binary (~380 MB unpacked, ~175 MB
+// `@anthropic-ai/claude-code-<platform>` carries the native binary (~364 MB on disk, ~175 MB
 // tarball, from the npm registry only). The wrapper's postinstall (install.cjs) just copies/links
 // that binary over a stub at bin/claude.exe and downloads nothing; we run npm with --ignore-scripts
 // and use the platform package's binary directly, so no install script runs at all (and npm's
@@ -119,7 +119,7 @@ function main() {
   fs.mkdirSync(tmp, { recursive: true });
   const spec = `${pin.package}@${args.version}`;
   const started = Date.now();
-  process.stderr.write(`claude-code ${args.version}: installing ${spec} into ${dir} (npm, ~175 MB download) …\n`);
+  process.stderr.write(`claude-code ${args.version}: installing ${spec} into ${dir} (npm, ~175 MB download, ~364 MB on disk) …\n`);
   const npmArgs = [
     'install',
     '--prefix', tmp,
@@ -135,7 +135,13 @@ function main() {
   // Keep a parent `npm run`'s settings (e.g. npm_config_global, npm_config_prefix) out of this install.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_config_(global|prefix|location|save|workspaces?|include_workspace_root)$/i.test(k)));
   try {
-    execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', npmArgs, { stdio: ['ignore', 'inherit', 'inherit'], timeout: 15 * 60_000, env, cwd: tmp });
+    // npm's own stdout ("added 2 packages in 7s") goes to our stderr: stdout carries only the path.
+    execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', npmArgs, {
+      stdio: ['ignore', process.stderr, 'inherit'],
+      timeout: 15 * 60_000,
+      env,
+      cwd: tmp,
+    });
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });
     process.stderr.write(`claude-code ${args.version}: npm install failed: ${err instanceof Error ? err.message : String(err)}\n`);

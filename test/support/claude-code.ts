@@ -37,11 +37,21 @@ export function findClaudeCode(version = CLAUDE_CODE_VERSION): string | undefine
 
 /**
  * Install (if needed) and return the path of the `claude` binary. First install takes ~10 s with
- * a warm npm cache and downloads ~175 MB from the npm registry otherwise; give the caller's hook
+ * a warm npm cache and downloads ~175 MB from the npm registry otherwise (~364 MB on disk); give the caller's hook
  * a generous timeout.
  */
 export function ensureClaudeCode(version = CLAUDE_CODE_VERSION): string {
-  return execFileSync(process.execPath, [installScript, '--version', version], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 15 * 60_000 }).trim();
+  const out = execFileSync(process.execPath, [installScript, '--version', version], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 15 * 60_000,
+  });
+  // The script's contract is one line, the path; anything else means something leaked onto stdout.
+  const bin = out.trim();
+  if (bin.includes('\n') || !path.isAbsolute(bin) || !fs.existsSync(bin)) {
+    throw new Error(`install.mjs printed ${JSON.stringify(out)} on stdout; expected the path of the claude binary`);
+  }
+  return bin;
 }
 
 /**
