@@ -427,6 +427,12 @@ const GENERIC = {
 };
 
 const cache = new WeakMap<AgentSpec, DetectionProfile[] | null>();
+/**
+ * By content too: an inline agent is a fresh object every time its session is re-read from the
+ * store, and compiling its patterns on every observe tick was a measurable share of idle CPU.
+ */
+const byContent = new Map<string, DetectionProfile[] | null>();
+const BY_CONTENT_MAX = 256;
 
 /**
  * The compiled profile for an Agent spec (cached per spec object): its `detection` data, or a
@@ -438,8 +444,16 @@ export function detectionFor(agent: AgentSpec, version?: string): DetectionProfi
   let profiles = cache.get(agent);
   if (profiles === undefined) {
     const name = path.basename(agent.command?.[0] ?? 'agent');
-    profiles = agent.detection ? compileDetection(agent.detection, `Agent ${name}`, name) : compileDetection({ profiles: [GENERIC] }, 'generic detection', name);
-    if (!profiles.length) profiles = null;
+    const key = `${name}\0${JSON.stringify(agent.detection ?? null)}`;
+    profiles = byContent.get(key);
+    if (profiles === undefined) {
+      profiles = agent.detection
+        ? compileDetection(agent.detection, `Agent ${name}`, name)
+        : compileDetection({ profiles: [GENERIC] }, 'generic detection', name);
+      if (!profiles.length) profiles = null;
+      if (byContent.size >= BY_CONTENT_MAX) byContent.clear();
+      byContent.set(key, profiles);
+    }
     cache.set(agent, profiles);
   }
   return profiles ? selectProfile(profiles, version) : undefined;

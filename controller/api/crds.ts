@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { closest } from './suggest.js';
 import { ApiError } from './errors.js';
 import { yaml } from './lazy.js';
 import { packageRoot } from './paths.js';
@@ -104,8 +105,12 @@ export function makeRegistry(kinds: KindInfo[]): Registry {
     tryResolve,
     resolve(name: string) {
       const k = tryResolve(name);
-      if (!k)
-        throw new ApiError('NotFound', `the server doesn't have a resource type "${name}" (known: ${kinds.map((x) => x.plural).join(', ')})`);
+      if (!k) {
+        const all = kinds.flatMap((x) => [x.plural, x.singular, ...x.shortNames]);
+        const guess = closest(name, all);
+        const hint = guess ? `; did you mean "${names.get(guess)!.plural}"?` : '';
+        throw new ApiError('NotFound', `unknown resource type "${name}"${hint} (known: ${kinds.map((x) => x.plural).join(', ')})`);
+      }
       return k;
     },
   };

@@ -30,8 +30,11 @@ export class ApiError extends Error {
 export const isApiError = (e: unknown, reason?: ErrorReason): e is ApiError =>
   e instanceof ApiError && (reason === undefined || e.reason === reason);
 
-export const notFound = (kind: string, name: string) =>
-  new ApiError('NotFound', `${kind.toLowerCase()} "${name}" not found`);
+/** One wording everywhere: `agentsession "x" not found in namespace "default"`. */
+export const notFoundMessage = (kind: string, name: string, namespace?: string) =>
+  `${kind.toLowerCase()} "${name}" not found${namespace ? ` in namespace "${namespace}"` : ''}`;
+export const notFound = (kind: string, name: string, namespace?: string) =>
+  new ApiError('NotFound', notFoundMessage(kind, name, namespace));
 export const alreadyExists = (kind: string, name: string) =>
   new ApiError('AlreadyExists', `${kind.toLowerCase()} "${name}" already exists`);
 export const conflict = (kind: string, name: string) =>

@@ -15,9 +15,14 @@ export interface Context {
   close(): Promise<void>;
 }
 
-export function openContext(g: GlobalOptions = {}): Context {
+/**
+ * Opens the store. `readonly` for commands that only read (get, describe, logs...): they take no
+ * write lock, so they never wait on the controller, and on a home with no store they find nothing
+ * and create nothing.
+ */
+export function openContext(g: GlobalOptions = {}, opts: { readonly?: boolean } = {}): Context {
   const env = g.home ? { ...process.env, ORCHCTL_HOME: g.home } : process.env;
-  const store = new SqliteStore(stateDbPath(env));
+  const store = new SqliteStore(stateDbPath(env), { readonly: opts.readonly });
   return { reg: registry(), store, close: () => store.close() };
 }
 

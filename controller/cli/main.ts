@@ -3,10 +3,18 @@
  * so `orchctl get` does not pay for ajv or the controller at start-up.
  */
 import { Command } from 'commander';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { GlobalOptions } from './context.js';
 import { reportError } from './output.js';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+function packageVersion(): string {
+  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../package.json');
+  return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
+}
 
 function globals(cmd: Command): GlobalOptions {
   return cmd.optsWithGlobals() as GlobalOptions;
@@ -16,8 +24,14 @@ export function buildProgram(): Command {
   const program = new Command('orchctl')
     .description('Declarative, Kubernetes-style controller for AI coding-agent sessions')
     .option('--home <dir>', 'state directory (default $ORCHCTL_HOME or ~/.orchctl)')
-    .showHelpAfterError()
-    .enablePositionalOptions();
+    // A usage error is one line and a pointer to the help, not the whole help text.
+    .showHelpAfterError("Run 'orchctl --help' for usage.")
+    .enablePositionalOptions()
+    .option('--version', 'print the orchctl version and exit')
+    .on('option:version', () => {
+      process.stdout.write(`orchctl v${packageVersion()}\n`);
+      process.exit(0);
+    });
 
   program
     .command('apply')
@@ -115,10 +129,24 @@ export function buildProgram(): Command {
     .option('--resync <duration>', 'period of the full resync', '30s')
     .option('--observe-interval <duration>', 'how often a running session is observed', '5s')
     .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
+    .option('--gc-orphans', 'kill tmux sessions on the socket that this store cannot account for (default: report them)')
     .option('--log-format <format>', 'text or json (default: text on a terminal)')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .option('--metrics-addr <host:port>', 'serve /metrics, /healthz and /readyz here; 0 or off disables (default $ORCHCTL_METRICS_ADDR or 127.0.0.1:9464)')
     .action(async (opts, cmd) => (await import('./commands/controller.js')).controllerCommand(opts, globals(cmd)));
+
+  const store = program.command('store').description('Back up or restore the state database (like etcdctl snapshot)');
+  store
+    .command('backup')
+    .description('Write a consistent copy of the store to FILE (safe while the controller runs)')
+    .argument('<file>', 'where to write the backup')
+    .option('--force', 'overwrite FILE if it exists')
+    .action(async (file, opts, cmd) => (await import('./commands/store.js')).storeBackupCommand(file, opts, globals(cmd)));
+  store
+    .command('restore')
+    .description('Replace the store with the backup in FILE (refused while a controller holds the store)')
+    .argument('<file>', 'a file written by orchctl store backup')
+    .action(async (file, opts, cmd) => (await import('./commands/store.js')).storeRestoreCommand(file, opts, globals(cmd)));
 
   program
     .command('logs')

@@ -50,6 +50,8 @@ export interface ManagerOptions {
   observeEveryMs?: number;
   tmuxSocket?: string;
   eventTtlMs?: number;
+  /** Kill tmux sessions on the socket that this store cannot account for (orphans). */
+  gcOrphans?: boolean;
   log: Logger;
 }
 
@@ -170,6 +172,7 @@ export class Manager {
     this.timers.push(setInterval(() => void this.renew(), 2000));
 
     const recorder = new EventRecorder(this.store, 'orchctl-controller', undefined, (m) => this.log.warn(m));
+    const storeUid = await this.store.uid();
     const [tmuxVersion, gitVersion] = await Promise.all([this.tmux.version().catch(() => 'not found'), this.git.version().catch(() => 'not found')]);
     this.node = new NodeReconciler({
       store: this.store,
@@ -181,12 +184,15 @@ export class Manager {
       controller: { holderIdentity: this.identity, pid: process.pid, startTime: new Date().toISOString() },
       recorder,
       log: this.log,
+      storeUid,
+      gcOrphans: !!this.opts.gcOrphans,
     });
     this.reconciler = new SessionReconciler({
       store: this.store,
       ...this.informers,
       tmux: this.tmux,
       panes: this.panes,
+      storeUid,
       git: this.git,
       host: () => this.host(),
       nodeUnschedulable: () => this.node!.unschedulable(),

@@ -20,7 +20,7 @@ export function reportError(e: unknown): number {
     for (const x of e.errors) err(`error: ${x.message}\n`);
     err(`error: no objects were changed (${e.errors.length} error${e.errors.length === 1 ? '' : 's'})\n`);
   } else if (e instanceof ManifestError) err(`error: ${e.message}\n`);
-  else if (isApiError(e)) err(`Error from server (${e.reason}): ${e.message}\n`);
+  else if (isApiError(e)) err(`error: ${e.message}\n`);
   else if (e instanceof Error) err(`error: ${e.message}\n`);
   else err(`error: ${String(e)}\n`);
   if (process.env.ORCHCTL_DEBUG && e instanceof Error && e.stack) err(`${e.stack}\n`);

@@ -49,7 +49,15 @@ export class GitObserver {
   /** A cheap fingerprint of the repository state, from file metadata only. */
   private stamp(gitDir: string): string {
     const parts: string[] = [];
-    for (const f of ['HEAD', 'logs/HEAD', 'packed-refs', 'index']) {
+    // The branch's own ref too: a commit moves it even where no reflog is kept.
+    let branchRef: string[] = [];
+    try {
+      const m = fs.readFileSync(path.join(gitDir, 'HEAD'), 'utf8').match(/^ref: (refs\/[^\s]+)/);
+      if (m && !m[1].includes('..')) branchRef = [m[1]];
+    } catch {
+      /* no HEAD: the stamp says so below */
+    }
+    for (const f of ['HEAD', 'logs/HEAD', 'packed-refs', 'index', ...branchRef]) {
       try {
         const st = fs.statSync(path.join(gitDir, f));
         parts.push(`${st.mtimeMs}:${st.size}`);
@@ -60,10 +68,19 @@ export class GitObserver {
     return parts.join('|');
   }
 
+  private readonly heads = new Map<string, { stamp: string; head: string | undefined }>();
+
+  /** HEAD's commit; asked again only when the repository's stamp changed (launches share it). */
   async head(dir: string): Promise<string | undefined> {
-    if (!this.gitDir(dir)) return undefined;
+    const gitDir = this.gitDir(dir);
+    if (!gitDir) return undefined;
+    const stamp = this.stamp(gitDir);
+    const cached = this.heads.get(dir);
+    if (cached && cached.stamp === stamp) return cached.head;
     const r = await this.git(dir, ['rev-parse', '--verify', '-q', 'HEAD']);
-    return r.ok ? r.out.trim() || undefined : undefined;
+    const head = r.ok ? r.out.trim() || undefined : undefined;
+    if (r.ok || r.out === '') this.heads.set(dir, { stamp, head });
+    return head;
   }
 
   /** Commits and line counts since `headBefore` (all history when undefined). */

@@ -4,7 +4,9 @@
  * `list-panes -a` for every session on the server, whatever their number.
  *
  * Sessions are tagged with the owning object's uid in the session option `@orchctl-uid`, so a
- * restarted controller adopts them instead of starting duplicates. `remain-on-exit` keeps a dead
+ * restarted controller adopts them instead of starting duplicates, and with the store's identity
+ * in `@orchctl-store`, so a controller whose store was lost or replaced never mistakes them for
+ * its own (they are orphans: reported, never killed automatically). `remain-on-exit` keeps a dead
  * pane around so its exit status can be read (`pane_dead_status`), and a `pane-died` hook
  * signals the tmux channel `orchctl-pane-died`, which the controller waits on to notice exits
  * at once instead of by polling.
@@ -14,6 +16,7 @@ import { execa, type ResultPromise } from 'execa';
 export const UID_OPTION = '@orchctl-uid';
 export const KEY_OPTION = '@orchctl-key';
 export const LOG_OPTION = '@orchctl-log';
+export const STORE_OPTION = '@orchctl-store';
 export const DIED_CHANNEL = 'orchctl-pane-died';
 
 const FIELDS = [
@@ -29,6 +32,7 @@ const FIELDS = [
   'pane_in_mode',
   'pane_current_command',
   'pid',
+  STORE_OPTION,
 ] as const;
 const FORMAT = FIELDS.map((f) => `#{${f}}`).join('\x1f');
 
@@ -46,6 +50,8 @@ export interface PaneInfo {
   currentCommand: string;
   /** The tmux server's pid. */
   serverPid: number;
+  /** The identity of the store whose controller launched it ('' for none or an older orchctl). */
+  store: string;
 }
 
 export interface LaunchSpec {
@@ -53,7 +59,7 @@ export interface LaunchSpec {
   cwd: string;
   argv: string[]; // executed directly by tmux (execvp), at least two elements
   env: Record<string, string>;
-  tags: { uid: string; key: string };
+  tags: { uid: string; key: string; store?: string };
   width?: number;
   height?: number;
 }
@@ -102,6 +108,7 @@ export class Tmux {
         inMode: f[9] === '1',
         currentCommand: f[10] ?? '',
         serverPid: Number(f[11]),
+        store: f[12] ?? '',
       });
     }
     return { serverRunning: true, panes };
@@ -128,6 +135,7 @@ export class Tmux {
       'new-session', '-d', '-s', spec.session, '-c', spec.cwd.replace(/#/g, '##'), '-x', String(spec.width ?? 200), '-y', String(spec.height ?? 50), ...envArgs, '--', ...spec.argv, ';',
       'set-option', '-t', target, UID_OPTION, spec.tags.uid, ';',
       'set-option', '-t', target, KEY_OPTION, spec.tags.key,
+      ...(spec.tags.store ? [';', 'set-option', '-t', target, STORE_OPTION, spec.tags.store] : []),
     ];
     if (outputLog) {
       // pipe-pane runs its command through sh. The command is a constant; the path is a session
@@ -135,6 +143,11 @@ export class Tmux {
       args.push(';', 'set-option', '-t', target, LOG_OPTION, outputLog, ';', 'pipe-pane', '-o', '-t', target, `exec cat >> #{q:${LOG_OPTION}}`);
     }
     await this.run(args);
+  }
+
+  /** Marks a session as launched under the store `uid` (an adopted session of an older orchctl). */
+  async tagStore(name: string, uid: string): Promise<void> {
+    await this.run(['set-option', '-t', `=${name}:`, STORE_OPTION, uid], { reject: false });
   }
 
   async hasSession(name: string): Promise<boolean> {

@@ -31,7 +31,16 @@ export interface SqliteStoreOptions {
   pollIntervalMs?: number;
   /** How many revisions of change history are kept for watchers (older: Gone → relist). */
   retainRevisions?: number;
+  /**
+   * Open for reading only (get, describe, logs...): no statement that needs the write lock, so a
+   * read never waits for another process's write transaction, and a missing or empty file reads
+   * as an empty store without anything being created.
+   */
+  readonly?: boolean;
 }
+
+/** How long a statement waits for another process's lock before it fails with SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 10_000;
 
 interface Watcher {
   opts: WatchOptions;
@@ -88,15 +97,17 @@ export class SqliteStore implements Store {
   private closed = false;
   private readonly stmts;
 
+  readonly readonly: boolean;
+
   constructor(readonly file: string, opts: SqliteStoreOptions = {}) {
     this.pollIntervalMs = opts.pollIntervalMs ?? 50;
     this.retain = opts.retainRevisions ?? 20_000;
-    if (file !== ':memory:') prepareFile(file);
-    this.db = new Database(file, { timeout: 10_000 });
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.exec(SCHEMA);
-    if (file !== ':memory:') restrictSidecars(file);
+    this.readonly = !!opts.readonly;
+    try {
+      this.db = this.readonly ? openForReading(file) : openForWriting(file);
+    } catch (e) {
+      throw storeError(file, e);
+    }
     const db = this.db;
     this.stmts = {
       get: db.prepare<[string, string, string], { data: string }>(
@@ -161,6 +172,29 @@ export class SqliteStore implements Store {
     return this.stmts.revision.get()!.value;
   }
 
+  /**
+   * The store's identity, made once when the store is created (like an etcd cluster id). Every
+   * tmux session a controller launches carries it, so a controller never mistakes another
+   * store's sessions — or a lost store's — for its own.
+   */
+  async uid(): Promise<string> {
+    const row = this.db.prepare<[], { value: unknown }>("SELECT value FROM meta WHERE key = 'uid'").get();
+    return typeof row?.value === 'string' ? row.value : '';
+  }
+
+  /**
+   * A consistent copy of the whole store in `dest` (SQLite's online backup: other processes go
+   * on reading and writing while it runs).
+   */
+  async backup(dest: string): Promise<void> {
+    try {
+      await this.db.backup(dest);
+    } catch (e) {
+      throw storeError(this.file, e, `backup to ${dest} failed`);
+    }
+    fs.chmodSync(dest, 0o600);
+  }
+
   // ---- writes ------------------------------------------------------------------------------
 
   async create(obj: Resource): Promise<Resource> {
@@ -190,8 +224,9 @@ export class SqliteStore implements Store {
     try {
       run.immediate();
     } catch (e) {
-      if (e !== DRY_RUN) throw e;
-      return results;
+      if (e === DRY_RUN) return results;
+      if (e instanceof Database.SqliteError) throw storeError(this.file, e, 'cannot write to the store');
+      throw e;
     }
     this.localWrite = true;
     setImmediate(() => this.pump());
@@ -252,7 +287,7 @@ export class SqliteStore implements Store {
   private current(obj: Resource): Resource {
     const key = { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name };
     const cur = this.getSync(key);
-    if (!cur) throw notFound(key.kind, key.name);
+    if (!cur) throw notFound(key.kind, key.name, key.namespace);
     const rv = obj.metadata.resourceVersion;
     if ((rv !== undefined && rv !== cur.metadata.resourceVersion) || (obj.metadata.uid && obj.metadata.uid !== cur.metadata.uid))
       throw conflict(key.kind, key.name);
@@ -294,7 +329,7 @@ export class SqliteStore implements Store {
 
   private deleteSync(key: ObjectKey, opts: DeleteOptions = {}): Resource {
     const cur = this.getSync(key);
-    if (!cur) throw notFound(key.kind, key.name);
+    if (!cur) throw notFound(key.kind, key.name, key.namespace);
     if (opts.resourceVersion !== undefined && opts.resourceVersion !== cur.metadata.resourceVersion)
       throw conflict(key.kind, key.name);
     if (cur.metadata.finalizers?.length) {
@@ -419,12 +454,123 @@ export class SqliteStore implements Store {
     this.closed = true;
     if (this.poller) clearInterval(this.poller);
     this.watchers.clear();
+    if (!this.readonly && this.file !== ':memory:') {
+      // Move everything committed into the main file and empty the WAL, so the database file alone
+      // holds the state after a clean shutdown. Another process reading or writing right now
+      // makes this a partial checkpoint, which is fine: whoever closes last completes it.
+      this.db.pragma('busy_timeout = 200');
+      try {
+        this.db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        /* busy: a later close or SQLite's own auto-checkpoint does it */
+      }
+    }
     this.db.close();
   }
 
   private assertOpen(): void {
     if (this.closed) throw new ApiError('InternalError', 'store is closed');
   }
+}
+
+function openForWriting(file: string): Database.Database {
+  if (file !== ':memory:') prepareFile(file);
+  const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  if (!hasSchema(db)) {
+    db.exec(SCHEMA);
+    db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('uid', ?)").run(randomUUID());
+  } else if (!db.prepare("SELECT 1 FROM meta WHERE key = 'uid'").get()) {
+    // A store made before stores had an identity gets one now.
+    db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('uid', ?)").run(randomUUID());
+  }
+  if (file !== ':memory:') restrictSidecars(file);
+  return db;
+}
+
+/** Read-only: no write statement, nothing created; no file or an empty one reads as an empty store. */
+function openForReading(file: string): Database.Database {
+  const dir = path.dirname(file);
+  if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
+  if (file !== ':memory:' && fs.existsSync(file) && fs.statSync(file).size > 0) {
+    const db = new Database(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+    if (hasSchema(db)) return db;
+    db.close();
+  }
+  const empty = new Database(':memory:');
+  empty.exec(SCHEMA);
+  return empty;
+}
+
+function hasSchema(db: Database.Database): boolean {
+  const n = db.prepare<[], { n: number }>(
+    "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'objects', 'changes', 'leases')",
+  ).get()!.n;
+  return n === 4;
+}
+
+/** Throws unless `file` is an intact orchctl store (the tables, and SQLite's integrity check). */
+export function verifyStoreFile(file: string): void {
+  if (!fs.existsSync(file)) throw new ApiError('BadRequest', `${file}: no such file`);
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const ok = db.pragma('integrity_check', { simple: true });
+    if (ok !== 'ok') throw new Error(`integrity check failed: ${String(ok)}`);
+    if (!hasSchema(db)) throw new Error('not an orchctl store (its tables are missing)');
+  } catch (e) {
+    throw new ApiError('BadRequest', `${file} is not a usable orchctl store: ${(e as Error).message}`);
+  } finally {
+    db?.close();
+  }
+}
+
+/**
+ * Replaces the store in `dest` with the store in `src`, through SQLite's backup API (so the
+ * WAL of `dest` is handled by SQLite, not by file copies). The result gets a new identity, as
+ * `etcdctl snapshot restore` makes a new cluster id: sessions started since the backup are then
+ * orphans — reported, never killed — and sessions whose objects are in the backup are adopted.
+ */
+export async function restoreStoreFile(src: string, dest: string): Promise<string> {
+  verifyStoreFile(src);
+  const from = new Database(src, { readonly: true, fileMustExist: true });
+  try {
+    prepareFile(dest);
+    await from.backup(dest);
+  } catch (e) {
+    throw storeError(dest, e, `restore from ${src} failed:`);
+  } finally {
+    from.close();
+  }
+  const db = new Database(dest, { timeout: BUSY_TIMEOUT_MS });
+  try {
+    db.pragma('journal_mode = WAL');
+    const uid = randomUUID();
+    db.transaction(() => {
+      db.prepare("INSERT INTO meta (key, value) VALUES ('uid', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(uid);
+      db.prepare('DELETE FROM leases').run(); // the backup's controller lease is not anyone's now
+    }).immediate();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    return uid;
+  } finally {
+    db.close();
+    restrictSidecars(dest);
+  }
+}
+
+/** Every store error names the database file and says what to do about it. */
+export function storeError(file: string, e: unknown, what = 'cannot use the store'): Error {
+  const msg = (e as Error)?.message ?? String(e);
+  const code = (e as { code?: string })?.code ?? '';
+  let hint = 'check the file and its permissions, or restore it with `orchctl store restore FILE`';
+  if (/BUSY|LOCKED/.test(code) || /database is locked/.test(msg))
+    hint = `another process held its write lock for over ${BUSY_TIMEOUT_MS / 1000} s; retry, and look for a stuck orchctl process`;
+  else if (/NOTADB|CORRUPT/.test(code) || /not a database|malformed/.test(msg))
+    hint = 'the file is not a readable orchctl store; restore a backup with `orchctl store restore FILE`';
+  else if (/CANTOPEN|READONLY|PERM/.test(code)) hint = 'check that the directory exists and you may write to it (or set --home)';
+  const err = new ApiError('InternalError', `${what} ${file}: ${msg} (${hint})`);
+  return err;
 }
 
 /** State files are readable by their owner only. */

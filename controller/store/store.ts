@@ -79,6 +79,8 @@ export interface Store {
   txn(ops: WriteOp[], opts?: TxnOptions): Promise<Resource[]>;
   watch(opts: WatchOptions, onEvent: (ev: WatchEvent) => void, onError?: (err: Error) => void): WatchHandle;
   revision(): Promise<number>;
+  /** The store's identity, fixed when it was created (a restore makes a new one). */
+  uid(): Promise<string>;
   /**
    * Acquire or renew a named lease for `holder`. Succeeds when the lease is free, expired or
    * already held by `holder`. Returns the record when held by `holder`, else undefined.

@@ -335,7 +335,7 @@ describe('get', () => {
     const missing = await run('get', 'as', 'nope');
     expect(missing.exitCode).toBe(1);
     expect(missing.stdout).toBe('');
-    expect(missing.stderr).toBe('Error from server (NotFound): agentsessions "nope" not found\n');
+    expect(missing.stderr).toBe('error: agentsession "nope" not found in namespace "default"\n');
     const ignored = await run('get', 'as', 'nope', '--ignore-not-found');
     expect(ignored).toEqual({ exitCode: 0, stdout: '', stderr: '' });
   });
@@ -403,7 +403,7 @@ describe('describe', () => {
     expect(out.indexOf('Events:')).toBeGreaterThan(out.findIndex((l) => l.startsWith('Status:')));
     const missing = await run('describe', 'as', 'nope');
     expect(missing.exitCode).toBe(1);
-    expect(missing.stderr).toBe('Error from server (NotFound): agentsessions "nope" not found\n');
+    expect(missing.stderr).toBe('error: agentsession "nope" not found in namespace "default"\n');
   });
 });
 
@@ -419,7 +419,7 @@ describe('delete', () => {
     expect(await names()).toEqual(['refactor-api']);
     const again = await run('delete', 'agentsession', 'fix-login');
     expect(again.exitCode).toBe(1);
-    expect(again.stderr).toBe('Error from server (NotFound): agentsessions "fix-login" not found\n');
+    expect(again.stderr).toBe('error: agentsession "fix-login" not found in namespace "default"\n');
     expect(await run('delete', 'agentsession', 'fix-login', '--ignore-not-found')).toEqual({ exitCode: 0, stdout: '', stderr: '' });
   });
 
@@ -536,8 +536,9 @@ describe('state files', () => {
 
 describe('bad input', () => {
   it.each([
-    [['get', 'widgets'], /^Error from server \(NotFound\): the server doesn't have a resource type "widgets"/],
-    [['get', 'as', '-l', 'a b c'], /^Error from server \(BadRequest\): unable to parse requirement: "a b c"/],
+    [['get', 'widgets'], /^error: unknown resource type "widgets" \(known: agents, /],
+    [['get', 'sesions'], /^error: unknown resource type "sesions"; did you mean "agentsessions"\?/],
+    [['get', 'as', '-l', 'a b c'], /^error: unable to parse requirement: "a b c"/],
     [['get', 'as', '-o', 'xml'], /^error: unable to match a printer suitable for the output format "xml"/],
     [['apply', '-f', 'does/not/exist.yaml'], /^error: the path "does\/not\/exist.yaml" does not exist/],
     [['apply', '-f', 'test/fixtures/manifests/bad/invalid-yaml.yaml'], /^error: test\/fixtures\/manifests\/bad\/invalid-yaml.yaml:6:3 \(document 1\) invalid YAML/],
@@ -545,7 +546,7 @@ describe('bad input', () => {
     [['apply', '-f', 'test/fixtures/manifests/bad'], /invalid YAML/],
     [['apply'], /required option '-f, --filename <path>' not specified/],
     [['delete', 'as'], /^error: resource\(s\) were provided, but no name was specified/],
-    [['explain', 'widgets'], /doesn't have a resource type "widgets"/],
+    [['explain', 'widgets'], /unknown resource type "widgets"/],
     [['no-such-command'], /unknown command 'no-such-command'/],
     [['get', 'as', '--no-such-flag'], /unknown option '--no-such-flag'/],
     [['completion', 'fish'], /^error: unsupported shell "fish": use bash or zsh/],
@@ -554,6 +555,28 @@ describe('bad input', () => {
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(message);
     expect(await storeRevisionIfAny()).toBe(0);
+  });
+
+  it('a usage error is one line and a pointer to the help, not the help itself', async () => {
+    for (const args of [['no-such-command'], ['get', 'as', '--no-such-flag'], ['apply']]) {
+      const r = await run(...args);
+      expect(r.exitCode).toBe(1);
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines, r.stderr).toHaveLength(2);
+      expect(lines[0]).toMatch(/^error: /);
+      expect(lines[1]).toBe("Run 'orchctl --help' for usage.");
+    }
+  });
+
+  it('--version prints the version', async () => {
+    const r = await run('--version');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^orchctl v\d+\.\d+\.\d+\n$/);
+  });
+
+  it('no message says "server" or "exit code undefined"', async () => {
+    const outputs = await Promise.all([run('get', 'widgets'), run('get', 'as', 'nope'), run('delete', 'as', 'nope'), run('describe', 'as', 'nope')]);
+    for (const r of outputs) expect(r.stderr).not.toMatch(/server|undefined/i);
   });
 
   it('a bad -o jsonpath template on existing objects', async () => {
@@ -568,7 +591,10 @@ describe('bad input', () => {
     fs.writeFileSync(path.join(home, 'state.db'), 'this is not sqlite, just text that is long enough to have a header '.repeat(20));
     const r = await run('get', 'as');
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toBe('error: file is not a database\n');
+    expect(r.stderr).toBe(
+      `error: cannot use the store ${path.join(home, 'state.db')}: file is not a database ` +
+        '(the file is not a readable orchctl store; restore a backup with `orchctl store restore FILE`)\n',
+    );
   });
 
   it('an ORCHCTL_HOME that is a file', async () => {

@@ -32,7 +32,7 @@ export async function completeWords(program: Command, words: string[], g: Global
   const kindName = cmdName === 'logs' || cmdName === 'attach' ? 'agentsessions' : rest[0];
   const kind = kindName ? registry().tryResolve(kindName) : undefined;
   if (!kind) return flags;
-  const ctx = openContext(g);
+  const ctx = openContext(g, { readonly: true });
   try {
     const { items } = await ctx.store.list(kind.kind);
     return [...items.map((o) => o.metadata.name), ...flags];

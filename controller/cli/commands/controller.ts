@@ -14,6 +14,7 @@ export interface ControllerOptions {
   logFormat?: 'text' | 'json';
   logLevel?: string;
   metricsAddr?: string;
+  gcOrphans?: boolean;
 }
 
 export async function controllerCommand(opts: ControllerOptions, g: GlobalOptions): Promise<void> {
@@ -30,6 +31,7 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     resyncMs: opts.resync ? parseDuration(opts.resync) : undefined,
     observeEveryMs: opts.observeInterval ? parseDuration(opts.observeInterval) : undefined,
     tmuxSocket: opts.tmuxSocket,
+    gcOrphans: opts.gcOrphans,
     log,
   });
   // Served from before the lease is won, so a standby answers /healthz (and /readyz with 503).

@@ -1,5 +1,5 @@
 import type { KindInfo } from '../../api/crds.js';
-import { isApiError } from '../../api/errors.js';
+import { isApiError, notFoundMessage } from '../../api/errors.js';
 import { parseSelector } from '../../api/labels.js';
 import { readManifests } from '../../api/manifest.js';
 import { prepareManifests, ValidationFailed } from '../../client/apply.js';
@@ -58,7 +58,7 @@ export async function deleteCommand(args: string[], opts: DeleteOptions, g: Glob
       } catch (e) {
         if (isApiError(e, 'NotFound') || (e as { notFound?: boolean }).notFound) {
           if (!opts.ignoreNotFound) {
-            err(`Error from server (NotFound): ${t.kind.plural} "${t.name}" not found\n`);
+            err(`error: ${notFoundMessage(t.kind.kind, t.name, t.namespace)}\n`);
             failed = true;
           }
         } else throw e;

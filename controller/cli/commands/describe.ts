@@ -1,3 +1,4 @@
+import { notFoundMessage } from '../../api/errors.js';
 import { parseSelector } from '../../api/labels.js';
 import { eventsFor } from '../../client/events.js';
 import { namespaceFor, openContext, parseTargets, type GlobalOptions } from '../context.js';
@@ -6,7 +7,7 @@ import { describeObject } from '../printers/describe.js';
 import type { Resource } from '../../api/types.js';
 
 export async function describeCommand(args: string[], opts: { namespace?: string; selector?: string; allNamespaces?: boolean }, g: GlobalOptions): Promise<void> {
-  const ctx = openContext(g);
+  const ctx = openContext(g, { readonly: true });
   try {
     let first = true;
     let missing = false;
@@ -18,7 +19,7 @@ export async function describeCommand(args: string[], opts: { namespace?: string
           const o = await ctx.store.get({ kind: kind.kind, namespace: ns ?? '', name });
           if (o) objs.push(o);
           else {
-            err(`Error from server (NotFound): ${kind.plural} "${name}" not found\n`);
+            err(`error: ${notFoundMessage(kind.kind, name, ns)}\n`);
             missing = true;
           }
         }

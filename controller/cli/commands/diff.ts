@@ -21,7 +21,7 @@ function comparable(o: Resource | undefined): string {
 
 /** `orchctl diff -f`: live vs what apply would make of it. Exit 0 no differences, 1 differences. */
 export async function diffCommand(opts: { filename: string[]; recursive?: boolean; namespace?: string }, g: GlobalOptions): Promise<void> {
-  const ctx = openContext(g);
+  const ctx = openContext(g, { readonly: true });
   let changed = false;
   try {
     const { docs, errors } = readManifests(opts.filename, !!opts.recursive);

@@ -66,7 +66,7 @@ function fieldsOf(s: OpenApiSchema, depth: number, recursive: boolean): string[]
 }
 
 export async function explainCommand(target: string, opts: { recursive?: boolean }, g: GlobalOptions): Promise<void> {
-  const ctx = openContext(g);
+  const ctx = openContext(g, { readonly: true });
   try {
     const [kindName, ...path] = target.split('.');
     const kind = ctx.reg.resolve(kindName);

@@ -1,5 +1,5 @@
 import type { KindInfo } from '../../api/crds.js';
-import { isApiError } from '../../api/errors.js';
+import { isApiError, notFoundMessage } from '../../api/errors.js';
 import { yaml } from '../../api/lazy.js';
 import { parseSelector } from '../../api/labels.js';
 import type { Resource } from '../../api/types.js';
@@ -42,7 +42,7 @@ export function serialize(objs: Resource[], single: boolean, format: 'yaml' | 'j
 export async function getCommand(args: string[], opts: GetOptions, g: GlobalOptions): Promise<void> {
   const format = parseOutput(opts.output);
   const selector = parseSelector(opts.selector);
-  const ctx = openContext(g);
+  const ctx = openContext(g, { readonly: true });
   const targets = parseTargets(ctx.reg, args);
   let closing = false;
   try {
@@ -58,7 +58,7 @@ export async function getCommand(args: string[], opts: GetOptions, g: GlobalOpti
           const o = await ctx.store.get({ kind: kind.kind, namespace: ns ?? '', name });
           if (o) items.push(o);
           else if (!opts.ignoreNotFound) {
-            err(`Error from server (NotFound): ${kind.plural} "${name}" not found\n`);
+            err(`error: ${notFoundMessage(kind.kind, name, ns)}\n`);
             missing = true;
           }
         }

@@ -9,7 +9,7 @@ import { namespaceFor, openContext, type GlobalOptions } from '../context.js';
 import { out } from '../output.js';
 
 async function sessionOf(name: string, ns: string | undefined, g: GlobalOptions): Promise<AgentSession> {
-  const ctx = openContext(g);
+  const ctx = openContext(g, { readonly: true });
   try {
     const kind = ctx.reg.resolve('agentsession');
     const n = name.includes('/') ? name.split('/')[1] : name;

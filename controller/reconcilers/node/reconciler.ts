@@ -1,7 +1,10 @@
 /**
  * Keeps the Node object of this host current: capacity, free memory/disk, load, uptime, tool
  * versions, the controller holding the lease, session count, and tmux sessions on our socket
- * that no object owns (orphans — reported, and killed only when they carry a uid of ours).
+ * that no object owns. A session tagged with this store's identity whose object is gone was
+ * deleted behind the finalizer's back: it is stopped. Any other unowned session — another
+ * store's, a lost or replaced store's, an older orchctl's, or one a person started — is an
+ * orphan: reported on the Node and in an Event, never killed unless `--gc-orphans` says so.
  */
 import os from 'node:os';
 import { setCondition } from '../../api/conditions.js';
@@ -29,6 +32,9 @@ export interface NodeDeps {
   controller: { holderIdentity: string; pid: number; startTime: string };
   recorder: EventRecorder;
   log: { warn(msg: string): void };
+  /** This store's identity (the `@orchctl-store` tag of the sessions it launched). */
+  storeUid: string;
+  gcOrphans?: boolean;
 }
 
 export class NodeReconciler {
@@ -56,18 +62,27 @@ export class NodeReconciler {
     const orphans: string[] = [];
     for (const pane of snap.panes) {
       if (pane.uid && uids.has(pane.uid)) continue;
-      if (pane.uid) {
-        // Tagged by us, but its object is gone (deleted with the finalizer bypassed): stop it.
+      if (pane.uid && this.d.storeUid && pane.store === this.d.storeUid) {
+        // Launched under this store, but its object is gone (deleted with the finalizer bypassed): stop it.
         this.d.log.warn(`killing tmux session ${pane.session}: its AgentSession (uid ${pane.uid}) no longer exists`);
         await this.d.tmux.kill(pane.session);
         this.d.panes.invalidate();
         continue;
       }
+      const why = orphanReason(pane.uid, pane.store);
+      if (this.d.gcOrphans) {
+        this.d.log.warn(`--gc-orphans: killing orphan tmux session "${pane.session}" (${why})`);
+        await this.d.tmux.kill(pane.session);
+        this.d.panes.invalidate();
+        await this.d.recorder.record(node, 'Normal', 'OrphanKilled', `killed orphan tmux session "${pane.session}" (${why}) as --gc-orphans asked`);
+        continue;
+      }
       orphans.push(pane.session);
       if (!this.reportedOrphans.has(pane.session)) {
         this.reportedOrphans.add(pane.session);
-        this.d.log.warn(`orphan tmux session "${pane.session}" on the orchctl socket is not owned by any AgentSession`);
-        await this.d.recorder.record(node, 'Warning', 'OrphanTmuxSession', `tmux session "${pane.session}" on the orchctl socket is not owned by any AgentSession`);
+        const msg = `orphan tmux session "${pane.session}" on the orchctl socket: ${why}; left running (remove it with \`orchctl controller --gc-orphans\` or tmux kill-session)`;
+        this.d.log.warn(msg);
+        await this.d.recorder.record(node, 'Warning', 'OrphanTmuxSession', msg);
       }
     }
     const conditions: Condition[] = structuredClone(((node.status as { conditions?: Condition[] } | undefined)?.conditions) ?? []);
@@ -89,4 +104,10 @@ export class NodeReconciler {
     };
     await this.d.store.updateStatus({ ...node, status } as Resource);
   }
+}
+
+function orphanReason(uid: string, store: string): string {
+  if (!uid) return 'not started by orchctl';
+  if (!store) return `its AgentSession (uid ${uid}) is not in this store, and it carries no store identity (an older orchctl)`;
+  return `it was started under another store (${store.slice(0, 8)}), or under this one before it was lost, replaced or restored`;
 }

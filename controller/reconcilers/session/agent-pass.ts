@@ -59,18 +59,28 @@ export interface AgentPassResult {
 export class ScreenCache {
   private readonly last = new Map<string, { stamp: string; text: string; cls: ScreenClass; changedAt: number }>();
 
-  async read(key: string, stamp: string | undefined, capture: () => Promise<string>, profile: DetectionProfile, now: number): Promise<{ cls: ScreenClass; changedAt: number } | undefined> {
+  async read(
+    key: string,
+    stamp: string | undefined,
+    capture: () => Promise<string>,
+    profile: DetectionProfile,
+    now: number,
+  ): Promise<{ cls: ScreenClass; changedAt: number } | undefined> {
     const prev = this.last.get(key);
-    if (prev && stamp !== undefined && prev.stamp === stamp) return prev;
+    // A blank screen is remembered like any other: an agent that never prints must not cost a
+    // capture every tick.
+    if (prev && stamp !== undefined && prev.stamp === stamp) return prev.text.trim() ? prev : undefined;
+    // Nothing written to the pane yet (its output log is empty): the screen is blank.
+    if (stamp?.startsWith('0:')) return undefined;
     const text = await capture();
-    if (!text.trim()) return undefined;
     if (prev && prev.text === text) {
       prev.stamp = stamp ?? '';
-      return prev;
+      return text.trim() ? prev : undefined;
     }
-    const entry = { stamp: stamp ?? '', text, cls: classifyScreen(text, profile), changedAt: now };
+    const cls: ScreenClass = text.trim() ? classifyScreen(text, profile) : { state: 'unknown' };
+    const entry = { stamp: stamp ?? '', text, cls, changedAt: now };
     this.last.set(key, entry);
-    return entry;
+    return text.trim() ? entry : undefined;
   }
 
   forget(key: string): void {

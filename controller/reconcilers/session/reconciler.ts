@@ -51,6 +51,8 @@ export interface SessionDeps {
   policies: Informer;
   tmux: Tmux;
   panes: PaneObserver;
+  /** The store's identity: every launched tmux session is tagged with it (see observers/tmux.ts). */
+  storeUid: string;
   git: GitObserver;
   host: () => HostSnapshot;
   nodeUnschedulable: () => boolean;
@@ -108,6 +110,8 @@ interface Pass {
   resolved: Resolved;
   now: number;
   adopt?: PaneInfo;
+  /** Whether the pane snapshot held any tmux session of this object (a launch must clear it first). */
+  hasPanes?: boolean;
 }
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -208,6 +212,7 @@ export class SessionReconciler implements Reconciler {
   private observePane(p: Pass, panes: PaneSnapshot): void {
     const uid = p.obj.metadata.uid!;
     const run = p.status.run ?? 0;
+    p.hasPanes = panes.byUid(uid).length > 0;
     this.observePanes(p, panes, uid, run);
     // The launch wrapper's record wins: it is written even when tmux loses track of the process.
     const phase = p.status.phase ?? 'Pending';
@@ -223,6 +228,8 @@ export class SessionReconciler implements Reconciler {
       if (paneRun === run && run > 0 && (p.status.phase !== 'Pending' || !pane.dead)) {
         p.paneInfo = pane;
         p.pane = paneState(pane);
+        // Launched before this store had an identity, or adopted after a restore: ours now.
+        if (pane.store !== this.d.storeUid && !pane.dead) void this.d.tmux.tagStore(pane.session, this.d.storeUid);
       } else if (paneRun > run && !pane.dead && (p.status.phase ?? 'Pending') === 'Pending') {
         p.adopt = pane; // launched by a controller that died before recording it
       }
@@ -441,8 +448,9 @@ export class SessionReconciler implements Reconciler {
     fs.writeFileSync(ws.promptFile, prompt, { mode: 0o600 });
     const headBefore = await this.d.git.head(workdir);
     const sessionName = tmuxSessionName(obj.metadata.namespace ?? 'default', obj.metadata.name, obj.metadata.uid!);
-    // A dead pane of an earlier run may still hold the name.
-    await this.d.tmux.kill(sessionName);
+    // A dead pane of an earlier run may still hold the name. The snapshot says whether one does,
+    // so a first launch costs no kill; a session it missed fails the launch, which clears it below.
+    if (p.hasPanes) await this.d.tmux.kill(sessionName);
     // Claude Code reports through hooks installed by a settings file, with a known session id
     // (which fixes where its transcript is).
     const claude = claudeHooks(agent.hooks);
@@ -470,8 +478,13 @@ export class SessionReconciler implements Reconciler {
       uid: obj.metadata.uid!,
       run,
     });
+    const launch = { session: sessionName, cwd: workdir, argv: plan.argv, env: plan.env, tags: { uid: obj.metadata.uid!, key: this.runKey(p.key, run), store: this.d.storeUid } };
     try {
-      await this.d.tmux.launch({ session: sessionName, cwd: workdir, argv: plan.argv, env: plan.env, tags: { uid: obj.metadata.uid!, key: this.runKey(p.key, run) } }, ws.outputLog);
+      await this.d.tmux.launch(launch, ws.outputLog).catch(async (e: Error) => {
+        if (!/duplicate session/.test(e.message)) throw e;
+        await this.d.tmux.kill(sessionName);
+        await this.d.tmux.launch(launch, ws.outputLog);
+      });
     } catch (e) {
       return fail('TmuxFailed', (e as Error).message);
     } finally {

@@ -1,0 +1,95 @@
+/**
+ * What one observe tick costs in processes, counted, not timed: a real controller with wrappers
+ * for tmux and git first on its PATH that log every launch. Idle sessions must cost nothing per
+ * tick beyond the one `list-panes` snapshot every reconcile shares — at N=1 and at N=20 alike.
+ * (A `capture-pane` per idle session per tick once slipped in unnoticed: 104 tmux calls per tick
+ * at 100 sessions and half a core busy doing nothing.)
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeHarness, phaseOf, shellSession, type Harness } from './controller-harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.cleanup();
+  h = undefined;
+});
+
+/** `tmux`/`git` wrappers that append their arguments to `calls.log`, then run the real binary. */
+function countingPath(dir: string): { binDir: string; calls(): string[] } {
+  const binDir = path.join(dir, 'counting-bin');
+  fs.mkdirSync(binDir);
+  const log = path.join(dir, 'calls.log');
+  for (const tool of ['tmux', 'git']) {
+    const real = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
+    const script = `#!/bin/sh\nprintf '%s %s\\n' ${tool} "$*" >> '${log}'\nexec '${real}' "$@"\n`;
+    fs.writeFileSync(path.join(binDir, tool), script, { mode: 0o755 });
+  }
+  return { binDir, calls: () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []) };
+}
+
+interface TickCost {
+  ticks: number;
+  tmuxPerTick: number;
+  gitPerTick: number;
+  other: string[];
+}
+
+/**
+ * Starts a controller over `n` idle sessions, lets start-up settle, then counts launches across
+ * whole observe ticks: each tick starts with the shared `list-panes` snapshot.
+ */
+async function idleTickCost(n: number): Promise<TickCost> {
+  h = await makeHarness();
+  const harness = h;
+  const counting = countingPath(harness.dir);
+  harness.env.PATH = `${counting.binDir}:${harness.env.PATH}`;
+  // Half print a line and then stand still (a non-empty, unchanging screen), half never print.
+  const names = Array.from({ length: n }, (_, i) => `idle-${i}`);
+  await harness.apply(
+    names.map((name, i) => shellSession(name, i % 2 ? 'exec sleep 600' : 'echo ready; exec sleep 600', harness.repo)),
+  );
+  harness.start(['--observe-interval', '200ms', '--resync', '1h']);
+  await harness.waitFor(
+    `${n} sessions Running`,
+    async () => (await Promise.all(names.map((x) => harness.session(x)))).every((s) => phaseOf(s) === 'Running'),
+    60_000,
+  );
+  // Settled: every session has been observed once since it started, its screen read once.
+  const isTick = (c: string) => c.startsWith('tmux ') && c.includes(' list-panes ');
+  const ticksSoFar = () => counting.calls().filter(isTick).length;
+  const settledAt = ticksSoFar() + 5;
+  await harness.waitFor('5 more observe ticks', async () => ticksSoFar() >= settledAt, 60_000);
+  const from = counting.calls().length;
+  const until = ticksSoFar() + 8;
+  await harness.waitFor('8 more observe ticks', async () => ticksSoFar() >= until, 60_000);
+  const all = counting.calls();
+  // The window: from the first tick after `from` up to (not including) the last tick seen.
+  const first = all.findIndex((c, i) => i >= from && isTick(c));
+  const last = all.findLastIndex(isTick);
+  const window = all.slice(first, last).filter((c) => !c.includes(' wait-for ')); // one long-lived waiter
+  const ticks = window.filter(isTick).length;
+  const tmux = window.filter((c) => c.startsWith('tmux ')).length;
+  const git = window.filter((c) => c.startsWith('git ')).length;
+  return { ticks, tmuxPerTick: tmux / ticks, gitPerTick: git / ticks, other: window.filter((c) => !isTick(c)) };
+}
+
+describe('observe cost per tick', () => {
+  it('idle sessions cost one tmux list-panes per tick and no git, at N=1 as at N=20', async () => {
+    const one = await idleTickCost(1);
+    await h!.cleanup();
+    h = undefined;
+    const twenty = await idleTickCost(20);
+    expect(one.ticks).toBeGreaterThanOrEqual(5);
+    expect(twenty.ticks).toBeGreaterThanOrEqual(5);
+    // Listed so a failure says which calls crept in.
+    expect(one.other).toEqual([]);
+    expect(twenty.other).toEqual([]);
+    expect(one.tmuxPerTick).toBe(1);
+    expect(twenty.tmuxPerTick).toBe(1);
+    expect(one.gitPerTick).toBe(0);
+    expect(twenty.gitPerTick).toBe(0);
+  }, 240_000);
+});
