@@ -13,13 +13,22 @@
  * tmux kills the session the pty hangs up, the wrapper (the session leader) dies of SIGHUP and
  * the kernel hangs up the agent's process group with it — as with any terminal program.
  *
+ * Environment values (the Agent's and the session's env) never go on a command line, where `ps`
+ * shows them to every local user: the controller writes each to a file of its own in a private
+ * directory ($ORCHCTL_ENV_DIR, 0700, files 0600, named for the variable), and the wrapper exports
+ * them — value read with cat, never evaluated — and removes the directory before the agent starts.
+ * Only orchctl's own ORCHCTL_* variables (paths and names, no secrets) are passed to tmux.
+ *
  * Output logging needs no start gate: the controller attaches pipe-pane in the same tmux
  * command as new-session, and tmux runs a command list before it reads the new pane.
  */
 import type { AgentSpec, EnvVar } from '../api/kinds.js';
 
+const LOAD_ENV =
+  'if [ -n "$ORCHCTL_ENV_DIR" ]; then for f in "$ORCHCTL_ENV_DIR"/*; do [ -f "$f" ] || continue; ' +
+  'v=$(cat "$f"; printf x); export "${f##*/}=${v%x}"; done; rm -rf "$ORCHCTL_ENV_DIR"; unset ORCHCTL_ENV_DIR; unset f v; fi; ';
 const WRAP = (run: string) =>
-  `trap : INT TERM; ${run}; code=$?; printf '%s\\n' "$code" > "$ORCHCTL_WORKSPACE/exit-code"; tmux wait-for -S orchctl-pane-died 2>/dev/null; exit "$code"`;
+  `${LOAD_ENV}trap : INT TERM; ${run}; code=$?; printf '%s\\n' "$code" > "$ORCHCTL_WORKSPACE/exit-code"; tmux wait-for -S orchctl-pane-died 2>/dev/null; exit "$code"`;
 export const LAUNCH_SCRIPT = WRAP('"$0" "$@"');
 export const LAUNCH_SCRIPT_STDIN = WRAP('"$0" "$@" < "$ORCHCTL_PROMPT_FILE"');
 
@@ -37,25 +46,37 @@ export interface LaunchInput {
 
 export interface LaunchPlan {
   argv: string[];
+  /** The agent's whole environment on top of the tmux server's. */
   env: Record<string, string>;
+  /** orchctl's own variables: names and paths only, safe on tmux's command line. */
+  tmuxEnv: Record<string, string>;
+  /** The Agent's and the session's variables: delivered through $ORCHCTL_ENV_DIR, never on an argv. */
+  privateEnv: Record<string, string>;
 }
 
 export function buildLaunch(i: LaunchInput): LaunchPlan {
   const delivery = i.agent.promptDelivery ?? 'paste';
   const command = [...i.agent.command, ...(i.agent.args ?? [])];
   if (delivery === 'argument' && i.prompt) command.push(...(i.agent.promptFlag ? [i.agent.promptFlag] : []), i.prompt);
-  const env: Record<string, string> = {};
-  for (const e of [...(i.agent.env ?? []), ...(i.sessionEnv ?? [])]) env[e.name] = e.value ?? '';
-  Object.assign(env, {
+  const privateEnv: Record<string, string> = {};
+  for (const e of [...(i.agent.env ?? []), ...(i.sessionEnv ?? [])]) {
+    if (!e.name.startsWith('ORCHCTL_')) privateEnv[e.name] = e.value ?? '';
+  }
+  const tmuxEnv: Record<string, string> = {
     ORCHCTL_SESSION: i.sessionKey,
     ORCHCTL_SESSION_UID: i.uid,
     ORCHCTL_RUN: String(i.run),
     ORCHCTL_WORKSPACE: i.workspace,
     ORCHCTL_PROMPT_FILE: i.promptFile,
     ORCHCTL_RESULT_FILE: i.resultFile,
-  });
-  return { argv: ['sh', '-c', delivery === 'stdin' ? LAUNCH_SCRIPT_STDIN : LAUNCH_SCRIPT, ...command], env };
+    ...(Object.keys(privateEnv).length ? { ORCHCTL_ENV_DIR: envDirOf(i.workspace) } : {}),
+  };
+  const argv = ['sh', '-c', delivery === 'stdin' ? LAUNCH_SCRIPT_STDIN : LAUNCH_SCRIPT, ...command];
+  return { argv, env: { ...privateEnv, ...tmuxEnv }, tmuxEnv, privateEnv };
 }
+
+/** Where a run's private environment files are written (inside its 0700 workspace). */
+export const envDirOf = (workspace: string) => `${workspace}/env`;
 
 /** Seed 004: the persona (system prompt) first, then the task. */
 export function composePrompt(systemPrompt: string | undefined, task: string | undefined, extra: string[] = []): string {

@@ -5,6 +5,8 @@ import type { Condition, Resource } from './types.js';
 export type EnvVar = {
   name: string;
   value?: string;
+  /** Read when a run starts: a variable of the controller's environment, or a file. */
+  valueFrom?: { env?: string; file?: string };
 };
 
 export type PromptDelivery = 'paste' | 'argument' | 'stdin' | 'none';

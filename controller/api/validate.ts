@@ -166,6 +166,14 @@ function positiveDuration(spec: Record<string, unknown> | undefined, field: stri
   return [];
 }
 
+/** An env entry has a value or a valueFrom, not both. */
+function envEntries(list: unknown, base: PathPart[]): FieldError[] {
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((e: { value?: unknown; valueFrom?: unknown }, i) =>
+    e && e.value !== undefined && e.valueFrom !== undefined ? [{ path: [...base, i, 'valueFrom'], message: 'may not be set together with value' }] : [],
+  );
+}
+
 /** Rules a structural schema cannot express. */
 const SEMANTIC: Record<string, SemanticCheck> = {
   AgentSession: (obj) => {
@@ -175,8 +183,11 @@ const SEMANTIC: Record<string, SemanticCheck> = {
       ...exclusive(spec, 'projectRef', 'workdir', true),
       ...exclusive(spec, 'prompt', 'promptFile', false),
       ...positiveDuration(spec, 'maxDuration', ['spec']),
+      ...envEntries(spec.env, ['spec', 'env']),
+      ...envEntries((spec.agent as { env?: unknown } | undefined)?.env, ['spec', 'agent', 'env']),
     ];
   },
+  Agent: (obj) => envEntries((obj.spec as { env?: unknown } | undefined)?.env, ['spec', 'env']),
   SessionPolicy: (obj) => positiveDuration(obj.spec as Record<string, unknown>, 'maxSessionDuration', ['spec']),
 };
 

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GlobalOptions } from './context.js';
+import { registerSecretsFromEnv } from '../api/redact.js';
 import { reportError } from './output.js';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
@@ -235,6 +236,7 @@ export async function main(argv = process.argv): Promise<number> {
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(0);
   });
+  registerSecretsFromEnv(); // keys in this process's environment never reach its output
   try {
     await buildProgram().parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

@@ -1,10 +1,12 @@
 /** Process-level output helpers: stdout/stderr writes and the error presentation. */
 import { isApiError } from '../api/errors.js';
+import { redact } from '../api/redact.js';
 import { ManifestError } from '../api/manifest.js';
 import { ValidationFailed } from '../client/apply.js';
 
 export const out = (s: string) => process.stdout.write(s);
-export const err = (s: string) => process.stderr.write(s);
+/** stderr carries error text from outside (an LLM endpoint's answer, a tool's output): redacted. */
+export const err = (s: string) => process.stderr.write(redact(s));
 
 /** Thrown by commands that want a specific exit code without an error message (e.g. diff). */
 export class ExitCode extends Error {

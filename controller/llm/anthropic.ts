@@ -9,6 +9,7 @@
  * every schema keyword (enums, bounds), so the caller validates it and asks for one repair.
  * A text-only answer is accepted too if it contains the JSON.
  */
+import { registerSecret } from '../api/redact.js';
 import { LlmError, type LlmBackend, type LlmRequest, type LlmResponse } from './backend.js';
 import { parseJsonAnswer, postJson } from './http.js';
 
@@ -40,6 +41,7 @@ export class AnthropicBackend implements LlmBackend {
 
   async complete(req: LlmRequest): Promise<LlmResponse> {
     const key = this.opts.apiKey();
+    registerSecret(key); // an error body that echoes it back is redacted wherever it goes
     if (!key) throw new LlmError('config', 'no API key for the anthropic backend (set the environment variable apiKeyEnv names, default ANTHROPIC_API_KEY)');
     const tool = req.schemaName.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
     const body = {

@@ -6,6 +6,7 @@
  * parsed and validated by the caller, since not every server enforces every keyword.
  * No temperature is sent: OpenAI's reasoning models reject any but the default.
  */
+import { registerSecret } from '../api/redact.js';
 import { LlmError, type LlmBackend, type LlmRequest, type LlmResponse } from './backend.js';
 import { parseJsonAnswer, postJson } from './http.js';
 
@@ -36,6 +37,7 @@ export class OpenAiBackend implements LlmBackend {
 
   async complete(req: LlmRequest): Promise<LlmResponse> {
     const key = this.opts.apiKey();
+    registerSecret(key); // an error body that echoes it back is redacted wherever it goes
     // Local servers (Ollama, llama.cpp) need no key; OpenAI itself does.
     if (!key && !this.opts.endpoint) throw new LlmError('config', 'no API key for the openai backend (set the environment variable apiKeyEnv names, default OPENAI_API_KEY)');
     const body = {

@@ -1,6 +1,7 @@
 /** The controller's own log: pino, human-readable (pino-pretty) on a terminal, JSON lines otherwise. */
 import { pino } from 'pino';
 import pretty from 'pino-pretty';
+import { redact } from '../api/redact.js';
 
 export interface Logger {
   info(msg: string): void;
@@ -16,11 +17,15 @@ export function createLogger(opts: { level?: string; format?: 'text' | 'json' } 
     format === 'text'
       ? pino(base, pretty({ destination: 2, sync: true, colorize: process.stderr.isTTY, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }))
       : pino(base, pino.destination({ dest: 2, sync: true }));
+  // Every line passes through redact(): a message may quote an error body that echoed a key.
   return {
-    info: (m) => p.info(m),
-    warn: (m) => p.warn(m),
-    debug: (m) => p.debug(m),
-    error: (m, err) => (err instanceof Error ? p.error({ err: { message: err.message, stack: process.env.ORCHCTL_DEBUG ? err.stack : undefined } }, m) : p.error(m)),
+    info: (m) => p.info(redact(m)),
+    warn: (m) => p.warn(redact(m)),
+    debug: (m) => p.debug(redact(m)),
+    error: (m, err) =>
+      err instanceof Error
+        ? p.error({ err: { message: redact(err.message), stack: process.env.ORCHCTL_DEBUG ? redact(err.stack ?? '') : undefined } }, redact(m))
+        : p.error(redact(m)),
   };
 }
 

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { ApiError, alreadyExists, conflict, notFound } from '../api/errors.js';
 import { matches } from '../api/labels.js';
+import { redact, redactDeep } from '../api/redact.js';
 import type { ObjectKey, Resource } from '../api/types.js';
 import type {
   DeleteOptions,
@@ -256,6 +257,10 @@ export class SqliteStore implements Store {
   }
 
   private write(obj: Resource, type: WatchEvent['type']): Resource {
+    // Statuses and Events carry error text from outside (LLM endpoints, tools, agents), which may
+    // echo a key back: none of it is stored unredacted. Specs are the user's own and kept as written.
+    if (obj.status !== undefined) obj.status = redactDeep(obj.status);
+    if (obj.kind === 'Event') for (const f of ['message', 'note'] as const) if (typeof obj[f] === 'string') obj[f] = redact(obj[f] as string);
     const rev = this.nextRevision();
     obj.metadata.resourceVersion = String(rev);
     const ns = obj.metadata.namespace ?? '';

@@ -136,10 +136,14 @@ describe('versions', () => {
 });
 
 describe('detectionFor', () => {
-  it('caches the compiled profiles per spec object', () => {
+  it('caches the compiled profiles per spec object and per content', () => {
     const spec = claudeSpec();
     expect(detectionFor(spec)).toBe(detectionFor(spec));
-    expect(detectionFor(spec)).not.toBe(detectionFor(claudeSpec()));
+    // An equal spec read again from the store (a fresh object) is not compiled again.
+    expect(detectionFor(spec)).toBe(detectionFor(claudeSpec()));
+    const other = claudeSpec();
+    other.detection!.profiles[0].tailLines = 7;
+    expect(detectionFor(other)).not.toBe(detectionFor(spec));
     expect(() => detectionFor(spec, '9.9.9')).toThrow(DetectionVersionError);
   });
 

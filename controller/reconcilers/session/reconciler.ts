@@ -11,9 +11,11 @@ import { isDeepStrictEqual } from 'node:util';
 import { transition, type SnapshotFrom } from 'xstate';
 import { setCondition } from '../../api/conditions.js';
 import { formatDuration } from '../../api/duration.js';
-import type { AgentSession, AgentSessionStatus, AgentSpec, Project, SessionPolicy } from '../../api/kinds.js';
+import type { AgentSession, AgentSessionStatus, AgentSpec, EnvVar, Project, SessionPolicy } from '../../api/kinds.js';
 import type { Resource } from '../../api/types.js';
 import { composePrompt, buildLaunch } from '../../agents/launch.js';
+import { EnvSourceError, resolveEnv, writePrivateEnv } from '../../agents/env.js';
+import { registerSecret, SECRET_NAME } from '../../api/redact.js';
 import { claudeConfigDir, claudeHooks, claudeSessionId, claudeSettings, claudeTranscriptPath } from '../../agents/claude-code.js';
 import { deliverKeys, deliverText, type DeliveryResult } from '../../agents/delivery.js';
 import type { AgentFeed } from '../../observers/agent-feed.js';
@@ -441,6 +443,17 @@ export class SessionReconciler implements Reconciler {
     } catch (e) {
       return fail('PromptFileNotFound', `cannot read prompt file: ${(e as Error).message}`);
     }
+    let agentEnv: EnvVar[];
+    let sessionEnv: EnvVar[];
+    try {
+      agentEnv = resolveEnv(agent.env);
+      sessionEnv = resolveEnv(spec.env);
+      for (const [declared, resolved] of [[agent.env, agentEnv], [spec.env, sessionEnv]] as const)
+        resolved.forEach((e, i) => (declared?.[i]?.valueFrom || SECRET_NAME.test(e.name)) && registerSecret(e.value));
+    } catch (e) {
+      if (e instanceof EnvSourceError) return fail('EnvSourceNotFound', e.message);
+      throw e;
+    }
     const ws = this.wsFor(p, run);
     createWorkspace(ws);
     const notes = this.d.resumeNotes?.(obj);
@@ -462,14 +475,14 @@ export class SessionReconciler implements Reconciler {
       fs.writeFileSync(settingsFile, JSON.stringify(claudeSettings(claude, this.d.hookCommand), null, 2) + '\n', { mode: 0o600 });
       launchAgent = { ...agent, args: [...(agent.args ?? []), '--session-id', sessionId, '--settings', settingsFile] };
       const env: Record<string, string | undefined> = { ...process.env };
-      for (const e of [...(agent.env ?? []), ...(spec.env ?? [])]) env[e.name] = e.value ?? '';
+      for (const e of [...agentEnv, ...sessionEnv]) env[e.name] = e.value ?? '';
       agentStatus.sessionId = sessionId;
       const transcript = claudeTranscriptPath(claudeConfigDir(env), workdir, sessionId);
       if (transcript) agentStatus.transcript = transcript;
     }
     const plan = buildLaunch({
-      agent: launchAgent,
-      sessionEnv: spec.env,
+      agent: { ...launchAgent, env: agentEnv },
+      sessionEnv,
       prompt,
       promptFile: ws.promptFile,
       resultFile: ws.resultFile,
@@ -478,7 +491,8 @@ export class SessionReconciler implements Reconciler {
       uid: obj.metadata.uid!,
       run,
     });
-    const launch = { session: sessionName, cwd: workdir, argv: plan.argv, env: plan.env, tags: { uid: obj.metadata.uid!, key: this.runKey(p.key, run), store: this.d.storeUid } };
+    if (plan.tmuxEnv.ORCHCTL_ENV_DIR) writePrivateEnv(plan.tmuxEnv.ORCHCTL_ENV_DIR, plan.privateEnv);
+    const launch = { session: sessionName, cwd: workdir, argv: plan.argv, env: plan.tmuxEnv, tags: { uid: obj.metadata.uid!, key: this.runKey(p.key, run), store: this.d.storeUid } };
     try {
       await this.d.tmux.launch(launch, ws.outputLog).catch(async (e: Error) => {
         if (!/duplicate session/.test(e.message)) throw e;
