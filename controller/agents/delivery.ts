@@ -9,6 +9,7 @@
  *   without either, the screen moved) → if not, press submit again with backoff.
  */
 import fs from 'node:fs';
+import stripAnsi from 'strip-ansi';
 import path from 'node:path';
 import { readLines } from '../observers/agent-feed.js';
 import { processAlive } from '../observers/process.js';
@@ -158,6 +159,23 @@ export async function waitReady(t: PaneTarget, ready: ((s: string) => boolean) |
   return false;
 }
 
+/**
+ * Text to be pasted, made safe to paste: terminal escape sequences and control characters other
+ * than newline and tab are removed (a CR becomes a newline). A raw \x03 in a prompt would reach
+ * the agent as C-c — an interrupt, not text; keys are sent with `orchctl send --keys`, never
+ * smuggled in a prompt. Returns how many characters went and where the first one was.
+ */
+export function sanitizePaste(text: string): { text: string; removed: number; firstAt?: number } {
+  const unsafe = /[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]/;
+  const first = text.search(unsafe);
+  if (first < 0 && !text.includes('\r')) return { text, removed: 0 };
+  const noEscapes = text.includes('\x1b') || text.includes('\x9b') ? stripAnsi(text) : text;
+  const normalised = noEscapes.replace(/\r\n?/g, '\n');
+  const out = normalised.replace(new RegExp(unsafe.source, 'g'), '');
+  const removed = text.length - noEscapes.length + (normalised.length - out.length);
+  return { text: out, removed, ...(first >= 0 ? { firstAt: first } : {}) };
+}
+
 export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<DeliveryResult> {
   // The wait for readiness holds no lock: an answer to a startup dialog (auto or `orchctl send
   // --keys`) must be able to go in while a prompt waits for the input box.
@@ -168,7 +186,7 @@ export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<Deliv
     await t.tmux.sendKeys(t.target, d.clearKeys ?? ['C-u']);
     const b = baseline(t);
     // Without its final newline: the submit keys, not the paste, submit the text.
-    await t.tmux.pasteText(t.target, d.text.replace(/\n+$/, ''), d.bufferName);
+    await t.tmux.pasteText(t.target, sanitizePaste(d.text).text.replace(/\n+$/, ''), d.bufferName);
     await sleep(200); // let the program take the paste before the submit key arrives
     const afterPaste = await t.tmux.capture(t.target, 60);
     const backoff = d.backoffMs ?? [300, 600, 1200];

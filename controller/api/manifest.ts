@@ -37,6 +37,8 @@ export class ManifestError extends Error {
   }
 }
 
+const MAX_ALIAS_COUNT = 100;
+
 export function parseManifestText(text: string, file: string, dir: string): { docs: ManifestDoc[]; errors: ManifestError[] } {
   const lines = new LineCounter();
   const docs: ManifestDoc[] = [];
@@ -52,10 +54,35 @@ export function parseManifestText(text: string, file: string, dir: string): { do
       }
       return;
     }
-    const object = doc.toJS({ maxAliasCount: 100 });
+    // A list or map as a mapping key has no JSON form (yaml would stringify it, with a warning).
+    let badKey: { range?: [number, number, number] | null } | undefined;
+    YAML.visit(doc, {
+      Pair(_k, pair) {
+        if (YAML.isCollection(pair.key)) {
+          badKey = pair.key as { range?: [number, number, number] | null };
+          return YAML.visit.BREAK;
+        }
+      },
+    });
+    if (badKey) {
+      const pos = lines.linePos(badKey.range?.[0] ?? 0);
+      errors.push(new ManifestError(file, pos.line, pos.col, index, undefined, 'invalid YAML: a mapping key must be a plain value, not a list or a map'));
+      return;
+    }
+    let object: unknown;
+    try {
+      object = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (e) {
+      // yaml refuses an alias expansion past the bound ("billion laughs").
+      const pos = lines.linePos(doc.range?.[0] ?? 0);
+      const why = /alias/i.test((e as Error).message) ? `invalid YAML: aliases expand too far (at most ${MAX_ALIAS_COUNT}; an alias bomb?)` : `invalid YAML: ${(e as Error).message}`;
+      errors.push(new ManifestError(file, pos.line, pos.col, index, undefined, why));
+      return;
+    }
     if (object === null || object === undefined) return; // empty document (e.g. trailing ---)
     docs.push({ file, dir, index, object, doc, lines });
   });
+  if (!docs.length && !errors.length) errors.push(new ManifestError(file, 1, 1, undefined, undefined, 'no objects in this file (it is empty or holds only comments)'));
   return { docs, errors };
 }
 

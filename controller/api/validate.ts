@@ -23,6 +23,8 @@ export interface FieldError {
 export const formatPath = (p: PathPart[]): string =>
   p.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 
+const DAYS: Record<string, string> = { '720h': '30 days', '24h': 'a day' };
+
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 
 let ajvInstance: Ajv | undefined;
@@ -31,6 +33,24 @@ function ajv(): Ajv {
   const a = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictTuples: false, allowUnionTypes: true, useDefaults: true });
   addFormats(a);
   a.addFormat('go-duration', { type: 'string', validate: isGoDuration });
+  // Every duration has an upper bound, named in the error: a time that overflows a date
+  // ("99999999999999999999h") must be refused here, not fail every reconcile later.
+  a.addKeyword({
+    keyword: 'x-orchctl-max-duration',
+    type: 'string',
+    schemaType: 'string',
+    errors: true,
+    validate: function maxDuration(max: string, data: string) {
+      if (!isGoDuration(data)) return true; // the format reports it
+      const ms = parseDuration(data);
+      let message: string | undefined;
+      if (ms < 0) message = 'must not be negative';
+      else if (ms > parseDuration(max)) message = `must be at most ${max}${DAYS[max] ? ` (${DAYS[max]})` : ''}, got ${data}`;
+      if (!message) return true;
+      (maxDuration as any).errors = [{ keyword: 'x-orchctl-max-duration', message, params: { max } }];
+      return false;
+    },
+  });
   a.addVocabulary([
     'x-kubernetes-preserve-unknown-fields',
     'x-kubernetes-embedded-resource',
@@ -113,6 +133,10 @@ function toFieldError(e: ErrorObject): FieldError | undefined {
       return { path, message: `must be no more than ${p.limit} characters` };
     case 'minItems':
       return { path, message: `must have at least ${p.limit} item${p.limit === 1 ? '' : 's'}` };
+    case 'maxItems':
+      return { path, message: `must have at most ${p.limit} items` };
+    case 'x-orchctl-max-duration':
+      return { path, message: e.message ?? 'is too long' };
     case 'anyOf':
       return undefined; // the branch errors say more
     default:
@@ -166,6 +190,14 @@ function positiveDuration(spec: Record<string, unknown> | undefined, field: stri
   return [];
 }
 
+/** restartBackoff.initialDelay may not exceed maxDelay. */
+function delayOrder(b: unknown, base: PathPart[]): FieldError[] {
+  const { initialDelay, maxDelay } = (b ?? {}) as { initialDelay?: unknown; maxDelay?: unknown };
+  if (typeof initialDelay !== 'string' || typeof maxDelay !== 'string' || !isGoDuration(initialDelay) || !isGoDuration(maxDelay)) return [];
+  if (parseDuration(initialDelay) <= parseDuration(maxDelay)) return [];
+  return [{ path: [...base, 'initialDelay'], message: `must not exceed ${formatPath([...base, 'maxDelay'])} (${initialDelay} > ${maxDelay})` }];
+}
+
 /** An env entry has a value or a valueFrom, not both. */
 function envEntries(list: unknown, base: PathPart[]): FieldError[] {
   if (!Array.isArray(list)) return [];
@@ -183,6 +215,7 @@ const SEMANTIC: Record<string, SemanticCheck> = {
       ...exclusive(spec, 'projectRef', 'workdir', true),
       ...exclusive(spec, 'prompt', 'promptFile', false),
       ...positiveDuration(spec, 'maxDuration', ['spec']),
+      ...delayOrder(spec.restartBackoff, ['spec', 'restartBackoff']),
       ...envEntries(spec.env, ['spec', 'env']),
       ...envEntries((spec.agent as { env?: unknown } | undefined)?.env, ['spec', 'agent', 'env']),
     ];

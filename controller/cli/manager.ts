@@ -38,6 +38,7 @@ import { acquireLease, CONTROLLER_LEASE, holderIdentity } from '../runtime/lease
 import type { Logger } from '../runtime/log.js';
 import { WorkQueue } from '../runtime/workqueue.js';
 import { SqliteStore } from '../store/sqlite.js';
+import { ReconcileErrorReporter } from '../runtime/reconcile-errors.js';
 import type { Store } from '../store/store.js';
 import { orchctlVersion } from './commands/version.js';
 
@@ -212,6 +213,12 @@ export class Manager {
       workers: this.opts.workers ?? 4,
       log: (m, e) => this.log.error(m, e),
       metrics: this.metrics.runtime.controllerHooks,
+      errors: new ReconcileErrorReporter({
+        store: this.store,
+        recorder,
+        kind: 'AgentSession',
+        cached: (k) => this.informers.sessions.get(k.split('/')[0], k.split('/')[1]),
+      }),
     });
     this.metrics.runtime.setMaxConcurrentReconciles(this.opts.workers ?? 4);
     this.judge = new JudgeReconciler({ store: this.store, policies: this.informers.policies, evaluations: this.evaluations, recorder, home: this.home, log: this.log, enqueue: (k) => this.judgeQueue.add(k), limiter: this.judgeLimiter, metrics: this.metrics.judge });

@@ -58,6 +58,27 @@ function detection(v: unknown, at: string): FieldError[] {
   return validateDetection(v, at).map((e) => ({ path: parsePath(e.path), message: e.message }));
 }
 
+/**
+ * tmux takes a command of at most about 16 KB from its client ("command too long"); the agent's
+ * command line is part of the launch command, and with promptDelivery argument so is the prompt.
+ * Refused here with the field named rather than at launch.
+ */
+export const MAX_AGENT_COMMAND_LINE_BYTES = 12 * 1024;
+
+function commandLine(agent: Obj | undefined, prompt: unknown, at: PathPart[], promptAt: PathPart[]): FieldError[] {
+  if (!agent) return [];
+  const words = [...((agent.command as unknown[]) ?? []), ...((agent.args as unknown[]) ?? [])].map(String);
+  const base = words.reduce((n, w) => n + Buffer.byteLength(w) + 1, 0);
+  if (base > MAX_AGENT_COMMAND_LINE_BYTES)
+    return [{ path: [...at, 'args'], message: `command and args are ${base} bytes, more than ${MAX_AGENT_COMMAND_LINE_BYTES} (tmux takes commands up to about 16 KB)` }];
+  if (agent.promptDelivery === 'argument' && typeof prompt === 'string') {
+    const total = base + Buffer.byteLength(prompt);
+    if (total > MAX_AGENT_COMMAND_LINE_BYTES)
+      return [{ path: promptAt, message: `is ${Buffer.byteLength(prompt)} bytes: too long for promptDelivery argument (the command line may be at most ${MAX_AGENT_COMMAND_LINE_BYTES} bytes); use paste or stdin delivery` }];
+  }
+  return [];
+}
+
 /** Errors of an object that passed schema validation (empty: admitted). */
 export function admissionErrors(o: Resource, kind: KindInfo): FieldError[] {
   const spec = obj(o.spec) ?? {};
@@ -65,9 +86,12 @@ export function admissionErrors(o: Resource, kind: KindInfo): FieldError[] {
     case 'SessionPolicy':
       return sessionPolicy(spec);
     case 'Agent':
-      return detection(spec.detection, 'spec.detection');
+      return [...detection(spec.detection, 'spec.detection'), ...commandLine(spec, undefined, ['spec'], [])];
     case 'AgentSession':
-      return detection(obj(spec.agent)?.detection, 'spec.agent.detection');
+      return [
+        ...detection(obj(spec.agent)?.detection, 'spec.agent.detection'),
+        ...commandLine(obj(spec.agent), spec.prompt, ['spec', 'agent'], ['spec', 'prompt']),
+      ];
     default:
       return [];
   }

@@ -18,6 +18,8 @@ export const KEY_OPTION = '@orchctl-key';
 export const LOG_OPTION = '@orchctl-log';
 export const STORE_OPTION = '@orchctl-store';
 export const DIED_CHANNEL = 'orchctl-pane-died';
+/** tmux refuses a client command much over 16 KB ("command too long"); leave room for the log path. */
+const MAX_COMMAND_BYTES = 15_000;
 
 const FIELDS = [
   'session_name',
@@ -76,8 +78,12 @@ export class Tmux {
     this.spawned++;
     const r = await execa(this.binary, ['-L', this.socket, ...args], { reject: false, input: opts.input, stripFinalNewline: false });
     if (r.exitCode !== 0 && opts.reject !== false) {
-      const verb = args.find((a) => /^[a-z]+-[a-z-]+$/.test(a)) ?? args[0];
-      throw new TmuxError(`tmux ${verb}: ${String(r.stderr).trim() || `exit ${r.exitCode}`}`);
+      // Name the command that matters (a launch is a list starting with start-server) and say why
+      // it failed even when tmux never ran (then there is no exit code, only execa's reason).
+      const verbs = args.filter((a) => /^[a-z]+-[a-z-]+$/.test(a));
+      const verb = verbs.includes('new-session') ? 'new-session' : (verbs[0] ?? args[0]);
+      const why = String(r.stderr).trim() || (r.exitCode === undefined ? r.shortMessage : `exit ${r.exitCode}`);
+      throw new TmuxError(`tmux ${verb}: ${why}`);
     }
     return { stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode ?? -1 };
   }
@@ -137,6 +143,12 @@ export class Tmux {
       'set-option', '-t', target, KEY_OPTION, spec.tags.key,
       ...(spec.tags.store ? [';', 'set-option', '-t', target, STORE_OPTION, spec.tags.store] : []),
     ];
+    const bytes = args.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0);
+    if (bytes > MAX_COMMAND_BYTES)
+      throw new TmuxError(
+        `tmux new-session: the launch command is ${bytes} bytes, more than tmux accepts (about 16 KB); ` +
+          'the agent\'s command, args and (with promptDelivery argument) the prompt are part of it — use paste or stdin delivery for long prompts',
+      );
     if (outputLog) {
       // pipe-pane runs its command through sh. The command is a constant; the path is a session
       // option that tmux itself quotes for the shell (#{q:...}), so no data becomes code.

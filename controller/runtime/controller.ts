@@ -26,7 +26,13 @@ export class Controller {
     readonly name: string,
     readonly queue: WorkQueue,
     private readonly reconciler: Reconciler,
-    private readonly opts: { workers: number; log: (msg: string, err?: unknown) => void; metrics?: ControllerMetricsHooks },
+    private readonly opts: {
+      workers: number;
+      log: (msg: string, err?: unknown) => void;
+      metrics?: ControllerMetricsHooks;
+      /** Told of every failed and successful reconcile (e.g. to put a failure on the object). */
+      errors?: { failed(key: string, e: unknown): Promise<void>; succeeded(key: string): Promise<void> };
+    },
   ) {}
 
   start(): void {
@@ -47,10 +53,12 @@ export class Controller {
           this.queue.addAfter(key, Math.max(1, r.requeueAfterMs));
           this.opts.metrics?.onReconcile?.('requeue_after', secs);
         } else this.opts.metrics?.onReconcile?.('success', secs);
+        await this.opts.errors?.succeeded(key).catch((e2: unknown) => this.opts.log(`${this.name}: ${key}: recording success failed`, e2));
       } catch (e) {
         this.opts.metrics?.onReconcile?.('error', (performance.now() - t0) / 1000);
         this.opts.log(`${this.name}: reconcile ${key} failed (retry ${this.queue.numRequeues(key) + 1})`, e);
         this.queue.addRateLimited(key);
+        await this.opts.errors?.failed(key, e).catch((e2: unknown) => this.opts.log(`${this.name}: ${key}: recording the failure failed`, e2));
       } finally {
         this.queue.done(key);
         this.opts.metrics?.onActiveWorkers?.(--this.active);

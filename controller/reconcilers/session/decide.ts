@@ -120,7 +120,14 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
     case 'Starting':
     case 'Running':
       if (i.pane.kind === 'dead') return { type: 'EXITED', exitCode: i.pane.exitCode };
-      if (i.pane.kind === 'missing') return i.phase === 'Running' ? { type: 'GONE' } : undefined;
+      // Starting with no pane is a launch in flight (the snapshot predates it) — or, once the grace
+      // is over, a launch that never happened (the controller died between recording the run and
+      // starting it): the run is over.
+      if (i.pane.kind === 'missing') {
+        const since = Date.parse(st.startTime ?? '');
+        const launchLost = i.phase === 'Starting' && Number.isFinite(since) && i.now - since > LAUNCH_GRACE_MS;
+        return i.phase === 'Running' || launchLost ? { type: 'GONE' } : undefined;
+      }
       if (!wantsRunning(i.session)) return { type: 'STOP' };
       if (i.phase === 'Running' && st.deadlineTime && i.now >= Date.parse(st.deadlineTime) && i.effective.timeoutAction === 'Stop')
         return { type: 'TIMEOUT' };
@@ -158,10 +165,14 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
  * box, the end of a grace period, a restart). Routine observation of live sessions is not here:
  * the controller observes all of them together on one tick, so they share one tmux snapshot.
  */
+/** How long a Starting run may have no tmux pane before its launch counts as lost. */
+export const LAUNCH_GRACE_MS = 30_000;
+
 export function nextLookMs(phase: Phase, session: AgentSession, now: number, e: Effective): number | undefined {
   const st = session.status ?? {};
   const due = (t?: string) => (t ? Math.max(0, Date.parse(t) - now) : undefined);
   const candidates: (number | undefined)[] = [];
+  if (phase === 'Starting' && st.startTime) candidates.push(due(new Date(Date.parse(st.startTime) + LAUNCH_GRACE_MS + 100).toISOString()));
   if ((phase === 'Running' || phase === 'Starting') && e.timeoutAction === 'Stop') candidates.push(due(st.deadlineTime));
   if (phase === 'Running' && e.timeoutAction === 'Warn' && !isTrue(st.conditions, 'TimeBoxExceeded')) candidates.push(due(st.deadlineTime));
   if (phase === 'Stopping') candidates.push(st.stopRequestTime ? due(new Date(Date.parse(st.stopRequestTime) + e.graceMs).toISOString()) : 500);

@@ -17,7 +17,7 @@ import { composePrompt, buildLaunch } from '../../agents/launch.js';
 import { EnvSourceError, resolveEnv, writePrivateEnv } from '../../agents/env.js';
 import { registerSecret, SECRET_NAME } from '../../api/redact.js';
 import { claudeConfigDir, claudeHooks, claudeSessionId, claudeSettings, claudeTranscriptPath } from '../../agents/claude-code.js';
-import { deliverKeys, deliverText, type DeliveryResult } from '../../agents/delivery.js';
+import { deliverKeys, deliverText, sanitizePaste, type DeliveryResult } from '../../agents/delivery.js';
 import type { AgentFeed } from '../../observers/agent-feed.js';
 import type { EventLogs } from '../../store/eventlog.js';
 import type { EventRecorder, EventType } from '../../client/events.js';
@@ -175,7 +175,7 @@ export class SessionReconciler implements Reconciler {
     await this.observeRunning(pass);
     if (ACTIVE_PHASES.has(pass.snap.value as Phase)) await this.refreshGit(pass, false); // no process unless the repo changed
     this.applyDelivery(pass);
-    await this.writeStatus(obj, pass.status);
+    await this.writeStatus(pass.obj, pass.status); // pass.obj: the run may have been recorded mid-pass
     if (!ACTIVE_PHASES.has(pass.snap.value as Phase)) this.reservations.delete(key);
     const next = nextLookMs(pass.snap.value as Phase, { ...obj, status: pass.status }, Date.now(), resolved.effective);
     return next === undefined ? undefined : { requeueAfterMs: next };
@@ -491,19 +491,9 @@ export class SessionReconciler implements Reconciler {
       uid: obj.metadata.uid!,
       run,
     });
-    if (plan.tmuxEnv.ORCHCTL_ENV_DIR) writePrivateEnv(plan.tmuxEnv.ORCHCTL_ENV_DIR, plan.privateEnv);
-    const launch = { session: sessionName, cwd: workdir, argv: plan.argv, env: plan.tmuxEnv, tags: { uid: obj.metadata.uid!, key: this.runKey(p.key, run), store: this.d.storeUid } };
-    try {
-      await this.d.tmux.launch(launch, ws.outputLog).catch(async (e: Error) => {
-        if (!/duplicate session/.test(e.message)) throw e;
-        await this.d.tmux.kill(sessionName);
-        await this.d.tmux.launch(launch, ws.outputLog);
-      });
-    } catch (e) {
-      return fail('TmuxFailed', (e as Error).message);
-    } finally {
-      this.d.panes.invalidate();
-    }
+    // The run is recorded before its tmux session exists, so a controller that dies right after
+    // the launch finds the run in status and adopts its session (and one that dies right before
+    // finds Starting with no pane, and ends the run after LAUNCH_GRACE_MS).
     Object.assign(status, {
       tmuxSession: sessionName,
       workspace: ws.dir,
@@ -519,6 +509,23 @@ export class SessionReconciler implements Reconciler {
     if (!status.deadlineTime) delete status.deadlineTime;
     if (!status.git) delete status.git;
     if (!status.headBefore) delete status.headBefore;
+    status.phase = 'Starting';
+    const recorded = await writeStatusMerged(this.d.store, p.obj, { ...status, observedGeneration: obj.metadata.generation } as Record<string, unknown>);
+    if (!recorded) return fail('Deleted', 'the object was deleted before its run started');
+    p.obj = recorded as AgentSession;
+    if (plan.tmuxEnv.ORCHCTL_ENV_DIR) writePrivateEnv(plan.tmuxEnv.ORCHCTL_ENV_DIR, plan.privateEnv);
+    const launch = { session: sessionName, cwd: workdir, argv: plan.argv, env: plan.tmuxEnv, tags: { uid: obj.metadata.uid!, key: this.runKey(p.key, run), store: this.d.storeUid } };
+    try {
+      await this.d.tmux.launch(launch, ws.outputLog).catch(async (e: Error) => {
+        if (!/duplicate session/.test(e.message)) throw e;
+        await this.d.tmux.kill(sessionName);
+        await this.d.tmux.launch(launch, ws.outputLog);
+      });
+    } catch (e) {
+      return fail('TmuxFailed', (e as Error).message);
+    } finally {
+      this.d.panes.invalidate();
+    }
     writeState(ws, { session: p.key, uid: obj.metadata.uid, run, agent: spec.agentRef ?? '(inline)', status: 'RUNNING', tmuxSession: sessionName, workdir, headBefore: headBefore ?? null, startTime: status.startTime, promptFile: ws.promptFile, resultFile: ws.resultFile });
     logLine(ws, 'INFO', `run ${run} started in tmux session ${sessionName} (workdir ${workdir}, delivery ${agent.promptDelivery ?? 'paste'})`);
     p.pane = { kind: 'alive' };
@@ -567,7 +574,14 @@ export class SessionReconciler implements Reconciler {
     setCondition(p.status.conditions!, { type: 'PromptDelivered', status: 'Unknown', reason: 'Delivering', message: 'waiting for the agent to be ready before pasting', observedGeneration: p.obj.metadata.generation });
     this.deliveries.set(rk, 'pending');
     const target = paneTargetFor(this.d.tmux, `=${sessionName}:`, p.status, agent);
-    void deliverText(target, textDeliveryFor(agent, fs.readFileSync(ws.promptFile, 'utf8'), `orchctl-${p.obj.metadata.uid!.slice(0, 8)}-${run}`))
+    const promptText = fs.readFileSync(ws.promptFile, 'utf8');
+    const clean = sanitizePaste(promptText);
+    if (clean.removed) {
+      const msg = `removed ${clean.removed} control character${clean.removed === 1 ? '' : 's'} from the prompt before pasting (first at offset ${clean.firstAt}); a key like C-c in a pasted prompt would interrupt the agent — use orchctl send --keys for keys`;
+      void this.d.recorder.record(p.obj, 'Warning', 'PromptSanitized', msg);
+      logLine(ws, 'WARN', msg);
+    }
+    void deliverText(target, textDeliveryFor(agent, promptText, `orchctl-${p.obj.metadata.uid!.slice(0, 8)}-${run}`))
       .catch((e: Error) => ({ delivered: false, reason: 'PasteFailed', message: e.message }))
       .then((r: DeliveryResult) => {
         this.deliveries.set(rk, r);
