@@ -68,7 +68,23 @@ export async function sendToSession(store: Store, tmux: Tmux, namespace: string,
   const waiting = st.conditions?.find((c) => c.type === 'WaitingForInput');
 
   if (req.approve || req.deny || req.keys?.length) {
-    const keys = req.keys?.length ? req.keys : req.approve ? profile?.approveKeys : profile?.denyKeys;
+    let keys = req.keys?.length ? req.keys : req.approve ? profile?.approveKeys : profile?.denyKeys;
+    if (!req.keys?.length && profile) {
+      // A startup dialog is not a permission prompt: the approve keys would pick its default,
+      // which for some dialogs stops the task (auto-mode-unavailable: Enter ends the turn). Answer
+      // with the dialog's own keys where the Agent declares them, else say what is on screen.
+      const screen = classifyScreen(await tmux.capture(target.target, 60), profile);
+      if (screen.state === 'dialog') {
+        const dialog = profile.dialogs.find((d) => d.name === screen.dialog);
+        if (req.approve && dialog?.answerKeys?.length) keys = dialog.answerKeys;
+        else
+          throw new SendError(
+            `agentsession "${name}" shows the ${screen.dialog ?? 'startup'} dialog, which --${req.approve ? 'approve' : 'deny'} does not answer` +
+              `${dialog?.answerKeys?.length ? '' : ' (the Agent declares no answer keys for it)'}; answer it with --keys` +
+              (screen.dialog === 'auto-mode-unavailable' ? ", or avoid it with the Agent's --permission-mode manual (docs/agents.md)" : ''),
+          );
+      }
+    }
     if (!keys?.length) throw new SendError(`the Agent of "${name}" declares no ${req.approve ? 'approve' : 'deny'} keys (spec.detection); use --keys`);
     const since = waiting && waiting.status === 'True' ? Date.parse(waiting.lastTransitionTime) : 0;
     return deliverKeys(target, {
