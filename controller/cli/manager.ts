@@ -21,6 +21,7 @@ import { hostSnapshot, type HostSnapshot } from '../observers/host.js';
 import { PaneObserver } from '../observers/panes.js';
 import { Tmux } from '../observers/tmux.js';
 import { NodeReconciler } from '../reconcilers/node/reconciler.js';
+import { ProjectReconciler } from '../reconcilers/project/reconciler.js';
 import { ACTIVE_PHASES, type Phase } from '../reconcilers/session/machine.js';
 import { SessionReconciler } from '../reconcilers/session/reconciler.js';
 import { JudgeReconciler, policyLimiter } from '../reconcilers/judge/reconciler.js';
@@ -259,6 +260,10 @@ export class Manager {
     });
     for (const k of ['agents', 'projects', 'policies'] as const)
       this.informers[k].onChange((_t, o) => this.enqueueNamespace(o.metadata.namespace));
+    const projects = new ProjectReconciler({ store: this.store, projects: this.informers.projects });
+    this.informers.projects.onChange((t, o) => {
+      if (t !== 'DELETED') void this.safely('project status', () => projects.reconcile(o));
+    });
     await Promise.all([...Object.values(this.informers), this.evaluations].map((i) => i.start()));
     this.synced = true;
 
@@ -279,6 +284,7 @@ export class Manager {
     // Routine observation of live sessions, all on one tick so they share one tmux snapshot.
     this.timers.push(setInterval(() => this.enqueueActive(), this.opts.observeEveryMs ?? 5000));
     this.timers.push(setInterval(() => void this.safely('node status', () => this.node!.reconcile()), 10_000));
+    this.timers.push(setInterval(() => void this.safely('project status', () => projects.reconcileAll()), 10_000));
     this.timers.push(setInterval(() => void this.safely('event cleanup', () => this.expireEvents()), 60_000));
     if (this.opts.manifests) this.watchManifests();
     await this.stoppedPromise;

@@ -59,6 +59,9 @@ try {
   console.error(`error: ${e.message}`);
   process.exit(1);
 }
+// A demo that already ran keeps its finished sessions (a controller only re-runs what changed):
+// say so, and how to run it from the start.
+const ranBefore = fs.existsSync(path.join(home, 'state.db'));
 const exportLine = `export ORCHCTL_HOME=${JSON.stringify(home)} ORCHCTL_TMUX_SOCKET=${socket}`;
 console.log(`
 State: ${rel(home)}   tmux socket: ${socket}
@@ -75,8 +78,18 @@ a second terminal in this directory:
 Ctrl-C stops the controller (sessions keep running and are adopted on the next start).
 Start over: npm run quickstart:reset. More: docs/quickstart.md
 `);
+if (ranBefore)
+  console.log(
+    bold('This demo ran here before:') +
+      ' finished sessions stay as they ended and are not run again.\n' +
+      'To watch it from the start: Ctrl-C, then ' + bold('npm run quickstart:reset && npm start') + '\n',
+  );
 
-const child = spawn(process.execPath, [cli, 'controller', '--manifests', manifests, ...process.argv.slice(2)], {
+// The demo is for people: a readable log even when stdout is a pipe or a file (the controller's
+// own default there is JSON lines), unless the caller chose a format.
+const extra = process.argv.slice(2);
+const format = extra.some((a) => a.startsWith('--log-format')) ? [] : ['--log-format', 'text'];
+const child = spawn(process.execPath, [cli, 'controller', '--manifests', manifests, ...format, ...extra], {
   cwd: REPO_ROOT,
   stdio: 'inherit',
   env: { ...process.env, ORCHCTL_HOME: home, ORCHCTL_TMUX_SOCKET: socket },

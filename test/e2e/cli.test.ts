@@ -356,7 +356,7 @@ describe('get', () => {
       expect((await run('apply', '-f', dir)).exitCode).toBe(0);
       await until(() => out.some((l) => l.includes('watch-me')), 'the new row');
       const added = parseTable(out.find((l) => l.includes('watch-me'))!)[0];
-      expect(added.slice(0, 6)).toEqual(['ADDED', 'watch-me', '<none>', 'late-agent', '<none>', '<none>']);
+      expect(added.slice(0, 6)).toEqual(['ADDED', 'watch-me', 'Pending', 'late-agent', '<none>', '<none>']);
       expect((await run('delete', 'as', 'watch-me')).exitCode).toBe(0);
       await until(() => out.some((l) => l.startsWith('DELETED') && l.includes('watch-me')), 'the DELETED row');
       // Objects in other namespaces are not part of this watch.

@@ -182,16 +182,17 @@ describe('session lifecycle', () => {
     expect(audit).toMatch(/"name":"doomed".*"to":"Deleted"/);
   });
 
-  it('a missing working directory fails the run with a clear reason and no tmux session', async () => {
+  it('a missing working directory: the session waits in Pending with a clear reason, no tmux session, no restarts', async () => {
     await h.apply([shellSession('lost', 'true', path.join(h.dir, 'does-not-exist'))]);
     h.start();
-    const s = await h.waitFor('Failed', async () => {
+    const s = await h.waitFor('WorkdirNotFound', async () => {
       const s = await h.session('lost');
-      return phaseOf(s) === 'Failed' && s;
+      return s?.status?.reason === 'WorkdirNotFound' && s;
     });
-    expect(s.status!.reason).toBe('WorkdirNotFound');
+    expect(phaseOf(s)).toBe('Pending');
     expect(s.status!.message).toContain('does-not-exist');
-    expect(condition(s, 'Succeeded')).toMatchObject({ status: 'False', reason: 'WorkdirNotFound' });
+    expect(condition(s, 'Ready')).toMatchObject({ status: 'False', reason: 'WorkdirNotFound' });
+    expect(s.status!.restarts ?? 0).toBe(0);
     expect(await h.tmuxSessions()).toEqual([]);
   });
 

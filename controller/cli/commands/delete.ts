@@ -4,6 +4,7 @@ import { parseSelector } from '../../api/labels.js';
 import { readManifests } from '../../api/manifest.js';
 import { prepareManifests, ValidationFailed } from '../../client/apply.js';
 import type { WriteOp } from '../../store/store.js';
+import { CONTROLLER_LEASE, holderIsDead } from '../../runtime/lease.js';
 import { namespaceFor, openContext, parseTargets, qualifiedKind, type GlobalOptions } from '../context.js';
 import { err, out } from '../output.js';
 import { parseDryRun } from './apply.js';
@@ -45,15 +46,26 @@ export async function deleteCommand(args: string[], opts: DeleteOptions, g: Glob
       return;
     }
     let failed = false;
+    let controllerLive: boolean | undefined;
     const deleted: typeof targets = [];
     for (const t of targets) {
       const op: WriteOp = { op: 'delete', key: { kind: t.kind.kind, namespace: t.namespace, name: t.name } };
       try {
+        let held = false;
         if (dryRun === 'client') {
           if (!(await ctx.store.get(op.key))) throw Object.assign(new Error(), { notFound: true });
-        } else await ctx.store.txn([op], { dryRun: dryRun === 'server' });
+        } else {
+          const [after] = await ctx.store.txn([op], { dryRun: dryRun === 'server' });
+          held = !!after?.metadata.deletionTimestamp && !!after.metadata.finalizers?.length;
+        }
         const suffix = dryRun === 'client' ? ' (dry run)' : dryRun === 'server' ? ' (server dry run)' : '';
-        out(`${qualifiedKind(t.kind)} "${t.name}" deleted${t.namespace ? ` from ${t.namespace} namespace` : ''}${suffix}\n`);
+        const where = t.namespace ? ` from ${t.namespace} namespace` : '';
+        if (held && dryRun === 'none') {
+          // A finalizer holds it: the controller stops its agent first, then removes it.
+          controllerLive ??= await controllerRunning(ctx);
+          const who = controllerLive ? 'the controller finishes it' : 'the controller finishes it when one runs (none is running now)';
+          out(`${qualifiedKind(t.kind)} "${t.name}" marked for deletion${where}; ${who}\n`);
+        } else out(`${qualifiedKind(t.kind)} "${t.name}" deleted${where}${suffix}\n`);
         deleted.push(t);
       } catch (e) {
         if (isApiError(e, 'NotFound') || (e as { notFound?: boolean }).notFound) {
@@ -81,4 +93,9 @@ async function waitGone(ctx: ReturnType<typeof openContext>, targets: { kind: Ki
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+async function controllerRunning(ctx: ReturnType<typeof openContext>): Promise<boolean> {
+  const lease = await ctx.store.getLease(CONTROLLER_LEASE);
+  return !!lease && Date.parse(lease.renewTime) + lease.leaseDurationSeconds * 1000 > Date.now() && !holderIsDead(lease);
 }

@@ -11,6 +11,9 @@ export interface TableOptions {
   now?: number;
 }
 
+/** Widest a message cell gets in a table without -o wide. */
+export const MESSAGE_WIDTH = 80;
+
 function visibleColumns(kind: KindInfo, wide: boolean): PrinterColumn[] {
   return kind.columns.filter((c) => wide || !c.priority);
 }
@@ -46,6 +49,11 @@ export function row(kind: KindInfo, obj: Resource, opts: TableOptions): string[]
     let v = cell(c, obj, now);
     // kubectl shows objects being deleted as Terminating in their status column.
     if (obj.metadata.deletionTimestamp && /^(phase|status)$/i.test(c.name)) v = 'Terminating';
+    // A session no controller has looked at yet is Pending (what it will be), not "<none>".
+    else if (v === '<none>' && obj.kind === 'AgentSession' && c.jsonPath === '.status.phase') v = 'Pending';
+    // Long free text (an Event's message) would make every row hundreds of columns wide: cut it
+    // in the table; -o wide, -o yaml and describe have it whole.
+    if (!opts.wide && /^message$/i.test(c.name) && v.length > MESSAGE_WIDTH) v = `${v.slice(0, MESSAGE_WIDTH - 1)}…`;
     r.push(v);
   }
   if (opts.showLabels) {

@@ -151,7 +151,8 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
     case 'TimedOut':
       // A changed spec (a new prompt, or desiredState back to Running) starts a new run.
       if (generationChanged && wantsRunning(i.session)) return { type: 'NEW_RUN' };
-      if (!wantsRunning(i.session) || restartsHeld(st.conditions) || st.reason === 'Stopped') return undefined;
+      // A command that is not installed is not retried: the session waits for it in Pending instead.
+      if (!wantsRunning(i.session) || restartsHeld(st.conditions) || st.reason === 'Stopped' || st.reason === 'CommandNotFound') return undefined;
       if (i.effective.restartPolicy === 'Never') return undefined;
       if (i.phase === 'Succeeded' && i.effective.restartPolicy !== 'Always') return undefined;
       return { type: 'RESTART', restartPolicy: i.effective.restartPolicy, maxRestarts: i.effective.maxRestarts };

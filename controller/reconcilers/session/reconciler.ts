@@ -201,6 +201,19 @@ export class SessionReconciler implements Reconciler {
       workdir = project?.spec?.path;
     }
     if (spec.policyRef && !policy) problem ??= { reason: 'PolicyNotFound', message: `SessionPolicy "${spec.policyRef}" not found`, fatal: false };
+    // Before a run starts, what it needs must be there: a session waits (Pending, Ready=False)
+    // rather than fail and restart in a loop; the resync looks again.
+    const phase = (obj.status?.phase ?? 'Pending') as Phase;
+    if (!problem && (phase === 'Pending' || phase === 'Backoff')) {
+      if (workdir && !isDirectory(workdir)) {
+        problem = spec.projectRef
+          ? { reason: 'ProjectPathNotFound', message: `the path ${workdir} of Project "${spec.projectRef}" does not exist or is not a directory`, fatal: false }
+          : { reason: 'WorkdirNotFound', message: `working directory ${workdir} does not exist or is not a directory`, fatal: false };
+      } else if (agent?.command?.length) {
+        const pathVar = agent.env?.find((e) => e.name === 'PATH')?.value ?? process.env.PATH ?? '';
+        if (!findCommand(agent.command[0], pathVar, workdir)) problem = commandNotFound(agent.command[0]);
+      }
+    }
     return { agent, workdir, problem, policy, effective: effective(spec, policy, agent?.stop?.gracePeriod) };
   }
 
@@ -402,6 +415,7 @@ export class SessionReconciler implements Reconciler {
         const msg = `gave up after ${p.snap.context.restarts} restart${p.snap.context.restarts === 1 ? '' : 's'} (maxRestarts ${p.resolved.effective.maxRestarts}); last run ended ${p.status.reason ?? ''}${p.status.exitCode !== undefined ? ` with exit code ${p.status.exitCode}` : ''}`;
         setCondition(p.status.conditions!, { type: 'Escalated', status: 'True', reason: 'RetryLimitReached', message: msg, observedGeneration: p.obj.metadata.generation });
         await this.event(p, 'Warning', 'Escalated', msg);
+        this.d.log.warn(`agentsession ${p.key}: escalated: ${msg}`); // the give-up belongs in the log too
         this.d.audit.write({ kind: 'AgentSession', namespace: p.obj.metadata.namespace, name: p.obj.metadata.name, uid: p.obj.metadata.uid, run: p.status.run, to: p.status.phase ?? '', reason: 'Escalated', message: msg });
         return undefined;
       }
@@ -618,6 +632,9 @@ export class SessionReconciler implements Reconciler {
       case 'Killed':
       case 'TimedOut':
         await this.runEnded(p, to, ev);
+        // A later run that succeeded settles an earlier escalation: one story, not two.
+        if (to === 'Succeeded' && s.conditions?.some((c) => c.type === 'Escalated' && c.status === 'True'))
+          cond('Escalated', 'False', 'Succeeded', `run ${s.run} succeeded after the escalation`);
         break;
       case 'Backoff':
         cond('Ready', 'False', 'BackOff', s.message ?? '');
@@ -679,6 +696,11 @@ export class SessionReconciler implements Reconciler {
     } else if (to === 'Failed' && s.exitCode === -1) {
       s.reason = 'ExitStatusUnknown';
       s.message = `the agent's process ended but tmux recorded no exit status${commits}`;
+    } else if (to === 'Failed' && s.exitCode === 127) {
+      // The shell's "command not found": restarting cannot help, so it is not retried.
+      const cnf = commandNotFound(p.resolved.agent?.command?.[0] ?? 'the agent command');
+      s.reason = cnf.reason;
+      s.message = `${cnf.message} (exit code 127)${commits}`;
     } else if (to === 'Failed') {
       s.reason = 'Error';
       s.message = `agent exited with code ${s.exitCode}${commits}`;
@@ -762,7 +784,7 @@ export class SessionReconciler implements Reconciler {
       if (now < Date.parse(status.stopRequestTime) + graceMs) return { requeueAfterMs: Math.min(500, Date.parse(status.stopRequestTime) + graceMs - now) };
     }
     const last = live[0] ?? panes[0];
-    const outcome = last?.dead ? `exit code ${last.exitStatus}` : live.length ? 'killed after the grace period' : 'no tmux session was running';
+    const outcome = last?.dead ? (last.exitStatus !== undefined ? `exit code ${last.exitStatus}` : 'its process ended (no exit status recorded)') : live.length ? 'killed after the grace period' : 'no tmux session was running';
     for (const pane of panes) await this.d.tmux.kill(pane.session);
     this.d.panes.invalidate();
     if (obj.spec?.worktree?.enabled && status.workdir && obj.spec.projectRef) {
@@ -814,4 +836,23 @@ function isDirectory(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The problem of an agent command that is not installed. */
+function commandNotFound(command: string): { reason: string; message: string; fatal: boolean } {
+  return { reason: 'CommandNotFound', message: `${path.basename(command)}: command not found — install it or run orchctl doctor`, fatal: false };
+}
+
+/** Whether `command` resolves to an executable file: a path as given, else through PATH. */
+function findCommand(command: string, pathVar: string, cwd: string | undefined): boolean {
+  const executable = (f: string) => {
+    try {
+      fs.accessSync(f, fs.constants.X_OK);
+      return fs.statSync(f).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/')) return executable(path.resolve(cwd ?? process.cwd(), command));
+  return pathVar.split(':').some((dir) => dir && executable(path.join(dir, command)));
 }
