@@ -116,7 +116,7 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
     ],
     ['wrong-type.yaml', [`${f('wrong-type.yaml')}:7:16 (document 1) spec.maxRestarts: must be of type integer`]],
     ['wrong-api-version.yaml', [`${f('wrong-api-version.yaml')}:1:13 (document 1) apiVersion: must be "orchctl.io/v1alpha1"`]],
-    ['negative-duration.yaml', [`${f('negative-duration.yaml')}:5:23 (document 1) spec.maxSessionDuration: must be a positive duration like 45m`]],
+    ['negative-duration.yaml', [`${f('negative-duration.yaml')}:5:23 (document 1) spec.maxSessionDuration: must not be negative`]],
     ['duplicate-env.yaml', [`${f('duplicate-env.yaml')}:7:5 (document 1) spec.env: Duplicate value: ["A"]`]],
     [
       'bad-label.yaml',
