@@ -21,19 +21,21 @@ function valueOf(v: EnvVar, env: NodeJS.ProcessEnv): string {
   const from = v.valueFrom!;
   if (from.env !== undefined) {
     const value = env[from.env];
-    if (value === undefined) throw new EnvSourceError(`env ${v.name}: valueFrom.env ${from.env} is not set in the controller's environment`);
-    if (Buffer.byteLength(value) > MAX_ENV_VALUE_BYTES) throw new EnvSourceError(`env ${v.name}: valueFrom.env ${from.env} is over ${MAX_ENV_VALUE_BYTES} bytes`);
+    const what = `env ${v.name}: valueFrom.env ${from.env}`;
+    if (value === undefined) throw new EnvSourceError(`${what} is not set in the controller's environment`);
+    if (Buffer.byteLength(value) > MAX_ENV_VALUE_BYTES) throw new EnvSourceError(`${what} is over ${MAX_ENV_VALUE_BYTES} bytes`);
     return value;
   }
   if (from.file !== undefined) {
+    const what = `env ${v.name}: valueFrom.file ${from.file}`;
     let st: fs.Stats;
     try {
       st = fs.statSync(from.file);
     } catch (e) {
-      throw new EnvSourceError(`env ${v.name}: valueFrom.file ${from.file} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new EnvSourceError(`${what} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
     }
-    if (!st.isFile()) throw new EnvSourceError(`env ${v.name}: valueFrom.file ${from.file} is not a regular file`);
-    if (st.size > MAX_ENV_VALUE_BYTES) throw new EnvSourceError(`env ${v.name}: valueFrom.file ${from.file} is over ${MAX_ENV_VALUE_BYTES} bytes`);
+    if (!st.isFile()) throw new EnvSourceError(`${what} is not a regular file`);
+    if (st.size > MAX_ENV_VALUE_BYTES) throw new EnvSourceError(`${what} is over ${MAX_ENV_VALUE_BYTES} bytes`);
     return fs.readFileSync(from.file, 'utf8').replace(/\r?\n$/, '');
   }
   throw new EnvSourceError(`env ${v.name}: valueFrom names neither env nor file`);

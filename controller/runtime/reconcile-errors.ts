@@ -40,7 +40,8 @@ export class ReconcileErrorReporter {
   async succeeded(key: string): Promise<void> {
     const known = this.reported.delete(key);
     const cached = this.d.cached(key);
-    const cond = (cached?.status as { conditions?: Condition[] } | undefined)?.conditions?.find((c) => c.type === 'Reconciled');
+    const conditions = (cached?.status as { conditions?: Condition[] } | undefined)?.conditions;
+    const cond = conditions?.find((c) => c.type === 'Reconciled');
     if (!known && cond?.status !== 'False') return;
     const obj = await this.get(key);
     if (obj) await this.setReconciled(obj, 'True', 'Reconciled', '');
@@ -54,7 +55,8 @@ export class ReconcileErrorReporter {
   private async setReconciled(obj: Resource, status: 'True' | 'False', reason: string, message: string): Promise<void> {
     const s = structuredClone((obj.status ?? {}) as Record<string, unknown> & { conditions?: Condition[] });
     s.conditions ??= [];
-    setCondition(s.conditions, { type: 'Reconciled', status, reason, message, observedGeneration: obj.metadata.generation });
+    const observedGeneration = obj.metadata.generation;
+    setCondition(s.conditions, { type: 'Reconciled', status, reason, message, observedGeneration });
     await writeStatusMerged(this.d.store, obj, s);
   }
 }

@@ -40,7 +40,8 @@ export async function storeRestoreCommand(file: string, _opts: unknown, g: Globa
     const cur = new SqliteStore(dest, { readonly: true });
     try {
       const lease = await cur.getLease(CONTROLLER_LEASE);
-      const live = lease && !holderIsDead(lease) && Date.parse(lease.renewTime) + lease.leaseDurationSeconds * 1000 > Date.now();
+      const fresh = lease && Date.parse(lease.renewTime) + lease.leaseDurationSeconds * 1000 > Date.now();
+      const live = fresh && !holderIsDead(lease);
       if (live)
         throw new Error(
           `a controller (${lease.holderIdentity}) holds the store ${dest}; stop it first, then restore ` +

@@ -32,7 +32,7 @@ export class ProjectReconciler {
       type: 'Ready',
       status: ok ? 'True' : 'False',
       reason: ok ? 'PathExists' : 'PathNotFound',
-      message: ok ? '' : `${dir ?? '(no path)'} does not exist or is not a directory; sessions of this project wait until it does`,
+      message: ok ? '' : `${dir ?? '(no path)'} does not exist or is not a directory; its sessions wait until it does`,
       observedGeneration: project.metadata.generation,
     });
     status.observedGeneration = project.metadata.generation;
