@@ -13,10 +13,15 @@ const JSONPath: JsonPathFn = (opts) =>
 
 const SIMPLE = /^\.?[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*|\[\d+\])*$/;
 
+// Split once per path, not once per row and column: a table of 1000 rows walks the same few paths.
+const simpleParts = new Map<string, string[]>();
+
 /** `.a.b[0].c` without filters or wildcards: walked directly (printer columns are mostly these). */
 function simplePath(p: string, data: unknown): unknown[] {
+  let parts = simpleParts.get(p);
+  if (!parts) simpleParts.set(p, (parts = p.replace(/^\./, '').match(/[^.[\]]+/g) ?? []));
   let cur: unknown = data;
-  for (const part of p.replace(/^\./, '').match(/[^.[\]]+/g) ?? []) {
+  for (const part of parts) {
     if (cur === null || typeof cur !== 'object') return [];
     cur = (cur as Record<string, unknown>)[part];
     if (cur === undefined) return [];
