@@ -413,8 +413,29 @@ export class Manager {
     }
   }
 
-  async stop(): Promise<void> {
-    if (this.stopped) return;
+  private stopping?: Promise<void>;
+
+  /**
+   * Idempotent, and every caller waits for the whole shutdown: a second caller returning early
+   * let the process exit before the store was closed (and its WAL checkpointed).
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    // Some steps await promises no handle keeps alive; without this Node may exit midway,
+    // before the store is closed and its WAL checkpointed.
+    const keepAlive = setInterval(() => undefined, 1000);
+    try {
+      await this.shutdownSteps();
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
+
+  private async shutdownSteps(): Promise<void> {
     this.stopped = true;
     this.markStopped();
     this.metrics.runtime.setLeader(false);

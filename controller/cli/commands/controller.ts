@@ -49,8 +49,10 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     log.info(`${sig}: shutting down (tmux sessions keep running and are adopted on the next start)`);
     void m.stop();
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  // `on`, not `once`: a repeated signal during shutdown must not kill the process before the
+  // store is closed and its WAL checkpointed (m.stop() is idempotent).
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
   try {
     await m.run();
   } finally {
