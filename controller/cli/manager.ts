@@ -22,7 +22,7 @@ import { PaneObserver } from '../observers/panes.js';
 import { Tmux } from '../observers/tmux.js';
 import { NodeReconciler } from '../reconcilers/node/reconciler.js';
 import { ProjectReconciler } from '../reconcilers/project/reconciler.js';
-import { ACTIVE_PHASES, type Phase } from '../reconcilers/session/machine.js';
+import { ACTIVE_PHASES, type Phase } from '../api/phases.js';
 import { SessionReconciler } from '../reconcilers/session/reconciler.js';
 import { JudgeReconciler, policyLimiter } from '../reconcilers/judge/reconciler.js';
 import { AssessmentReconciler } from '../reconcilers/assessment/reconciler.js';

@@ -7,7 +7,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { AgentSession } from '../api/kinds.js';
-import type { Phase } from '../reconcilers/session/machine.js';
+import type { Phase } from '../api/phases.js';
 import { ScrapeFamily, unixSeconds, type Emit } from './family.js';
 
 /** The closed phase enum (crds/agentsessions.yaml); a Record so a new Phase fails to compile here. */

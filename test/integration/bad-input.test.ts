@@ -25,7 +25,7 @@ const inDefault = (o: object) => {
   return { ...r, metadata: { ...r.metadata, namespace: 'default' } };
 };
 const policy = (spec: object) => ({ apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'p' }, spec });
-const session = (spec: object, agent: object = {}) => shellSession('s', 'exec sleep 600', '/tmp', spec, agent);
+const session = (spec: Record<string, unknown>, agent: Record<string, unknown> = {}) => shellSession('s', 'exec sleep 600', '/tmp', spec, agent);
 
 describe('apply refuses out-of-bounds values with the field named and writes nothing', () => {
   const env = (n: number, size = 4) => Array.from({ length: n }, (_, i) => ({ name: `V${i}`, value: 'x'.repeat(size) }));
@@ -127,7 +127,7 @@ describe('the controller, given what validation would have refused', () => {
     const s = await h.waitFor('the agent read the prompt', async () => {
       const x = await h.session('ctl');
       const ws = x?.status?.workspace;
-      return ws && fs.existsSync(path.join(ws, 'got')) && x;
+      return !!ws && fs.existsSync(path.join(ws, 'got')) && x;
     });
     expect(fs.readFileSync(path.join(s.status!.workspace!, 'got'), 'utf8')).toBe('beforemiddleafter');
     await new Promise((r) => setTimeout(r, 1000));

@@ -41,7 +41,7 @@ describe('the canonical example', () => {
     const s = await h.waitFor('fix-login got its task', async () => {
       const x = await h.session('fix-login');
       const ws = x?.status?.workspace;
-      return phaseOf(x) === 'Running' && ws && fs.existsSync(path.join(ws, 'task')) && x;
+      return phaseOf(x) === 'Running' && !!ws && fs.existsSync(path.join(ws, 'task')) && x;
     }, 60_000);
     expect(fs.readFileSync(path.join(s.status!.workspace!, 'task'), 'utf8')).toBe('Fix the login bug in issues/42.md and add a test.');
     await h.waitFor('Project Ready', async () => (await projectReady('webapp'))?.status === 'True');

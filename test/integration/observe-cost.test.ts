@@ -68,7 +68,7 @@ async function idleTickCost(n: number): Promise<TickCost> {
   const all = counting.calls();
   // The window: from the first tick after `from` up to (not including) the last tick seen.
   const first = all.findIndex((c, i) => i >= from && isTick(c));
-  const last = all.findLastIndex(isTick);
+  const last = all.length - 1 - [...all].reverse().findIndex(isTick);
   const window = all.slice(first, last).filter((c) => !c.includes(' wait-for ')); // one long-lived waiter
   const ticks = window.filter(isTick).length;
   const tmux = window.filter((c) => c.startsWith('tmux ')).length;

@@ -142,7 +142,7 @@ describe('detectionFor', () => {
     // An equal spec read again from the store (a fresh object) is not compiled again.
     expect(detectionFor(spec)).toBe(detectionFor(claudeSpec()));
     const other = claudeSpec();
-    other.detection!.profiles[0].tailLines = 7;
+    (other.detection!.profiles as { tailLines?: number }[])[0].tailLines = 7;
     expect(detectionFor(other)).not.toBe(detectionFor(spec));
     expect(() => detectionFor(spec, '9.9.9')).toThrow(DetectionVersionError);
   });

@@ -30,7 +30,7 @@ import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import { eventLogPath, LOG_START, readEventLog, type LogPosition } from '../../store/eventlog.js';
 import type { Store } from '../../store/store.js';
-import { resolvePolicy } from '../session/decide.js';
+import { resolvePolicy } from '../../api/policy.js';
 import { assessStep, newAssessmentState, type AssessmentState, type InterventionDue } from './assess.js';
 import type { BreakerStateName } from './breaker.js';
 import { segmentEvidence, type CheckpointDue } from './checkpoints.js';

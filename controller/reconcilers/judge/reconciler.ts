@@ -30,8 +30,8 @@ import { VERDICT_SCHEMA, VERDICT_SCHEMA_NAME, type JudgeEvidence, type Verdict }
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Store } from '../../store/store.js';
-import { resolvePolicy } from '../session/decide.js';
-import { ACTIVE_PHASES, type Phase } from '../session/machine.js';
+import { resolvePolicy } from '../../api/policy.js';
+import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
 import { clip, endedPhase } from './evidence.js';
 import { buildJudgePrompt } from './prompt.js';
 import { judgeConfigOf, shouldJudge } from './should-judge.js';

@@ -15,7 +15,7 @@ import type { PaneObserver } from '../../observers/panes.js';
 import type { Tmux } from '../../observers/tmux.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Store } from '../../store/store.js';
-import { ACTIVE_PHASES, type Phase } from '../session/machine.js';
+import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
 
 export function nodeName(hostname = os.hostname()): string {
   const n = hostname.toLowerCase().replace(/[^a-z0-9.-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '');

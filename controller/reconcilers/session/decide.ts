@@ -5,7 +5,6 @@
  */
 import { parseDuration } from '../../api/duration.js';
 import type { AgentSession, AgentSessionSpec, SessionPolicy } from '../../api/kinds.js';
-import { fromLabelSelector, matches } from '../../api/labels.js';
 import { isTrue } from '../../api/conditions.js';
 import type { Condition } from '../../api/types.js';
 import type { HostSnapshot } from '../../observers/host.js';
@@ -16,16 +15,7 @@ export const DEFAULT_INITIAL_BACKOFF = '10s';
 export const DEFAULT_MAX_BACKOFF = '5m';
 export const DEFAULT_GRACE = '10s';
 
-/** spec.policyRef if set; else the highest-priority policy whose selector matches; else "default". */
-export function resolvePolicy(session: AgentSession, policies: SessionPolicy[]): SessionPolicy | undefined {
-  const ns = session.metadata.namespace ?? '';
-  const inNs = policies.filter((p) => (p.metadata.namespace ?? '') === ns && !p.metadata.deletionTimestamp);
-  if (session.spec?.policyRef) return inNs.find((p) => p.metadata.name === session.spec!.policyRef);
-  const selecting = inNs
-    .filter((p) => p.spec?.selector && matches(fromLabelSelector(p.spec.selector), session.metadata.labels))
-    .sort((a, b) => (b.spec?.priority ?? 0) - (a.spec?.priority ?? 0) || a.metadata.name.localeCompare(b.metadata.name));
-  return selecting[0] ?? inNs.find((p) => p.metadata.name === 'default');
-}
+export { resolvePolicy } from '../../api/policy.js';
 
 /** Effective limits: the session's own fields win over its policy's, then built-in defaults. */
 export interface Effective {

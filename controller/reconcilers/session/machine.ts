@@ -16,7 +16,10 @@
  */
 import { assign, setup } from 'xstate';
 
-export type RestartPolicy = 'Never' | 'OnFailure' | 'Always';
+import type { RestartPolicy } from '../../api/phases.js';
+
+// The vocabulary lives in api/ (metrics and the CLI read it too); re-exported for the machine's users.
+export { ACTIVE_PHASES, TERMINAL_PHASES, type Phase, type RestartPolicy } from '../../api/phases.js';
 
 export interface LifecycleContext {
   run: number; // number of the current (or last) run; 0 before the first
@@ -37,10 +40,6 @@ export type LifecycleEvent =
   | { type: 'RESTART_DUE' }
   | { type: 'NEW_RUN' };
 
-export type Phase = 'Pending' | 'Starting' | 'Running' | 'Stopping' | 'Backoff' | 'Succeeded' | 'Failed' | 'Killed' | 'TimedOut';
-
-export const TERMINAL_PHASES: ReadonlySet<Phase> = new Set(['Succeeded', 'Failed', 'Killed', 'TimedOut']);
-export const ACTIVE_PHASES: ReadonlySet<Phase> = new Set(['Starting', 'Running', 'Stopping']);
 
 type RestartEvent = Extract<LifecycleEvent, { type: 'RESTART' }>;
 const underCap = (ctx: LifecycleContext, e: LifecycleEvent) => e.type === 'RESTART' && ctx.restarts < (e as RestartEvent).maxRestarts;
