@@ -12,4 +12,13 @@ import { eventIngestBench } from './modules/event-ingest.js';
 import { paneClassifyBench } from './modules/pane-classify.js';
 import { detectorBench } from './modules/detector.js';
 
-export const benches: Bench[] = [cliGetBench, applyBench, storeCasBench, controllerBench, metricsBench, eventIngestBench, paneClassifyBench, detectorBench];
+export const benches: Bench[] = [
+  cliGetBench,
+  applyBench,
+  storeCasBench,
+  controllerBench,
+  metricsBench,
+  eventIngestBench,
+  paneClassifyBench,
+  detectorBench,
+];

@@ -54,7 +54,12 @@ export interface Timed {
 /** Runs a command to completion as a cold process and measures its wall time. Throws on failure. */
 export function timeProcess(file: string, args: string[], env: NodeJS.ProcessEnv = process.env): Timed {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(file, args, { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync(file, args, {
+    env,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.error) throw r.error;
   if (r.status !== 0) throw new Error(`${path.basename(file)} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);

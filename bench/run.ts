@@ -12,7 +12,9 @@ async function main(argv: string[]): Promise<number> {
   const unknown = wanted.filter((w) => !benches.some((b) => b.name === w));
   if (argv.includes('--list') || argv.includes('-h') || argv.includes('--help') || unknown.length) {
     if (unknown.length) process.stderr.write(`unknown benchmark: ${unknown.join(', ')}\n`);
-    process.stdout.write(`usage: npm run bench [-- name...]\n\n${benches.map((b) => `  ${b.name.padEnd(14)} ${b.description}`).join('\n')}\n`);
+    process.stdout.write(
+      `usage: npm run bench [-- name...]\n\n${benches.map((b) => `  ${b.name.padEnd(14)} ${b.description}`).join('\n')}\n`,
+    );
     return unknown.length ? 1 : 0;
   }
   const selected = wanted.length ? benches.filter((b) => wanted.includes(b.name)) : benches;
@@ -28,7 +30,14 @@ async function main(argv: string[]): Promise<number> {
     const machine = machineInfo();
     try {
       const results = await b.run();
-      const record = { name: b.name, description: b.description, date: new Date().toISOString(), durationSeconds: Math.round((Date.now() - started) / 100) / 10, machine, results };
+      const record = {
+        name: b.name,
+        description: b.description,
+        date: new Date().toISOString(),
+        durationSeconds: Math.round((Date.now() - started) / 100) / 10,
+        machine,
+        results,
+      };
       fs.writeFileSync(path.join(outDir, `${b.name}.json`), JSON.stringify(record, null, 2) + '\n');
       const line = typeof results.summary === 'string' ? results.summary : JSON.stringify(results);
       process.stdout.write(`${line}\n`);

@@ -8,6 +8,10 @@ import YAML from 'yaml';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const dir = path.join(root, 'crds');
-const crds = fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => ({ file: f, crd: YAML.parse(fs.readFileSync(path.join(dir, f), 'utf8')) }));
+const crds = fs
+  .readdirSync(dir)
+  .filter((f) => /\.ya?ml$/.test(f))
+  .sort()
+  .map((f) => ({ file: f, crd: YAML.parse(fs.readFileSync(path.join(dir, f), 'utf8')) }));
 fs.mkdirSync(path.join(root, 'dist'), { recursive: true });
 fs.writeFileSync(path.join(root, 'dist', 'crds.json'), JSON.stringify(crds));

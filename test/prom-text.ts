@@ -76,7 +76,8 @@ export function parseExposition(text: string): Exposition {
     if (fields.length < 1 || fields.length > 2) throw new Error(`bad sample line: ${line}`);
     samples.push({ name, labels, value: parseValue(fields[0]) });
   }
-  const find = (name: string, want: Record<string, string> = {}) => samples.filter((s) => s.name === name && Object.entries(want).every(([k, v]) => s.labels[k] === v));
+  const find = (name: string, want: Record<string, string> = {}) =>
+    samples.filter((s) => s.name === name && Object.entries(want).every(([k, v]) => s.labels[k] === v));
   return {
     samples,
     types,
@@ -84,7 +85,8 @@ export function parseExposition(text: string): Exposition {
     find,
     value(name, want = {}) {
       const found = find(name, want);
-      if (found.length !== 1) throw new Error(`expected one sample ${name}${JSON.stringify(want)}, found ${found.length}`);
+      if (found.length !== 1)
+        throw new Error(`expected one sample ${name}${JSON.stringify(want)}, found ${found.length}`);
       return found[0].value;
     },
   };

@@ -21,7 +21,11 @@ export function sampleSession(i: number): Resource {
   return {
     apiVersion: 'orchctl.io/v1alpha1',
     kind: 'AgentSession',
-    metadata: { name: `session-${String(i).padStart(4, '0')}`, namespace: 'default', labels: { team: `team-${i % 7}`, batch: 'bench' } },
+    metadata: {
+      name: `session-${String(i).padStart(4, '0')}`,
+      namespace: 'default',
+      labels: { team: `team-${i % 7}`, batch: 'bench' },
+    },
     spec: {
       agentRef: 'claude-code',
       projectRef: `project-${i % 20}`,
@@ -36,7 +40,9 @@ export function sampleSession(i: number): Resource {
 export async function seedSessions(home: string, n: number): Promise<void> {
   const store = new SqliteStore(path.join(home, 'state.db'));
   try {
-    const created = await store.txn(Array.from({ length: n }, (_, i) => ({ op: 'create' as const, object: sampleSession(i) })));
+    const created = await store.txn(
+      Array.from({ length: n }, (_, i) => ({ op: 'create' as const, object: sampleSession(i) })),
+    );
     await store.txn(
       created.map((o, i) => ({
         op: 'updateStatus' as const,
@@ -49,7 +55,15 @@ export async function seedSessions(home: string, n: number): Promise<void> {
             tmuxSession: `orchctl-${o.metadata.name}`,
             observedGeneration: 1,
             lastOutput: 'x'.repeat(400),
-            conditions: [{ type: 'Ready', status: 'True', reason: 'Running', message: '', lastTransitionTime: new Date().toISOString() }],
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'True',
+                reason: 'Running',
+                message: '',
+                lastTransitionTime: new Date().toISOString(),
+              },
+            ],
           },
         },
       })),

@@ -35,12 +35,21 @@ function makeEnv(name: string, extraPath?: string): Env {
   fs.mkdirSync(home, { recursive: true });
   const socket = `orchctl-bench-${name}-${process.pid}`;
   // No metrics server: benchmark controllers run one after another and must not clash on its port.
-  const env = { ...process.env, ORCHCTL_HOME: home, ORCHCTL_TMUX_SOCKET: socket, ORCHCTL_METRICS_ADDR: '0', ...(extraPath ? { PATH: `${extraPath}:${process.env.PATH}` } : {}) };
+  const env = {
+    ...process.env,
+    ORCHCTL_HOME: home,
+    ORCHCTL_TMUX_SOCKET: socket,
+    ORCHCTL_METRICS_ADDR: '0',
+    ...(extraPath ? { PATH: `${extraPath}:${process.env.PATH}` } : {}),
+  };
   return { dir, home, socket, env, store: new SqliteStore(path.join(home, 'state.db'), { pollIntervalMs: 5 }) };
 }
 
 function startController(e: Env, args: string[] = []): void {
-  e.controller = spawn(ORCHCTL, ['controller', '--log-format', 'json', ...args], { env: e.env, stdio: ['ignore', 'ignore', 'ignore'] });
+  e.controller = spawn(ORCHCTL, ['controller', '--log-format', 'json', ...args], {
+    env: e.env,
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
 }
 
 async function teardown(e: Env): Promise<void> {
@@ -60,7 +69,11 @@ function session(name: string, script: string, workdir: string): Resource {
 }
 
 /** Resolves with the time (ms, Date.now) when `pred` first holds for the object named `name`. */
-function whenStatus(store: SqliteStore, names: Set<string>, pred: (o: Resource) => boolean): { done: Promise<Map<string, number>>; close(): void } {
+function whenStatus(
+  store: SqliteStore,
+  names: Set<string>,
+  pred: (o: Resource) => boolean,
+): { done: Promise<Map<string, number>>; close(): void } {
   const seen = new Map<string, number>();
   let resolve!: (m: Map<string, number>) => void;
   const done = new Promise<Map<string, number>>((r) => (resolve = r));
@@ -99,7 +112,13 @@ async function applyToRunning(): Promise<Record<string, unknown>> {
       const w = whenStatus(e.store, new Set([name]), (o) => phase(o) === 'Running');
       const t = whenStatus(e.store, new Set([name]), (o) => TERMINAL.has(phase(o) ?? ''));
       const t0 = Date.now();
-      await e.store.create(session(name, `sleep 0.3; node -e 'require("fs").writeFileSync(process.argv[1], String(Date.now()))' ${stamp}; exit 0`, e.dir));
+      await e.store.create(
+        session(
+          name,
+          `sleep 0.3; node -e 'require("fs").writeFileSync(process.argv[1], String(Date.now()))' ${stamp}; exit 0`,
+          e.dir,
+        ),
+      );
       const running = (await w.done).get(name)!;
       apply.push(running - t0);
       const ended = (await t.done).get(name)!;
@@ -163,14 +182,20 @@ async function crashRecovery(): Promise<Record<string, unknown>> {
       if (Date.now() - t0 > 30_000) throw new Error('the new controller did not take the lease');
       await sleep(10);
     }
-    const tmuxCount = spawnSync('tmux', ['-L', e.socket, 'list-sessions'], { encoding: 'utf8' }).stdout.trim().split('\n').length;
+    const tmuxCount = spawnSync('tmux', ['-L', e.socket, 'list-sessions'], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n').length;
     const ended = whenStatus(e.store, new Set(names), (o) => TERMINAL.has(phase(o) ?? ''));
     const k0 = Date.now();
     spawnSync('tmux', ['-L', e.socket, 'kill-server']);
     const seen = await Promise.race([ended.done, sleep(30_000).then(() => undefined)]);
     ended.close();
     if (!seen) throw new Error('sessions did not reach a terminal phase after the tmux server was killed');
-    return { restartToLeaseMs: leaseMs, tmuxSessionsAfterRestart: tmuxCount, tmuxKillToAllTerminalMs: Math.max(...seen.values()) - k0 };
+    return {
+      restartToLeaseMs: leaseMs,
+      tmuxSessionsAfterRestart: tmuxCount,
+      tmuxKillToAllTerminalMs: Math.max(...seen.values()) - k0,
+    };
   } finally {
     await teardown(e);
   }
@@ -184,7 +209,11 @@ function countingWrappers(dir: string): { binDir: string; count(): { tmux: numbe
   for (const tool of ['tmux', 'git']) {
     const real = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
     // Long-lived `tmux wait-for` is one process for the controller's life, not per resync.
-    fs.writeFileSync(path.join(binDir, tool), `#!/bin/sh\ncase "$*" in *wait-for*) ;; *) echo ${tool} >> '${log}' ;; esac\nexec '${real}' "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      path.join(binDir, tool),
+      `#!/bin/sh\ncase "$*" in *wait-for*) ;; *) echo ${tool} >> '${log}' ;; esac\nexec '${real}' "$@"\n`,
+      { mode: 0o755 },
+    );
   }
   return {
     binDir,
@@ -208,7 +237,19 @@ async function idleCost(n: number, windowMs: number, measureCpu: boolean): Promi
   try {
     // A real git repository, so git observation has something to look at.
     spawnSync('git', ['-C', e.dir, 'init', '-q']);
-    spawnSync('git', ['-C', e.dir, '-c', 'user.email=b@b', '-c', 'user.name=b', 'commit', '-q', '--allow-empty', '-m', 'init']);
+    spawnSync('git', [
+      '-C',
+      e.dir,
+      '-c',
+      'user.email=b@b',
+      '-c',
+      'user.name=b',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'init',
+    ]);
     // One loop = the observe tick (every live session is looked at, sharing one tmux snapshot);
     // the full resync keeps its default (30 s) so the CPU figure is the default configuration's.
     const resyncMs = 5000;
@@ -246,7 +287,11 @@ export const controllerBench: Bench = {
     const latency = await applyToRunning();
     const hundred = await hundredAtOnce();
     const crash = await crashRecovery();
-    const perResync = [await idleCost(1, 20_000, false), await idleCost(10, 20_000, false), await idleCost(100, 30_000, true)];
+    const perResync = [
+      await idleCost(1, 20_000, false),
+      await idleCost(10, 20_000, false),
+      await idleCost(100, 30_000, true),
+    ];
     const idle = perResync[2];
     const a = latency.applyToRunningMs as { median: number; p99: number };
     const x = latency.exitToTerminalMs as { p99: number };
@@ -263,7 +308,9 @@ export const controllerBench: Bench = {
         hundredToRunning: `${hundred.hundredToRunningMs} ms (goal ≤ 10000)`,
         crash: `kill -9 → new controller leading in ${crash.restartToLeaseMs} ms with ${crash.tmuxSessionsAfterRestart} tmux sessions (20 expected); tmux server killed → all 20 terminal in ${crash.tmuxKillToAllTerminalMs} ms (goal ≤ 2000)`,
         idleCpu: `${idle.cpuPercentOfOneCore} % of one core (goal ≤ 3 %)`,
-        processesPerResync: perResync.map((r) => `${r.sessions}: tmux ${r.tmuxPerResync}, git ${r.gitPerResync}`).join('; ') + ' (goal: constant)',
+        processesPerResync:
+          perResync.map((r) => `${r.sessions}: tmux ${r.tmuxPerResync}, git ${r.gitPerResync}`).join('; ') +
+          ' (goal: constant)',
       },
       summary: `apply→Running median ${a.median} ms p99 ${a.p99}; exit→terminal p99 ${x.p99}; 100→Running ${hundred.hundredToRunningMs} ms; idle CPU ${idle.cpuPercentOfOneCore}%`,
     };

@@ -40,7 +40,15 @@ const RUNS: [string, string][] = [
   ['git status --short', ''],
   ['ls src', ''],
 ];
-const SAYS = ['keep going', "no, that's not what I asked", 'try again, the test still fails', 'Perfect, thanks!', 'why did you change the fixture?', 'ok, now the README', 'looks good'];
+const SAYS = [
+  'keep going',
+  "no, that's not what I asked",
+  'try again, the test still fails',
+  'Perfect, thanks!',
+  'why did you change the fixture?',
+  'ok, now the README',
+  'looks good',
+];
 
 /** Claude Code transcript lines and hook events for `turns` turns, normalised into log events. */
 function stream(n: number): AgentEvent[] {
@@ -50,30 +58,98 @@ function stream(n: number): AgentEvent[] {
   let tool = 0;
   const line = (o: Record<string, unknown>) => {
     t += 2000;
-    out.push(...transcriptEvents({ ...o, timestamp: new Date(t).toISOString(), sessionId: 's', version: '2.1.330' }, 1, st));
+    out.push(
+      ...transcriptEvents({ ...o, timestamp: new Date(t).toISOString(), sessionId: 's', version: '2.1.330' }, 1, st),
+    );
   };
-  const hook = (name: string, extra: Record<string, unknown> = {}) => out.push({ ts: new Date(t).toISOString(), run: 1, source: 'hook', type: 'hook', hook: name, payload: { session_id: 's', hook_event_name: name, ...extra } });
-  const outputs = new Map(RUNS.map(([, f]) => [f, f ? { text: fs.readFileSync(path.join(OUTPUTS, `${f}.txt`), 'utf8'), code: Number(fs.readFileSync(path.join(OUTPUTS, `${f}.exit`), 'utf8')) } : { text: ' M src/a.ts\n?? src/b.ts', code: 0 }]));
+  const hook = (name: string, extra: Record<string, unknown> = {}) =>
+    out.push({
+      ts: new Date(t).toISOString(),
+      run: 1,
+      source: 'hook',
+      type: 'hook',
+      hook: name,
+      payload: { session_id: 's', hook_event_name: name, ...extra },
+    });
+  const outputs = new Map(
+    RUNS.map(([, f]) => [
+      f,
+      f
+        ? {
+            text: fs.readFileSync(path.join(OUTPUTS, `${f}.txt`), 'utf8'),
+            code: Number(fs.readFileSync(path.join(OUTPUTS, `${f}.exit`), 'utf8')),
+          }
+        : { text: ' M src/a.ts\n?? src/b.ts', code: 0 },
+    ]),
+  );
   for (let turn = 0; out.length < n; turn++) {
     const text = turn === 0 ? 'Get the test suite green and keep the build clean.' : SAYS[turn % SAYS.length];
     line({ type: 'user', message: { role: 'user', content: text } });
     hook('UserPromptSubmit', { prompt: text });
-    line({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'Let me run the checks.' }], stop_reason: 'tool_use', usage: { input_tokens: 14000, output_tokens: 60 } } });
+    line({
+      type: 'assistant',
+      message: {
+        role: 'assistant',
+        content: [{ type: 'text', text: 'Let me run the checks.' }],
+        stop_reason: 'tool_use',
+        usage: { input_tokens: 14000, output_tokens: 60 },
+      },
+    });
     for (let j = 0; j < 4; j++) {
       const [command, f] = RUNS[(turn * 4 + j) % RUNS.length];
       const o = outputs.get(f)!;
       const id = `toolu_${++tool}`;
-      line({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'tool_use', id, name: 'Bash', input: { command } }], stop_reason: 'tool_use' } });
+      line({
+        type: 'assistant',
+        message: {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id, name: 'Bash', input: { command } }],
+          stop_reason: 'tool_use',
+        },
+      });
       hook('PreToolUse', { tool_name: 'Bash', tool_input: { command } });
       const failed = o.code !== 0;
       const content = failed ? `Exit code ${o.code}\n${o.text}` : o.text;
-      line({ type: 'user', message: { role: 'user', content: [{ tool_use_id: id, type: 'tool_result', content, is_error: failed }] }, toolUseResult: failed ? `Error: ${content}` : { stdout: o.text, stderr: '', interrupted: false } });
+      line({
+        type: 'user',
+        message: { role: 'user', content: [{ tool_use_id: id, type: 'tool_result', content, is_error: failed }] },
+        toolUseResult: failed ? `Error: ${content}` : { stdout: o.text, stderr: '', interrupted: false },
+      });
       hook(failed ? 'PostToolUseFailure' : 'PostToolUse', { tool_name: 'Bash' });
     }
     const id = `toolu_${++tool}`;
-    line({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'tool_use', id, name: 'Edit', input: { file_path: '/p/src/a.ts', old_string: 'a - b', new_string: 'a + b' } }], stop_reason: 'tool_use' } });
-    line({ type: 'user', message: { role: 'user', content: [{ tool_use_id: id, type: 'tool_result', content: 'The file /p/src/a.ts has been updated successfully.' }] } });
-    line({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: `Turn ${turn}: fixed one failure, others remain.` }], stop_reason: 'end_turn' } });
+    line({
+      type: 'assistant',
+      message: {
+        role: 'assistant',
+        content: [
+          {
+            type: 'tool_use',
+            id,
+            name: 'Edit',
+            input: { file_path: '/p/src/a.ts', old_string: 'a - b', new_string: 'a + b' },
+          },
+        ],
+        stop_reason: 'tool_use',
+      },
+    });
+    line({
+      type: 'user',
+      message: {
+        role: 'user',
+        content: [
+          { tool_use_id: id, type: 'tool_result', content: 'The file /p/src/a.ts has been updated successfully.' },
+        ],
+      },
+    });
+    line({
+      type: 'assistant',
+      message: {
+        role: 'assistant',
+        content: [{ type: 'text', text: `Turn ${turn}: fixed one failure, others remain.` }],
+        stop_reason: 'end_turn',
+      },
+    });
     hook('Stop', { stop_hook_active: false });
   }
   return out.slice(0, n).map((e, i) => ({ ...e, seq: i + 1 }) as AgentEvent);
@@ -160,7 +236,11 @@ export const detectorBench: Bench = {
       stepMeanUs: stepMean,
       stepMeansUs: stepMeans,
       perTypeMeanUs: perType,
-      singleEventUs: { p50: round(percentile(singles, 50)), p99: round(percentile(singles, 99)), max: round(Math.max(...singles)) },
+      singleEventUs: {
+        p50: round(percentile(singles, 50)),
+        p99: round(percentile(singles, 99)),
+        max: round(Math.max(...singles)),
+      },
       goalUs: 20,
       seedGoalMs: 10,
       summary: `detector ${detectorMean} µs/event, full step ${stepMean} µs/event (goal ≤ 20 µs); tool_result ${perType.tool_result?.meanUs} µs, user_message ${perType.user_message?.meanUs} µs; slowest event ${round(Math.max(...singles))} µs`,

@@ -19,8 +19,13 @@ const LINES = 100_000;
 const HOOK_CALLS = 40;
 
 function bigTranscript(file: string): { lines: number; bytes: number } {
-  const pin = (JSON.parse(fs.readFileSync(path.join(ROOT, 'scripts/claude-code/pin.json'), 'utf8')) as { version: string }).version;
-  const src = fs.readFileSync(path.join(ROOT, 'test/support/fixtures/claude-code', pin, 'transcript.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const pin = (
+    JSON.parse(fs.readFileSync(path.join(ROOT, 'scripts/claude-code/pin.json'), 'utf8')) as { version: string }
+  ).version;
+  const src = fs
+    .readFileSync(path.join(ROOT, 'test/support/fixtures/claude-code', pin, 'transcript.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean);
   const out = fs.openSync(file, 'w');
   let n = 0;
   let bytes = 0;
@@ -49,7 +54,8 @@ export const eventIngestBench: Bench = {
       const feed = new AgentFeed();
       const t0 = process.hrtime.bigint();
       let passes = 0;
-      while (feed.ingest(log, { run: 1, workspace: ws, transcript }) > 0 || Number(log.cursor('transcript@1')) < bytes) passes++;
+      while (feed.ingest(log, { run: 1, workspace: ws, transcript }) > 0 || Number(log.cursor('transcript@1')) < bytes)
+        passes++;
       const ingestS = Number(process.hrtime.bigint() - t0) / 1e9;
       const events = log.lastSeq;
 
@@ -65,10 +71,19 @@ export const eventIngestBench: Bench = {
       log.close();
 
       const hookMs: number[] = [];
-      const payload = JSON.stringify({ session_id: 'bench', hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_response: { stdout: 'x'.repeat(2000) } }) + '\n';
+      const payload =
+        JSON.stringify({
+          session_id: 'bench',
+          hook_event_name: 'PostToolUse',
+          tool_name: 'Bash',
+          tool_response: { stdout: 'x'.repeat(2000) },
+        }) + '\n';
       for (let i = 0; i < HOOK_CALLS; i++) {
         const h0 = process.hrtime.bigint();
-        const r = spawnSync(process.execPath, [ORCHCTL, 'hook'], { input: payload, env: { PATH: process.env.PATH, ORCHCTL_WORKSPACE: ws } });
+        const r = spawnSync(process.execPath, [ORCHCTL, 'hook'], {
+          input: payload,
+          env: { PATH: process.env.PATH, ORCHCTL_WORKSPACE: ws },
+        });
         hookMs.push(Number(process.hrtime.bigint() - h0) / 1e6);
         if (r.status !== 0) throw new Error(`orchctl hook exited ${r.status}`);
       }

@@ -31,12 +31,29 @@ function endedSession(i: number, workdir: string): Resource {
   const name = `done-${String(i).padStart(4, '0')}`;
   const failed = i % 4 === 0;
   const start = Date.now() - 3_600_000 + i * 1000;
-  const cond = (type: string, status: 'True' | 'False' | 'Unknown', reason: string) => ({ type, status, reason, message: `${type} ${reason}`, lastTransitionTime: new Date(start).toISOString(), observedGeneration: 1 });
+  const cond = (type: string, status: 'True' | 'False' | 'Unknown', reason: string) => ({
+    type,
+    status,
+    reason,
+    message: `${type} ${reason}`,
+    lastTransitionTime: new Date(start).toISOString(),
+    observedGeneration: 1,
+  });
   return {
     apiVersion: 'orchctl.io/v1alpha1',
     kind: 'AgentSession',
-    metadata: { name, namespace: i % 10 === 0 ? 'team-b' : 'default', labels: { team: i % 2 ? 'web' : 'api' }, finalizers: ['orchctl.io/session-cleanup'] },
-    spec: { agentRef: 'claude', projectRef: `project-${i % 20}`, prompt: `Task ${i}: make the tests pass.`, restartPolicy: 'Never' },
+    metadata: {
+      name,
+      namespace: i % 10 === 0 ? 'team-b' : 'default',
+      labels: { team: i % 2 ? 'web' : 'api' },
+      finalizers: ['orchctl.io/session-cleanup'],
+    },
+    spec: {
+      agentRef: 'claude',
+      projectRef: `project-${i % 20}`,
+      prompt: `Task ${i}: make the tests pass.`,
+      restartPolicy: 'Never',
+    },
     status: {
       observedGeneration: 1,
       phase: failed ? 'Failed' : 'Succeeded',
@@ -52,7 +69,14 @@ function endedSession(i: number, workdir: string): Resource {
       workspace: path.join(workdir, name),
       lastOutput: 'x'.repeat(1900),
       headBefore: 'a'.repeat(40),
-      git: { head: 'b'.repeat(40), branch: 'main', commits: i % 7, insertions: i * 3, deletions: i, filesChanged: i % 9 },
+      git: {
+        head: 'b'.repeat(40),
+        branch: 'main',
+        commits: i % 7,
+        insertions: i * 3,
+        deletions: i,
+        filesChanged: i % 9,
+      },
       lifecycle: { runGeneration: 1 },
       conditions: [
         cond('Admitted', 'True', 'Admitted'),
@@ -81,7 +105,15 @@ async function renderInProcess(): Promise<Record<string, unknown>> {
   const store = await filledStore(dir);
   const node: Resource = { apiVersion: 'orchctl.io/v1alpha1', kind: 'Node', metadata: { name: 'bench' }, spec: {} };
   const n = await store.create(node);
-  await store.updateStatus({ ...n, status: { capacity: { cpu: 8, memoryBytes: 2 ** 34, diskBytes: 2 ** 40 }, free: { memoryBytes: 2 ** 33, diskBytes: 2 ** 39 }, loadAverage: [1, 1, 1], heartbeatTime: new Date().toISOString() } });
+  await store.updateStatus({
+    ...n,
+    status: {
+      capacity: { cpu: 8, memoryBytes: 2 ** 34, diskBytes: 2 ** 40 },
+      free: { memoryBytes: 2 ** 33, diskBytes: 2 ** 39 },
+      loadAverage: [1, 1, 1],
+      heartbeatTime: new Date().toISOString(),
+    },
+  });
   const sessions = new Informer(store, 'AgentSession');
   const nodes = new Informer(store, 'Node');
   try {
@@ -146,12 +178,27 @@ interface Ctl {
 async function startController(name: string): Promise<Ctl> {
   const dir = tempDir(`metrics-${name}`);
   spawnSync('git', ['-C', dir, 'init', '-q']);
-  spawnSync('git', ['-C', dir, '-c', 'user.email=b@b', '-c', 'user.name=b', 'commit', '-q', '--allow-empty', '-m', 'init']);
+  spawnSync('git', [
+    '-C',
+    dir,
+    '-c',
+    'user.email=b@b',
+    '-c',
+    'user.name=b',
+    'commit',
+    '-q',
+    '--allow-empty',
+    '-m',
+    'init',
+  ]);
   const store = await filledStore(dir);
   const socket = `orchctl-bench-metrics-${name}-${process.pid}`;
   const port = await freePort();
   const env = { ...process.env, ORCHCTL_HOME: path.join(dir, 'home'), ORCHCTL_TMUX_SOCKET: socket };
-  const proc = spawn(ORCHCTL, ['controller', '--log-format', 'json', '--metrics-addr', `127.0.0.1:${port}`], { env, stdio: ['ignore', 'ignore', 'ignore'] });
+  const proc = spawn(ORCHCTL, ['controller', '--log-format', 'json', '--metrics-addr', `127.0.0.1:${port}`], {
+    env,
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
   const c = { dir, store, socket, port, proc, env };
   for (let i = 0; i < 300; i++) {
     const r = await get(port, '/readyz').catch(() => undefined);
@@ -215,7 +262,12 @@ async function burst(c: Ctl): Promise<number> {
   await c.store.txn(
     [...names].map((name) => ({
       op: 'create' as const,
-      object: { apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name, namespace: 'default' }, spec: { agent: { command: ['sh', '-c', 'sleep 3600'], promptDelivery: 'none' }, workdir: c.dir } },
+      object: {
+        apiVersion: 'orchctl.io/v1alpha1',
+        kind: 'AgentSession',
+        metadata: { name, namespace: 'default' },
+        spec: { agent: { command: ['sh', '-c', 'sleep 3600'], promptDelivery: 'none' }, workdir: c.dir },
+      },
     })),
   );
   const ok = await Promise.race([all.then(() => true), sleep(120_000).then(() => false)]);
@@ -268,13 +320,24 @@ async function scrapeUnderLoad(): Promise<Record<string, unknown>> {
     sessionsInCache: N,
     burst: BURST,
     rounds: ROUNDS,
-    burstToRunningMs: { withoutScraping: stats(burstMs.none), scrapedEverySecond: stats(burstMs.every1s), scrapedBackToBack: stats(burstMs.backToBack) },
+    burstToRunningMs: {
+      withoutScraping: stats(burstMs.none),
+      scrapedEverySecond: stats(burstMs.every1s),
+      scrapedBackToBack: stats(burstMs.backToBack),
+    },
     slowdownRatio: {
       scrapedEverySecond: Math.round((median(burstMs.every1s) / median(burstMs.none)) * 100) / 100,
       scrapedBackToBack: Math.round((median(burstMs.backToBack) / median(burstMs.none)) * 100) / 100,
     },
-    maxEventLoopDelayDuringBurstMs: { withoutScraping: stats(loopMax.none), scrapedEverySecond: stats(loopMax.every1s), scrapedBackToBack: stats(loopMax.backToBack) },
-    scrapeLatencyUnderLoadMs: { scrapedEverySecond: stats(latencies.every1s), scrapedBackToBack: stats(latencies.backToBack) },
+    maxEventLoopDelayDuringBurstMs: {
+      withoutScraping: stats(loopMax.none),
+      scrapedEverySecond: stats(loopMax.every1s),
+      scrapedBackToBack: stats(loopMax.backToBack),
+    },
+    scrapeLatencyUnderLoadMs: {
+      scrapedEverySecond: stats(latencies.every1s),
+      scrapedBackToBack: stats(latencies.backToBack),
+    },
   };
 }
 
@@ -287,9 +350,18 @@ export const metricsBench: Bench = {
     const load = await scrapeUnderLoad();
     const r = render.renderMs as ReturnType<typeof stats>;
     const h = http1.scrapeMs as ReturnType<typeof stats>;
-    const b = load.burstToRunningMs as Record<'withoutScraping' | 'scrapedEverySecond' | 'scrapedBackToBack', ReturnType<typeof stats>>;
-    const loop = load.maxEventLoopDelayDuringBurstMs as Record<'withoutScraping' | 'scrapedEverySecond' | 'scrapedBackToBack', ReturnType<typeof stats>>;
-    const lat = load.scrapeLatencyUnderLoadMs as Record<'scrapedEverySecond' | 'scrapedBackToBack', ReturnType<typeof stats>>;
+    const b = load.burstToRunningMs as Record<
+      'withoutScraping' | 'scrapedEverySecond' | 'scrapedBackToBack',
+      ReturnType<typeof stats>
+    >;
+    const loop = load.maxEventLoopDelayDuringBurstMs as Record<
+      'withoutScraping' | 'scrapedEverySecond' | 'scrapedBackToBack',
+      ReturnType<typeof stats>
+    >;
+    const lat = load.scrapeLatencyUnderLoadMs as Record<
+      'scrapedEverySecond' | 'scrapedBackToBack',
+      ReturnType<typeof stats>
+    >;
     return {
       render,
       http: http1,

@@ -8,7 +8,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { classifyScreen, compileDetection, selectProfile, type DetectionProfile } from '../../controller/agents/detection.js';
+import {
+  classifyScreen,
+  compileDetection,
+  selectProfile,
+  type DetectionProfile,
+} from '../../controller/agents/detection.js';
 import { ROOT, stats } from '../lib.js';
 import type { Bench } from '../types.js';
 
@@ -24,7 +29,8 @@ interface Screen {
 }
 
 function detectionOf(template: string): unknown {
-  return (YAML.parse(fs.readFileSync(path.join(ROOT, template), 'utf8')) as { spec: { detection: unknown } }).spec.detection;
+  return (YAML.parse(fs.readFileSync(path.join(ROOT, template), 'utf8')) as { spec: { detection: unknown } }).spec
+    .detection;
 }
 
 function screens(): Screen[] {
@@ -36,7 +42,11 @@ function screens(): Screen[] {
       if (!fs.existsSync(expected)) continue;
       const { template } = JSON.parse(fs.readFileSync(expected, 'utf8')) as { template: string };
       const profile = selectProfile(compileDetection(detectionOf(template), template), version);
-      for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.txt')).sort()) out.push({ set: `${agent}/${version}`, file, text: fs.readFileSync(path.join(dir, file), 'utf8'), profile });
+      for (const file of fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith('.txt'))
+        .sort())
+        out.push({ set: `${agent}/${version}`, file, text: fs.readFileSync(path.join(dir, file), 'utf8'), profile });
     }
   return out;
 }
@@ -67,12 +77,17 @@ export const paneClassifyBench: Bench = {
     }
     // A long capture: 160 lines of history above a real Claude Code screen (~200 lines in all).
     const claude = all.find((s) => s.set.startsWith('claude-code/') && s.file === 'idle-after-turn.txt')!;
-    const history = Array.from({ length: 160 }, (_, i) => (i % 3 ? `  ⎿  output line ${i} of a long tool result` : `● Step ${i}: editing src/module${i}.ts`)).join('\n');
+    const history = Array.from({ length: 160 }, (_, i) =>
+      i % 3 ? `  ⎿  output line ${i} of a long tool result` : `● Step ${i}: editing src/module${i}.ts`,
+    ).join('\n');
     const long: Screen = { ...claude, file: 'history-200-lines', text: `${history}\n${claude.text}` };
     const longUs = stats(time(long, ROUNDS));
     // The one-off cost the controller pays per Agent spec object (detectionFor caches it).
     const compileUs: Record<string, unknown> = {};
-    for (const t of fs.readdirSync(path.join(ROOT, 'manifests/agents')).filter((f) => f.endsWith('.yaml')).sort()) {
+    for (const t of fs
+      .readdirSync(path.join(ROOT, 'manifests/agents'))
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()) {
       const data = detectionOf(`manifests/agents/${t}`);
       const samples: number[] = [];
       for (let i = 0; i < 200; i++) {

@@ -14,7 +14,10 @@ import { sampleSession } from './cli-get.js';
 const OBJECTS = 100;
 const WRITES = 5000;
 
-async function measure(fn: (i: number) => Promise<void>, n: number): Promise<{ writes: number; seconds: number; perSecond: number }> {
+async function measure(
+  fn: (i: number) => Promise<void>,
+  n: number,
+): Promise<{ writes: number; seconds: number; perSecond: number }> {
   for (let i = 0; i < 200; i++) await fn(i); // warm-up
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < n; i++) await fn(i);
@@ -31,14 +34,21 @@ export const storeCasBench: Bench = {
     try {
       const objs: Resource[] = [];
       for (let i = 0; i < OBJECTS; i++) objs.push(await store.create(sampleSession(i)));
-      const key = (i: number) => ({ kind: 'AgentSession', namespace: 'default', name: objs[i % OBJECTS].metadata.name });
+      const key = (i: number) => ({
+        kind: 'AgentSession',
+        namespace: 'default',
+        name: objs[i % OBJECTS].metadata.name,
+      });
       const update = await measure(async (i) => {
         const cur = (await store.get(key(i)))!;
         await store.update({ ...cur, spec: { ...cur.spec, prompt: `revision ${i}` } });
       }, WRITES);
       const updateStatus = await measure(async (i) => {
         const cur = (await store.get(key(i)))!;
-        await store.updateStatus({ ...cur, status: { phase: 'Running', observedGeneration: cur.metadata.generation, heartbeat: i } });
+        await store.updateStatus({
+          ...cur,
+          status: { phase: 'Running', observedGeneration: cur.metadata.generation, heartbeat: i },
+        });
       }, WRITES);
       let next = 0; // the warm-up creates too: every create needs a new name
       const creates = await measure(async (i) => {

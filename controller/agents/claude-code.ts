@@ -37,7 +37,10 @@ export interface ClaudeHooksConfig {
 export function claudeHooks(hooks: unknown): ClaudeHooksConfig | undefined {
   const h = hooks as { kind?: unknown; settings?: unknown } | undefined;
   if (!h || h.kind !== 'claude-code') return undefined;
-  return { kind: 'claude-code', settings: h.settings && typeof h.settings === 'object' ? (h.settings as Record<string, unknown>) : undefined };
+  return {
+    kind: 'claude-code',
+    settings: h.settings && typeof h.settings === 'object' ? (h.settings as Record<string, unknown>) : undefined,
+  };
 }
 
 /** A stable UUID (v4 layout, hash-derived) for a session's run: the same inputs give the same id. */
@@ -60,10 +63,14 @@ function shQuote(s: string): string {
 export function claudeSettings(cfg: ClaudeHooksConfig, hookCommand: string[]): Record<string, unknown> {
   const command = hookCommand.map(shQuote).join(' ');
   const hooks: Record<string, unknown[]> = {};
-  for (const ev of CLAUDE_HOOK_EVENTS) hooks[ev] = [{ ...(TOOL_EVENTS.has(ev) ? { matcher: '*' } : {}), hooks: [{ type: 'command', command, timeout: 10 }] }];
+  for (const ev of CLAUDE_HOOK_EVENTS)
+    hooks[ev] = [
+      { ...(TOOL_EVENTS.has(ev) ? { matcher: '*' } : {}), hooks: [{ type: 'command', command, timeout: 10 }] },
+    ];
   const extra = cfg.settings ?? {};
   const extraHooks = (extra.hooks ?? {}) as Record<string, unknown[]>;
-  for (const [ev, list] of Object.entries(extraHooks)) hooks[ev] = [...(hooks[ev] ?? []), ...(Array.isArray(list) ? list : [])];
+  for (const [ev, list] of Object.entries(extraHooks))
+    hooks[ev] = [...(hooks[ev] ?? []), ...(Array.isArray(list) ? list : [])];
   return { ...extra, hooks };
 }
 
@@ -118,7 +125,8 @@ interface Block {
 
 function blockText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((c) => (typeof c === 'string' ? c : (c as Block)?.text ?? '')).join('');
+  if (Array.isArray(content))
+    return content.map((c) => (typeof c === 'string' ? c : ((c as Block)?.text ?? ''))).join('');
   return '';
 }
 
@@ -129,22 +137,44 @@ export function transcriptEvents(line: Record<string, unknown>, run: number, st:
   const type = line.type;
   if ((type !== 'user' && type !== 'assistant') || line.isSidechain === true || line.isMeta === true) return [];
   const ts = typeof line.timestamp === 'string' ? line.timestamp : new Date().toISOString();
-  const msg = (line.message ?? {}) as { content?: unknown; usage?: Record<string, number>; stop_reason?: string | null };
+  const msg = (line.message ?? {}) as {
+    content?: unknown;
+    usage?: Record<string, number>;
+    stop_reason?: string | null;
+  };
   const base = { ts, run, source: 'transcript' as const };
   const out: NewEvent[] = [];
   if (type === 'user') {
     if (typeof msg.content === 'string') {
       const interrupt = msg.content.startsWith('[Request interrupted by user');
-      out.push({ ...base, type: 'user_message', text: bound(msg.content, MAX_TEXT), index: interrupt ? undefined : st.users++, ...(interrupt ? { interrupt: true } : {}) });
+      out.push({
+        ...base,
+        type: 'user_message',
+        text: bound(msg.content, MAX_TEXT),
+        index: interrupt ? undefined : st.users++,
+        ...(interrupt ? { interrupt: true } : {}),
+      });
       return out;
     }
     const blocks = Array.isArray(msg.content) ? (msg.content as Block[]) : [];
-    const text = blocks.filter((b) => b.type === 'text').map((b) => b.text ?? '').join('\n');
+    const text = blocks
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text ?? '')
+      .join('\n');
     if (text && !text.startsWith('<system-reminder>')) {
       const interrupt = text.startsWith('[Request interrupted by user');
-      out.push({ ...base, type: 'user_message', text: bound(text, MAX_TEXT), index: interrupt ? undefined : st.users++, ...(interrupt ? { interrupt: true } : {}) });
+      out.push({
+        ...base,
+        type: 'user_message',
+        text: bound(text, MAX_TEXT),
+        index: interrupt ? undefined : st.users++,
+        ...(interrupt ? { interrupt: true } : {}),
+      });
     }
-    const result = line.toolUseResult as { stdout?: string; stderr?: string; interrupted?: boolean } | string | undefined;
+    const result = line.toolUseResult as
+      | { stdout?: string; stderr?: string; interrupted?: boolean }
+      | string
+      | undefined;
     for (const b of blocks) {
       if (b.type !== 'tool_result') continue;
       const known = b.tool_use_id ? st.tools.get(b.tool_use_id) : undefined;
@@ -176,15 +206,35 @@ export function transcriptEvents(line: Record<string, unknown>, run: number, st:
   // assistant: one transcript line per content block
   const blocks = Array.isArray(msg.content) ? (msg.content as Block[]) : [];
   const u = msg.usage;
-  const usage = u ? { inputTokens: u.input_tokens ?? 0, outputTokens: u.output_tokens ?? 0, cacheReadTokens: u.cache_read_input_tokens ?? 0, cacheCreationTokens: u.cache_creation_input_tokens ?? 0 } : undefined;
+  const usage = u
+    ? {
+        inputTokens: u.input_tokens ?? 0,
+        outputTokens: u.output_tokens ?? 0,
+        cacheReadTokens: u.cache_read_input_tokens ?? 0,
+        cacheCreationTokens: u.cache_creation_input_tokens ?? 0,
+      }
+    : undefined;
   for (const b of blocks) {
     if (b.type === 'text' && b.text) {
-      out.push({ ...base, type: 'assistant_message', text: bound(b.text, MAX_TEXT), index: st.assistants++, ...(usage ? { usage } : {}), ...(msg.stop_reason ? { stopReason: msg.stop_reason } : {}) });
+      out.push({
+        ...base,
+        type: 'assistant_message',
+        text: bound(b.text, MAX_TEXT),
+        index: st.assistants++,
+        ...(usage ? { usage } : {}),
+        ...(msg.stop_reason ? { stopReason: msg.stop_reason } : {}),
+      });
     } else if (b.type === 'tool_use') {
       const command = typeof b.input?.command === 'string' ? (b.input.command as string) : undefined;
       if (b.id) st.tools.set(b.id, { tool: b.name ?? '', command });
       if (st.tools.size > 1000) st.tools.delete(st.tools.keys().next().value as string);
-      out.push({ ...base, type: 'tool_use', tool: b.name ?? '', toolUseId: b.id, ...(command ? { command: bound(command, MAX_TEXT) } : { input: boundJson(b.input) }) });
+      out.push({
+        ...base,
+        type: 'tool_use',
+        tool: b.name ?? '',
+        toolUseId: b.id,
+        ...(command ? { command: bound(command, MAX_TEXT) } : { input: boundJson(b.input) }),
+      });
     }
   }
   return out;

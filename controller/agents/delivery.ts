@@ -86,7 +86,10 @@ export async function withPaneLock<T>(workspace: string, fn: () => Promise<T>, t
         fs.rmSync(lock, { force: true }); // its holder died mid-delivery
         continue;
       }
-      if (Date.now() - start > timeoutMs) throw new Error(`another delivery into this pane (pid ${holder}) has held ${lock} for over ${Math.round(timeoutMs / 1000)}s`);
+      if (Date.now() - start > timeoutMs)
+        throw new Error(
+          `another delivery into this pane (pid ${holder}) has held ${lock} for over ${Math.round(timeoutMs / 1000)}s`,
+        );
       await sleep(50);
     }
   }
@@ -109,7 +112,8 @@ const sizeOf = (f?: string) => {
 };
 
 /** Whole lines written to `file` after `from` (what the agent reported since the baseline). */
-const linesAfter = (file: string | undefined, from: number): string[] => (file ? (readLines(file, from)?.lines ?? []) : []);
+const linesAfter = (file: string | undefined, from: number): string[] =>
+  file ? (readLines(file, from)?.lines ?? []) : [];
 
 interface Baseline {
   hooks: number;
@@ -122,7 +126,12 @@ function baseline(t: PaneTarget): Baseline {
 
 /** A prompt submission the agent itself reported after the baseline. */
 function submitted(t: PaneTarget, b: Baseline): 'hook' | 'transcript' | undefined {
-  if (linesAfter(path.join(t.workspace, HOOKS_FILE), b.hooks).some((l) => l.includes('"hook_event_name":"UserPromptSubmit"'))) return 'hook';
+  if (
+    linesAfter(path.join(t.workspace, HOOKS_FILE), b.hooks).some((l) =>
+      l.includes('"hook_event_name":"UserPromptSubmit"'),
+    )
+  )
+    return 'hook';
   for (const line of linesAfter(t.transcript, b.transcript)) {
     if (!line.includes('"type":"user"')) continue;
     try {
@@ -137,13 +146,19 @@ function submitted(t: PaneTarget, b: Baseline): 'hook' | 'transcript' | undefine
 
 /** Hooks that mean a permission prompt was answered. */
 function answered(t: PaneTarget, b: Baseline): boolean {
-  return linesAfter(path.join(t.workspace, HOOKS_FILE), b.hooks).some((l) => /"hook_event_name":"(PostToolUse|PostToolUseFailure|Stop|StopFailure|PreToolUse|PermissionRequest)"/.test(l));
+  return linesAfter(path.join(t.workspace, HOOKS_FILE), b.hooks).some((l) =>
+    /"hook_event_name":"(PostToolUse|PostToolUseFailure|Stop|StopFailure|PreToolUse|PermissionRequest)"/.test(l),
+  );
 }
 
 // ---- the deliveries --------------------------------------------------------------------------
 
 /** Polls the pane until `ready` holds on a screen that stayed the same for 300 ms (or, without `ready`, until it settles). */
-export async function waitReady(t: PaneTarget, ready: ((s: string) => boolean) | undefined, timeoutMs: number): Promise<boolean> {
+export async function waitReady(
+  t: PaneTarget,
+  ready: ((s: string) => boolean) | undefined,
+  timeoutMs: number,
+): Promise<boolean> {
   const start = Date.now();
   let last = '';
   let since = start;
@@ -153,7 +168,10 @@ export async function waitReady(t: PaneTarget, ready: ((s: string) => boolean) |
     if (screen !== last) {
       last = screen;
       since = now;
-    } else if (ready ? ready(screen) && now - since >= 300 : (screen && now - since >= 300) || (!screen && now - start >= 1500)) return true;
+    } else if (
+      ready ? ready(screen) && now - since >= 300 : (screen && now - since >= 300) || (!screen && now - start >= 1500)
+    )
+      return true;
     await sleep(100);
   }
   return false;
@@ -182,7 +200,8 @@ export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<Deliv
   let ready = await waitReady(t, d.ready, d.readyTimeoutMs);
   return withPaneLock(t.workspace, async () => {
     if (ready) ready = await waitReady(t, d.ready, 3000); // still ready now that we hold the pane
-    if (await t.tmux.inMode(t.target)) await t.tmux.run(['send-keys', '-t', t.target, '-X', 'cancel'], { reject: false });
+    if (await t.tmux.inMode(t.target))
+      await t.tmux.run(['send-keys', '-t', t.target, '-X', 'cancel'], { reject: false });
     await t.tmux.sendKeys(t.target, d.clearKeys ?? ['C-u']);
     const b = baseline(t);
     // Without its final newline: the submit keys, not the paste, submit the text.
@@ -197,14 +216,32 @@ export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<Deliv
       const deadline = Date.now() + window;
       while (Date.now() < deadline) {
         await sleep(100);
-        const by = submitted(t, b) ?? (!t.hooks && !t.transcript && (await t.tmux.capture(t.target, 60)) !== afterPaste ? 'screen' : undefined);
+        const by =
+          submitted(t, b) ??
+          (!t.hooks && !t.transcript && (await t.tmux.capture(t.target, 60)) !== afterPaste ? 'screen' : undefined);
         if (by) {
-          const how = by === 'hook' ? 'the UserPromptSubmit hook fired' : by === 'transcript' ? 'the transcript gained the user message' : 'the screen moved';
-          return { delivered: true, reason: 'Confirmed', message: `submitted and confirmed: ${how}${attempt ? ` after ${attempt} extra submit press${attempt === 1 ? '' : 'es'}` : ''}${ready ? '' : ' (the input never looked ready; pasted after the ready timeout)'}`, retries: attempt, confirmedBy: by };
+          const how =
+            by === 'hook'
+              ? 'the UserPromptSubmit hook fired'
+              : by === 'transcript'
+                ? 'the transcript gained the user message'
+                : 'the screen moved';
+          return {
+            delivered: true,
+            reason: 'Confirmed',
+            message: `submitted and confirmed: ${how}${attempt ? ` after ${attempt} extra submit press${attempt === 1 ? '' : 'es'}` : ''}${ready ? '' : ' (the input never looked ready; pasted after the ready timeout)'}`,
+            retries: attempt,
+            confirmedBy: by,
+          };
         }
       }
     }
-    return { delivered: false, reason: 'Unconfirmed', message: `pasted and pressed ${d.submitKeys.join(' ')} ${backoff.length + 1} times, but the agent never confirmed the prompt (no UserPromptSubmit hook, no transcript line${t.hooks ? '' : ', no screen change'})`, retries: backoff.length };
+    return {
+      delivered: false,
+      reason: 'Unconfirmed',
+      message: `pasted and pressed ${d.submitKeys.join(' ')} ${backoff.length + 1} times, but the agent never confirmed the prompt (no UserPromptSubmit hook, no transcript line${t.hooks ? '' : ', no screen change'})`,
+      retries: backoff.length,
+    };
   });
 }
 
@@ -237,12 +274,28 @@ export async function deliverKeys(t: PaneTarget, d: KeyDelivery): Promise<Delive
         await sleep(100);
         const byHook = answered(t, b);
         if (byHook || (shown && !d.stillWaiting(await t.tmux.capture(t.target, 60))))
-          return { delivered: true, reason: 'Answered', message: `sent ${d.keys.join(' ')}; the prompt went away`, retries: attempt, confirmedBy: byHook ? 'hook' : 'screen' };
+          return {
+            delivered: true,
+            reason: 'Answered',
+            message: `sent ${d.keys.join(' ')}; the prompt went away`,
+            retries: attempt,
+            confirmedBy: byHook ? 'hook' : 'screen',
+          };
       }
       if (!shown) break; // nothing on screen to tell by: one press, unconfirmed
     }
     return shown
-      ? { delivered: false, reason: 'Unconfirmed', message: `sent ${d.keys.join(' ')} twice but the prompt is still on screen`, retries: 1 }
-      : { delivered: false, reason: 'Unconfirmed', message: `sent ${d.keys.join(' ')}, but no prompt was seen on screen and the agent reported no answer`, retries: 0 };
+      ? {
+          delivered: false,
+          reason: 'Unconfirmed',
+          message: `sent ${d.keys.join(' ')} twice but the prompt is still on screen`,
+          retries: 1,
+        }
+      : {
+          delivered: false,
+          reason: 'Unconfirmed',
+          message: `sent ${d.keys.join(' ')}, but no prompt was seen on screen and the agent reported no answer`,
+          retries: 0,
+        };
   });
 }

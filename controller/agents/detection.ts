@@ -131,51 +131,82 @@ const VERSION = /^[0-9A-Za-z*][0-9A-Za-z.*+-]*$/;
 
 /** Fields a profile may set; every one but `versions` may also be set at the top level as a default. */
 const PROFILE_FIELDS = [
-  'versions', 'provenance', 'source', 'approveKeys', 'denyKeys', 'contextWindowTokens', 'tailLines', 'header', 'ignore', 'input',
-  'dialogs', 'waiting', 'busy', 'idle', 'quota', 'interrupted', 'prompt', 'otherwise',
+  'versions',
+  'provenance',
+  'source',
+  'approveKeys',
+  'denyKeys',
+  'contextWindowTokens',
+  'tailLines',
+  'header',
+  'ignore',
+  'input',
+  'dialogs',
+  'waiting',
+  'busy',
+  'idle',
+  'quota',
+  'interrupted',
+  'prompt',
+  'otherwise',
 ] as const;
 const TOP_FIELDS = ['agent', 'profiles', ...PROFILE_FIELDS.filter((f) => f !== 'versions')];
 const PATTERN_FIELDS = ['regex', 'flags', 'region', 'within', 'since', 'box'];
 
 function unknownKeys(o: Obj, allowed: readonly string[], at: string, errs: Errs): void {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) errs.push({ path: `${at}.${k}`, message: `unknown field (allowed: ${allowed.join(', ')})` });
+  for (const k of Object.keys(o))
+    if (!allowed.includes(k))
+      errs.push({ path: `${at}.${k}`, message: `unknown field (allowed: ${allowed.join(', ')})` });
 }
 
 function checkRegex(src: unknown, at: string, errs: Errs, flags = ''): void {
-  if (typeof src !== 'string' || !src) return void errs.push({ path: at, message: 'must be a non-empty string (a JavaScript regular expression)' });
+  if (typeof src !== 'string' || !src)
+    return void errs.push({ path: at, message: 'must be a non-empty string (a JavaScript regular expression)' });
   try {
     new RegExp(src, 'm' + flags);
   } catch (e) {
-    return void errs.push({ path: at, message: `invalid regular expression ${JSON.stringify(src)}: ${(e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /, '')}` });
+    return void errs.push({
+      path: at,
+      message: `invalid regular expression ${JSON.stringify(src)}: ${(e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /, '')}`,
+    });
   }
   const problem = checkPattern(src);
   if (problem) errs.push({ path: at, message: problem });
 }
 
 function checkInt(v: unknown, at: string, errs: Errs, min: number, max: number): void {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) errs.push({ path: at, message: `must be an integer from ${min} to ${max}` });
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+    errs.push({ path: at, message: `must be an integer from ${min} to ${max}` });
 }
 
 function checkKeys(v: unknown, at: string, errs: Errs): void {
   if (!Array.isArray(v)) return void errs.push({ path: at, message: 'must be a list of tmux key names, e.g. [Enter]' });
   v.forEach((k, i) => {
-    if (typeof k !== 'string' || !KEY_NAME.test(k)) errs.push({ path: `${at}[${i}]`, message: 'must be a tmux key name (no spaces), e.g. Enter, Down, C-c' });
+    if (typeof k !== 'string' || !KEY_NAME.test(k))
+      errs.push({ path: `${at}[${i}]`, message: 'must be a tmux key name (no spaces), e.g. Enter, Down, C-c' });
   });
 }
 
 function checkPatternList(v: unknown, at: string, errs: Errs): void {
-  if (!Array.isArray(v)) return void errs.push({ path: at, message: 'must be a list of patterns (a regex string or {regex, flags, region, within, box})' });
+  if (!Array.isArray(v))
+    return void errs.push({
+      path: at,
+      message: 'must be a list of patterns (a regex string or {regex, flags, region, within, box})',
+    });
   v.forEach((p, i) => {
     const pa = `${at}[${i}]`;
     if (typeof p === 'string') return checkRegex(p, pa, errs);
     if (!isObj(p)) return void errs.push({ path: pa, message: 'must be a regex string or an object with regex' });
     unknownKeys(p, PATTERN_FIELDS, pa, errs);
-    if (p.flags !== undefined && (typeof p.flags !== 'string' || !/^[isu]*$/.test(p.flags))) errs.push({ path: `${pa}.flags`, message: 'may only hold i, s and u (m is always on)' });
+    if (p.flags !== undefined && (typeof p.flags !== 'string' || !/^[isu]*$/.test(p.flags)))
+      errs.push({ path: `${pa}.flags`, message: 'may only hold i, s and u (m is always on)' });
     checkRegex(p.regex, `${pa}.regex`, errs, typeof p.flags === 'string' && /^[isu]*$/.test(p.flags) ? p.flags : '');
-    if (p.region !== undefined && !REGIONS.includes(p.region as Region)) errs.push({ path: `${pa}.region`, message: `must be one of ${REGIONS.join(', ')}` });
+    if (p.region !== undefined && !REGIONS.includes(p.region as Region))
+      errs.push({ path: `${pa}.region`, message: `must be one of ${REGIONS.join(', ')}` });
     if (p.within !== undefined) checkInt(p.within, `${pa}.within`, errs, 1, 1000);
     if (p.since !== undefined) checkRegex(p.since, `${pa}.since`, errs);
-    if (p.box !== undefined && p.box !== 'present' && p.box !== 'absent') errs.push({ path: `${pa}.box`, message: 'must be present or absent' });
+    if (p.box !== undefined && p.box !== 'present' && p.box !== 'absent')
+      errs.push({ path: `${pa}.box`, message: 'must be present or absent' });
   });
 }
 
@@ -188,8 +219,10 @@ function checkPromptRule(v: unknown, at: string, errs: Errs): void {
 }
 
 function checkProfileFields(p: Obj, at: string, errs: Errs): void {
-  if (p.provenance !== undefined && p.provenance !== 'recorded' && p.provenance !== 'reconstructed') errs.push({ path: `${at}.provenance`, message: 'must be recorded or reconstructed' });
-  if (p.source !== undefined && typeof p.source !== 'string') errs.push({ path: `${at}.source`, message: 'must be a string' });
+  if (p.provenance !== undefined && p.provenance !== 'recorded' && p.provenance !== 'reconstructed')
+    errs.push({ path: `${at}.provenance`, message: 'must be recorded or reconstructed' });
+  if (p.source !== undefined && typeof p.source !== 'string')
+    errs.push({ path: `${at}.source`, message: 'must be a string' });
   if (p.approveKeys !== undefined) checkKeys(p.approveKeys, `${at}.approveKeys`, errs);
   if (p.denyKeys !== undefined) checkKeys(p.denyKeys, `${at}.denyKeys`, errs);
   if (p.contextWindowTokens !== undefined) checkInt(p.contextWindowTokens, `${at}.contextWindowTokens`, errs, 1, 1e9);
@@ -217,32 +250,39 @@ function checkProfileFields(p: Obj, at: string, errs: Errs): void {
       if (x.within !== undefined) checkInt(x.within, `${at}.input.within`, errs, 1, 1000);
       if (x.border !== undefined) checkRegex(x.border, `${at}.input.border`, errs);
       if (x.empty !== undefined) {
-        if (!Array.isArray(x.empty)) errs.push({ path: `${at}.input.empty`, message: 'must be a list of regex strings' });
+        if (!Array.isArray(x.empty))
+          errs.push({ path: `${at}.input.empty`, message: 'must be a list of regex strings' });
         else x.empty.forEach((r, i) => checkRegex(r, `${at}.input.empty[${i}]`, errs));
       }
     }
   }
   if (p.dialogs !== undefined) {
-    if (!Array.isArray(p.dialogs)) errs.push({ path: `${at}.dialogs`, message: 'must be a list of {name, match, answerKeys, prompt}' });
+    if (!Array.isArray(p.dialogs))
+      errs.push({ path: `${at}.dialogs`, message: 'must be a list of {name, match, answerKeys, prompt}' });
     else {
       const seen = new Set<string>();
       p.dialogs.forEach((d, i) => {
         const da = `${at}.dialogs[${i}]`;
-        if (!isObj(d)) return void errs.push({ path: da, message: 'must be an object {name, match, answerKeys, prompt}' });
+        if (!isObj(d))
+          return void errs.push({ path: da, message: 'must be an object {name, match, answerKeys, prompt}' });
         unknownKeys(d, ['name', 'match', 'answerKeys', 'prompt'], da, errs);
-        if (typeof d.name !== 'string' || !DIALOG_NAME.test(d.name)) errs.push({ path: `${da}.name`, message: 'must be a lowercase name such as workspace-trust' });
+        if (typeof d.name !== 'string' || !DIALOG_NAME.test(d.name))
+          errs.push({ path: `${da}.name`, message: 'must be a lowercase name such as workspace-trust' });
         else if (seen.has(d.name)) errs.push({ path: `${da}.name`, message: `duplicate dialog name ${d.name}` });
         else seen.add(d.name);
-        if (d.match === undefined) errs.push({ path: `${da}.match`, message: 'is required (patterns that identify the dialog)' });
+        if (d.match === undefined)
+          errs.push({ path: `${da}.match`, message: 'is required (patterns that identify the dialog)' });
         else checkPatternList(d.match, `${da}.match`, errs);
         if (d.answerKeys !== undefined) checkKeys(d.answerKeys, `${da}.answerKeys`, errs);
         if (d.prompt !== undefined) checkPromptRule(d.prompt, `${da}.prompt`, errs);
       });
     }
   }
-  for (const k of ['waiting', 'busy', 'idle', 'quota', 'interrupted'] as const) if (p[k] !== undefined) checkPatternList(p[k], `${at}.${k}`, errs);
+  for (const k of ['waiting', 'busy', 'idle', 'quota', 'interrupted'] as const)
+    if (p[k] !== undefined) checkPatternList(p[k], `${at}.${k}`, errs);
   if (p.prompt !== undefined) checkPromptRule(p.prompt, `${at}.prompt`, errs);
-  if (p.otherwise !== undefined && !(STATES as readonly string[]).includes(p.otherwise as string)) errs.push({ path: `${at}.otherwise`, message: `must be one of ${STATES.join(', ')}` });
+  if (p.otherwise !== undefined && !(STATES as readonly string[]).includes(p.otherwise as string))
+    errs.push({ path: `${at}.otherwise`, message: `must be one of ${STATES.join(', ')}` });
 }
 
 /** Apply-time validation of `spec.detection` (empty list = valid). `path` prefixes every error path, e.g. "spec.detection". */
@@ -251,10 +291,15 @@ export function validateDetection(detection: unknown, at: string): { path: strin
   if (detection === undefined || detection === null) return errs;
   if (!isObj(detection)) return [{ path: at, message: 'must be an object with a profiles list' }];
   unknownKeys(detection, TOP_FIELDS, at, errs);
-  if (detection.agent !== undefined && (typeof detection.agent !== 'string' || !detection.agent)) errs.push({ path: `${at}.agent`, message: 'must be a non-empty string' });
+  if (detection.agent !== undefined && (typeof detection.agent !== 'string' || !detection.agent))
+    errs.push({ path: `${at}.agent`, message: 'must be a non-empty string' });
   checkProfileFields(detection, at, errs);
   const profiles = detection.profiles;
-  if (profiles === undefined) errs.push({ path: `${at}.profiles`, message: 'is required: a list of profiles, each with the CLI versions it was verified on' });
+  if (profiles === undefined)
+    errs.push({
+      path: `${at}.profiles`,
+      message: 'is required: a list of profiles, each with the CLI versions it was verified on',
+    });
   else if (!Array.isArray(profiles)) errs.push({ path: `${at}.profiles`, message: 'must be a list' });
   else {
     const owner = new Map<string, number>();
@@ -262,11 +307,24 @@ export function validateDetection(detection: unknown, at: string): { path: strin
       const pa = `${at}.profiles[${i}]`;
       if (!isObj(p)) return void errs.push({ path: pa, message: 'must be an object with versions' });
       unknownKeys(p, PROFILE_FIELDS, pa, errs);
-      if (!Array.isArray(p.versions) || !p.versions.length) errs.push({ path: `${pa}.versions`, message: 'is required: a non-empty list of the CLI versions these patterns were verified on, e.g. ["2.1.330"]' });
+      if (!Array.isArray(p.versions) || !p.versions.length)
+        errs.push({
+          path: `${pa}.versions`,
+          message:
+            'is required: a non-empty list of the CLI versions these patterns were verified on, e.g. ["2.1.330"]',
+        });
       else
         p.versions.forEach((v, j) => {
-          if (typeof v !== 'string' || !VERSION.test(v)) return void errs.push({ path: `${pa}.versions[${j}]`, message: 'must be a version such as 2.1.330 (a * matches any characters)' });
-          if (owner.has(v)) errs.push({ path: `${pa}.versions[${j}]`, message: `version ${v} is already listed by profiles[${owner.get(v)}]` });
+          if (typeof v !== 'string' || !VERSION.test(v))
+            return void errs.push({
+              path: `${pa}.versions[${j}]`,
+              message: 'must be a version such as 2.1.330 (a * matches any characters)',
+            });
+          if (owner.has(v))
+            errs.push({
+              path: `${pa}.versions[${j}]`,
+              message: `version ${v} is already listed by profiles[${owner.get(v)}]`,
+            });
           else owner.set(v, i);
         });
       checkProfileFields(p, pa, errs);
@@ -278,7 +336,9 @@ export function validateDetection(detection: unknown, at: string): { path: strin
 // ---------------------------------------------------------------------------------------------
 // Compilation
 
-type PatternData = string | { regex: string; flags?: string; region?: Region; within?: number; since?: string; box?: 'present' | 'absent' };
+type PatternData =
+  | string
+  | { regex: string; flags?: string; region?: Region; within?: number; since?: string; box?: 'present' | 'absent' };
 
 function compilePatterns(list: PatternData[] | undefined): CompiledPattern[] {
   return (list ?? []).map((p) => {
@@ -313,10 +373,21 @@ function compileProfile(agent: string, d: Obj): DetectionProfile {
     provenance: (d.provenance as 'recorded' | 'reconstructed' | undefined) ?? 'recorded',
     approveKeys: [...((d.approveKeys as string[] | undefined) ?? ['Enter'])],
     denyKeys: [...((d.denyKeys as string[] | undefined) ?? ['Escape'])],
-    dialogs: dialogs.map((x) => ({ name: x.name as string, ...(x.answerKeys ? { answerKeys: [...(x.answerKeys as string[])] } : {}) })),
+    dialogs: dialogs.map((x) => ({
+      name: x.name as string,
+      ...(x.answerKeys ? { answerKeys: [...(x.answerKeys as string[])] } : {}),
+    })),
     ...(d.contextWindowTokens !== undefined ? { contextWindowTokens: d.contextWindowTokens as number } : {}),
     tailLines: (d.tailLines as number | undefined) ?? DEFAULT_TAIL,
-    ...(header ? { header: { match: new RegExp(header.match as string, 'm'), lines: (header.lines as number | undefined) ?? 1, within: (header.within as number | undefined) ?? 12 } } : {}),
+    ...(header
+      ? {
+          header: {
+            match: new RegExp(header.match as string, 'm'),
+            lines: (header.lines as number | undefined) ?? 1,
+            within: (header.within as number | undefined) ?? 12,
+          },
+        }
+      : {}),
     ignore: ((d.ignore as string[] | undefined) ?? []).map((r) => new RegExp(r)),
     ...(input
       ? {
@@ -368,7 +439,12 @@ export function parseVersion(output: string): string | undefined {
 
 function versionMatches(pattern: string, version: string): boolean {
   if (!pattern.includes('*')) return pattern === version;
-  const re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\-]/g, '\\$&')).join('.*')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((s) => s.replace(/[.+?^${}()|[\]\\-]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return re.test(version);
 }
 
@@ -401,7 +477,12 @@ export function selectProfile(profiles: DetectionProfile[], version?: string): D
     return profiles.reduce((best, p) => (compareVersions(newest(p), newest(best)) >= 0 ? p : best));
   }
   const hit = profileForVersion(profiles, version);
-  if (!hit) throw new DetectionVersionError(profiles[0].agent, version, profiles.flatMap((p) => p.versions));
+  if (!hit)
+    throw new DetectionVersionError(
+      profiles[0].agent,
+      version,
+      profiles.flatMap((p) => p.versions),
+    );
   return hit;
 }
 
@@ -421,7 +502,13 @@ const GENERIC = {
   input: { line: '^.{0,80}[$#>❯›%]$', within: 1 },
   busy: [{ regex: '(?:esc|ctrl\\+c) to (?:interrupt|cancel)', flags: 'i', region: 'screen' }],
   idle: [{ regex: '^', region: 'input', box: 'present' }],
-  quota: [{ regex: "you'?ve (?:hit|reached) your (?:usage )?limit|usage limit|rate limit|quota exceeded", flags: 'i', within: 8 }],
+  quota: [
+    {
+      regex: "you'?ve (?:hit|reached) your (?:usage )?limit|usage limit|rate limit|quota exceeded",
+      flags: 'i',
+      within: 8,
+    },
+  ],
   interrupted: [{ regex: 'interrupted', flags: 'i', within: 2 }],
   prompt: { lines: 8 },
 };
@@ -534,7 +621,13 @@ function readScreen(text: string, p: DetectionProfile): Screen {
   let j = inputIdxRaw + 1;
   for (; j < kept.length && kept[j] !== '' && !border?.test(kept[j]); j++) input.push(kept[j]);
   if (j < kept.length && border?.test(kept[j])) j++;
-  return { lines, inputIdx: nonEmpty(kept.slice(0, inputIdxRaw)).length, above: aboveRaw, input, footer: nonEmpty(kept.slice(j)) };
+  return {
+    lines,
+    inputIdx: nonEmpty(kept.slice(0, inputIdxRaw)).length,
+    above: aboveRaw,
+    input,
+    footer: nonEmpty(kept.slice(j)),
+  };
 }
 
 function regionLines(s: Screen, r: Region): string[] {
@@ -652,7 +745,10 @@ export function classifyScreen(text: string, profile: DetectionProfile): ScreenC
   if (profile.quota.some(test)) out.quotaExhausted = true;
   if (profile.interrupted.some(test)) out.interrupted = true;
   if (profile.input && s.inputIdx >= 0) {
-    const typed = s.input.map((l) => l.trim()).join('\n').trim();
+    const typed = s.input
+      .map((l) => l.trim())
+      .join('\n')
+      .trim();
     out.inputReady = profile.input.empty.some((re) => re.test(typed));
   } else if (profile.input) out.inputReady = false;
   return out;

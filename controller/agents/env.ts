@@ -23,7 +23,8 @@ function valueOf(v: EnvVar, env: NodeJS.ProcessEnv): string {
     const value = env[from.env];
     const what = `env ${v.name}: valueFrom.env ${from.env}`;
     if (value === undefined) throw new EnvSourceError(`${what} is not set in the controller's environment`);
-    if (Buffer.byteLength(value) > MAX_ENV_VALUE_BYTES) throw new EnvSourceError(`${what} is over ${MAX_ENV_VALUE_BYTES} bytes`);
+    if (Buffer.byteLength(value) > MAX_ENV_VALUE_BYTES)
+      throw new EnvSourceError(`${what} is over ${MAX_ENV_VALUE_BYTES} bytes`);
     return value;
   }
   if (from.file !== undefined) {

@@ -20,7 +20,10 @@ export const HOOK_STDIN_DEADLINE_MS = 1000;
 export const HOOK_MAX_PAYLOAD_BYTES = 256 * 1024;
 export const HOOKS_FILE = 'hooks.jsonl';
 
-function readStdin(deadlineMs: number, maxBytes: number): Promise<{ text: string; truncated: boolean; timedOut: boolean }> {
+function readStdin(
+  deadlineMs: number,
+  maxBytes: number,
+): Promise<{ text: string; truncated: boolean; timedOut: boolean }> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;

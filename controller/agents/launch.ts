@@ -79,6 +79,13 @@ export function buildLaunch(i: LaunchInput): LaunchPlan {
 export const envDirOf = (workspace: string) => `${workspace}/env`;
 
 /** Seed 004: the persona (system prompt) first, then the task. */
-export function composePrompt(systemPrompt: string | undefined, task: string | undefined, extra: string[] = []): string {
-  return [systemPrompt?.trim(), ...extra.map((x) => x.trim()), task?.trim()].filter((x): x is string => !!x).join('\n\n') + '\n';
+export function composePrompt(
+  systemPrompt: string | undefined,
+  task: string | undefined,
+  extra: string[] = [],
+): string {
+  return (
+    [systemPrompt?.trim(), ...extra.map((x) => x.trim()), task?.trim()].filter((x): x is string => !!x).join('\n\n') +
+    '\n'
+  );
 }

@@ -67,7 +67,10 @@ function kindInfoFromCrd(crd: Record<string, any>, file: string): KindInfo {
 }
 
 export function loadCrdsFrom(dir: string): KindInfo[] {
-  const files = fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort();
   const compiled = compiledCrds(dir, files);
   if (compiled) return compiled.map(({ file, crd }) => kindInfoFromCrd(crd, file));
   return files.map((f) => kindInfoFromCrd(yaml().parse(fs.readFileSync(path.join(dir, f), 'utf8')), f));
@@ -109,7 +112,10 @@ export function makeRegistry(kinds: KindInfo[]): Registry {
         const all = kinds.flatMap((x) => [x.plural, x.singular, ...x.shortNames]);
         const guess = closest(name, all);
         const hint = guess ? `; did you mean "${names.get(guess)!.plural}"?` : '';
-        throw new ApiError('NotFound', `unknown resource type "${name}"${hint} (known: ${kinds.map((x) => x.plural).join(', ')})`);
+        throw new ApiError(
+          'NotFound',
+          `unknown resource type "${name}"${hint} (known: ${kinds.map((x) => x.plural).join(', ')})`,
+        );
       }
       return k;
     },

@@ -31,7 +31,10 @@ export function parseSelector(text: string | undefined): Selector {
     const p = raw.trim();
     let m: RegExpMatchArray | null;
     if ((m = p.match(/^([^\s!=(),]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
-      const values = m[3].split(',').map((v) => v.trim()).filter((v) => v !== '');
+      const values = m[3]
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '');
       values.forEach((v) => checkValue(v, p));
       reqs.push({ key: checkKey(m[1], p), op: m[2] as 'in' | 'notin', values });
     } else if ((m = p.match(/^([^\s!=(),]+)\s*(==|=|!=)\s*([^\s!=(),]*)$/))) {
@@ -62,7 +65,7 @@ function checkValue(v: string, part: string): void {
 export function matches(sel: Selector, labels: Record<string, string> | undefined): boolean {
   const l = labels ?? {};
   return sel.every((r) => {
-    const has = Object.prototype.hasOwnProperty.call(l, r.key);
+    const has = Object.hasOwn(l, r.key);
     switch (r.op) {
       case 'exists':
         return has;
@@ -84,7 +87,11 @@ export interface LabelSelectorSpec {
 
 export function fromLabelSelector(s: LabelSelectorSpec | undefined): Selector {
   if (!s) return [];
-  const reqs: Selector = Object.entries(s.matchLabels ?? {}).map(([key, v]) => ({ key, op: 'in' as const, values: [v] }));
+  const reqs: Selector = Object.entries(s.matchLabels ?? {}).map(([key, v]) => ({
+    key,
+    op: 'in' as const,
+    values: [v],
+  }));
   for (const e of s.matchExpressions ?? []) {
     if (e.operator === 'Exists') reqs.push({ key: e.key, op: 'exists' });
     else if (e.operator === 'DoesNotExist') reqs.push({ key: e.key, op: '!exists' });

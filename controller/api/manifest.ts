@@ -39,7 +39,11 @@ export class ManifestError extends Error {
 
 const MAX_ALIAS_COUNT = 100;
 
-export function parseManifestText(text: string, file: string, dir: string): { docs: ManifestDoc[]; errors: ManifestError[] } {
+export function parseManifestText(
+  text: string,
+  file: string,
+  dir: string,
+): { docs: ManifestDoc[]; errors: ManifestError[] } {
   const lines = new LineCounter();
   const docs: ManifestDoc[] = [];
   const errors: ManifestError[] = [];
@@ -50,7 +54,9 @@ export function parseManifestText(text: string, file: string, dir: string): { do
     if (doc.errors.length) {
       for (const e of doc.errors) {
         const pos = lines.linePos(e.pos[0]);
-        errors.push(new ManifestError(file, pos.line, pos.col, index, undefined, `invalid YAML: ${e.message.split('\n')[0]}`));
+        errors.push(
+          new ManifestError(file, pos.line, pos.col, index, undefined, `invalid YAML: ${e.message.split('\n')[0]}`),
+        );
       }
       return;
     }
@@ -66,7 +72,16 @@ export function parseManifestText(text: string, file: string, dir: string): { do
     });
     if (badKey) {
       const pos = lines.linePos(badKey.range?.[0] ?? 0);
-      errors.push(new ManifestError(file, pos.line, pos.col, index, undefined, 'invalid YAML: a mapping key must be a plain value, not a list or a map'));
+      errors.push(
+        new ManifestError(
+          file,
+          pos.line,
+          pos.col,
+          index,
+          undefined,
+          'invalid YAML: a mapping key must be a plain value, not a list or a map',
+        ),
+      );
       return;
     }
     let object: unknown;
@@ -75,14 +90,26 @@ export function parseManifestText(text: string, file: string, dir: string): { do
     } catch (e) {
       // yaml refuses an alias expansion past the bound ("billion laughs").
       const pos = lines.linePos(doc.range?.[0] ?? 0);
-      const why = /alias/i.test((e as Error).message) ? `invalid YAML: aliases expand too far (at most ${MAX_ALIAS_COUNT}; an alias bomb?)` : `invalid YAML: ${(e as Error).message}`;
+      const why = /alias/i.test((e as Error).message)
+        ? `invalid YAML: aliases expand too far (at most ${MAX_ALIAS_COUNT}; an alias bomb?)`
+        : `invalid YAML: ${(e as Error).message}`;
       errors.push(new ManifestError(file, pos.line, pos.col, index, undefined, why));
       return;
     }
     if (object === null || object === undefined) return; // empty document (e.g. trailing ---)
     docs.push({ file, dir, index, object, doc, lines });
   });
-  if (!docs.length && !errors.length) errors.push(new ManifestError(file, 1, 1, undefined, undefined, 'no objects in this file (it is empty or holds only comments)'));
+  if (!docs.length && !errors.length)
+    errors.push(
+      new ManifestError(
+        file,
+        1,
+        1,
+        undefined,
+        undefined,
+        'no objects in this file (it is empty or holds only comments)',
+      ),
+    );
   return { docs, errors };
 }
 
@@ -101,13 +128,18 @@ export function manifestFiles(target: string, recursive: boolean): string[] {
     const p = path.join(target, entry.name);
     if (entry.isDirectory()) {
       // Hidden directories (.git, editor state) and dependencies never hold manifests.
-      if (recursive && !entry.name.startsWith('.') && entry.name !== 'node_modules') out.push(...manifestFiles(p, true));
+      if (recursive && !entry.name.startsWith('.') && entry.name !== 'node_modules')
+        out.push(...manifestFiles(p, true));
     } else if (MANIFEST_EXTENSIONS.includes(path.extname(entry.name))) out.push(p);
   }
   return out;
 }
 
-export function readManifests(targets: string[], recursive: boolean, stdin?: () => string): { docs: ManifestDoc[]; errors: ManifestError[] } {
+export function readManifests(
+  targets: string[],
+  recursive: boolean,
+  stdin?: () => string,
+): { docs: ManifestDoc[]; errors: ManifestError[] } {
   const docs: ManifestDoc[] = [];
   const errors: ManifestError[] = [];
   for (const t of targets) {
@@ -151,4 +183,3 @@ export function locateError(d: ManifestDoc, e: FieldError): ManifestError {
   const pos = off !== undefined ? d.lines.linePos(off) : undefined;
   return new ManifestError(d.file, pos?.line, pos?.col, d.index, formatPath(e.path) || undefined, e.message);
 }
-

@@ -34,7 +34,8 @@ export function compilePattern(src: string): RegExp {
 export function checkPattern(src: unknown): string | undefined {
   if (typeof src !== 'string') return 'must be a string';
   if (!src.length) return 'must not be empty';
-  if (src.length > MAX_PATTERN_LENGTH) return `is ${src.length} characters long; patterns may be at most ${MAX_PATTERN_LENGTH}`;
+  if (src.length > MAX_PATTERN_LENGTH)
+    return `is ${src.length} characters long; patterns may be at most ${MAX_PATTERN_LENGTH}`;
   const body = patternSource(src);
   try {
     new RegExp(body, 'i');
@@ -232,7 +233,12 @@ class Parser {
     const set = new CharSet();
     while (this.i < this.s.length && this.s[this.i] !== ']') {
       const lo = this.classAtom();
-      if (this.s[this.i] === '-' && this.s[this.i + 1] !== ']' && this.i + 1 < this.s.length && typeof lo === 'number') {
+      if (
+        this.s[this.i] === '-' &&
+        this.s[this.i + 1] !== ']' &&
+        this.i + 1 < this.s.length &&
+        typeof lo === 'number'
+      ) {
         this.i++;
         const hi = this.classAtom();
         if (typeof hi === 'number') set.addRange(lo, hi);
@@ -417,7 +423,8 @@ function findBacktracking(n: Node): string | undefined {
         if (inner)
           return `the repeated group ${q(n.text)} contains the repetition ${q(inner.text)} (nested quantifiers); repeat a single, fixed-length piece instead, e.g. "(ab)+" or "\\w+"`;
         for (const alt of alternationsIn(n.body)) {
-          if (alt.alts.some(nullable)) return `in the repeated group ${q(n.text)} an alternative can match the empty string`;
+          if (alt.alts.some(nullable))
+            return `in the repeated group ${q(n.text)} an alternative can match the empty string`;
           for (let i = 0; i < alt.alts.length; i++)
             for (let j = i + 1; j < alt.alts.length; j++)
               if (firstSet(alt.alts[i]).intersects(firstSet(alt.alts[j])))

@@ -5,7 +5,16 @@
 
 export type RestartPolicy = 'Never' | 'OnFailure' | 'Always';
 
-export type Phase = 'Pending' | 'Starting' | 'Running' | 'Stopping' | 'Backoff' | 'Succeeded' | 'Failed' | 'Killed' | 'TimedOut';
+export type Phase =
+  | 'Pending'
+  | 'Starting'
+  | 'Running'
+  | 'Stopping'
+  | 'Backoff'
+  | 'Succeeded'
+  | 'Failed'
+  | 'Killed'
+  | 'TimedOut';
 
 export const TERMINAL_PHASES: ReadonlySet<Phase> = new Set(['Succeeded', 'Failed', 'Killed', 'TimedOut']);
 /** A run is in progress: its tmux session exists or is being started or stopped. */

@@ -9,6 +9,8 @@ export function resolvePolicy(session: AgentSession, policies: SessionPolicy[]):
   if (session.spec?.policyRef) return inNs.find((p) => p.metadata.name === session.spec!.policyRef);
   const selecting = inNs
     .filter((p) => p.spec?.selector && matches(fromLabelSelector(p.spec.selector), session.metadata.labels))
-    .sort((a, b) => (b.spec?.priority ?? 0) - (a.spec?.priority ?? 0) || a.metadata.name.localeCompare(b.metadata.name));
+    .sort(
+      (a, b) => (b.spec?.priority ?? 0) - (a.spec?.priority ?? 0) || a.metadata.name.localeCompare(b.metadata.name),
+    );
   return selecting[0] ?? inNs.find((p) => p.metadata.name === 'default');
 }

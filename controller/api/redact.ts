@@ -28,7 +28,13 @@ export function registerSecret(value: string | undefined): void {
   if (!value || value.length < MIN_SECRET_LENGTH || secrets.has(value)) return;
   secrets.add(value);
   // Longest first, so a secret that contains another is replaced whole.
-  matcher = new RegExp([...secrets].sort((a, b) => b.length - a.length).map(escape).join('|'), 'g');
+  matcher = new RegExp(
+    [...secrets]
+      .sort((a, b) => b.length - a.length)
+      .map(escape)
+      .join('|'),
+    'g',
+  );
 }
 
 /** Registers the values of variables whose names say they are secrets (…_API_KEY, …_TOKEN…). */

@@ -23,7 +23,8 @@ export function objectMetaSchema(kind: KindInfo): OpenApiSchema {
   const label = LABEL_NAMED_KINDS.has(kind.kind);
   return {
     type: 'object',
-    description: 'Standard object metadata: name, namespace, labels and annotations are set by you; the rest by the system.',
+    description:
+      'Standard object metadata: name, namespace, labels and annotations are set by you; the rest by the system.',
     required: ['name'],
     properties: {
       name: {
@@ -35,17 +36,36 @@ export function objectMetaSchema(kind: KindInfo): OpenApiSchema {
         pattern: label ? DNS_LABEL : DNS_SUBDOMAIN,
       },
       ...(kind.namespaced
-        ? { namespace: { type: 'string', description: 'Namespace of the object (default: "default").', maxLength: 63, pattern: DNS_LABEL } }
+        ? {
+            namespace: {
+              type: 'string',
+              description: 'Namespace of the object (default: "default").',
+              maxLength: 63,
+              pattern: DNS_LABEL,
+            },
+          }
         : {}),
-      labels: { type: 'object', description: 'Labels for selection (SessionPolicy selectors, `-l`).', additionalProperties: { type: 'string' } },
-      annotations: { type: 'object', description: 'Free-form annotations for tools.', additionalProperties: { type: 'string' } },
+      labels: {
+        type: 'object',
+        description: 'Labels for selection (SessionPolicy selectors, `-l`).',
+        additionalProperties: { type: 'string' },
+      },
+      annotations: {
+        type: 'object',
+        description: 'Free-form annotations for tools.',
+        additionalProperties: { type: 'string' },
+      },
       // System-managed fields are accepted (so `get -o yaml | apply -f -` round-trips) and ignored.
       uid: { type: 'string', description: 'Set by the system.' },
       generation: { type: 'integer', description: 'Set by the system.' },
       resourceVersion: { type: 'string', description: 'Set by the system; used for optimistic concurrency.' },
       creationTimestamp: { type: 'string', description: 'Set by the system.' },
       deletionTimestamp: { type: 'string', description: 'Set by the system.' },
-      finalizers: { type: 'array', items: { type: 'string' }, description: 'Finalizers that must be removed before the object is deleted.' },
+      finalizers: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Finalizers that must be removed before the object is deleted.',
+      },
       ownerReferences: {
         type: 'array',
         description: 'Objects this one belongs to; it is deleted with them.',
@@ -72,7 +92,8 @@ function translate(node: OpenApiSchema): OpenApiSchema {
   if (!node || typeof node !== 'object') return node;
   const out: OpenApiSchema = {};
   for (const [k, v] of Object.entries(node)) {
-    if (k === 'properties') out.properties = Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, translate(s)]));
+    if (k === 'properties')
+      out.properties = Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, translate(s)]));
     else if (k === 'items' || (k === 'additionalProperties' && typeof v === 'object')) out[k] = translate(v);
     else if (k === 'anyOf' || k === 'allOf' || k === 'oneOf') out[k] = (v as OpenApiSchema[]).map(translate);
     else if (k === 'not') out[k] = translate(v);

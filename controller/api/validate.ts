@@ -30,7 +30,14 @@ const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 let ajvInstance: Ajv | undefined;
 function ajv(): Ajv {
   if (ajvInstance) return ajvInstance;
-  const a = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictTuples: false, allowUnionTypes: true, useDefaults: true });
+  const a = new Ajv({
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    allowUnionTypes: true,
+    useDefaults: true,
+  });
   addFormats(a);
   a.addFormat('go-duration', { type: 'string', validate: isGoDuration });
   // Every duration has an upper bound, named in the error: a time that overflows a date
@@ -45,7 +52,8 @@ function ajv(): Ajv {
       const ms = parseDuration(data);
       let message: string | undefined;
       if (ms < 0) message = 'must not be negative';
-      else if (ms > parseDuration(max)) message = `must be at most ${max}${DAYS[max] ? ` (${DAYS[max]})` : ''}, got ${data}`;
+      else if (ms > parseDuration(max))
+        message = `must be at most ${max}${DAYS[max] ? ` (${DAYS[max]})` : ''}, got ${data}`;
       if (!message) return true;
       (maxDuration as any).errors = [{ keyword: 'x-orchctl-max-duration', message, params: { max } }];
       return false;
@@ -72,7 +80,9 @@ function ajv(): Ajv {
         if (!item || typeof item !== 'object') continue;
         const k = JSON.stringify(keys.map((key) => (item as Record<string, unknown>)[key]));
         if (seen.has(k)) {
-          (listMapKeys as any).errors = [{ keyword: 'x-kubernetes-list-map-keys', message: `Duplicate value: ${k}`, params: {} }];
+          (listMapKeys as any).errors = [
+            { keyword: 'x-kubernetes-list-map-keys', message: `Duplicate value: ${k}`, params: {} },
+          ];
           return false;
         }
         seen.add(k);
@@ -108,9 +118,16 @@ function toFieldError(e: ErrorObject): FieldError | undefined {
     case 'required':
       return { path: [...path, p.missingProperty], message: 'Required value' };
     case 'additionalProperties':
-      return { path: [...path, p.additionalProperty], message: `unknown field "${formatPath([...path, p.additionalProperty])}"`, atKey: true };
+      return {
+        path: [...path, p.additionalProperty],
+        message: `unknown field "${formatPath([...path, p.additionalProperty])}"`,
+        atKey: true,
+      };
     case 'enum':
-      return { path, message: `Unsupported value: must be one of ${(p.allowedValues as unknown[]).map(quote).join(', ')}` };
+      return {
+        path,
+        message: `Unsupported value: must be one of ${(p.allowedValues as unknown[]).map(quote).join(', ')}`,
+      };
     case 'const':
       return { path, message: `must be ${quote(p.allowedValue)}` };
     case 'type':
@@ -153,7 +170,12 @@ function checkMetadata(obj: Resource, kind: KindInfo): FieldError[] {
     if (e) errs.push({ path: ['metadata', 'name'], message: `Invalid value ${quote(m.name)}: ${e}` });
   }
   if (typeof m.namespace === 'string') {
-    if (!kind.namespaced) errs.push({ path: ['metadata', 'namespace'], message: `${kind.kind} is cluster-scoped and has no namespace`, atKey: true });
+    if (!kind.namespaced)
+      errs.push({
+        path: ['metadata', 'namespace'],
+        message: `${kind.kind} is cluster-scoped and has no namespace`,
+        atKey: true,
+      });
     const e = checkDns1123Label(m.namespace);
     if (e) errs.push({ path: ['metadata', 'namespace'], message: `Invalid value ${quote(m.namespace)}: ${e}` });
   }
@@ -186,23 +208,37 @@ function exclusive(spec: Record<string, unknown>, a: string, b: string, required
 
 function positiveDuration(spec: Record<string, unknown> | undefined, field: string, base: PathPart[]): FieldError[] {
   const v = spec?.[field];
-  if (typeof v === 'string' && isGoDuration(v) && parseDuration(v) <= 0) return [{ path: [...base, field], message: 'must be a positive duration like 45m' }];
+  if (typeof v === 'string' && isGoDuration(v) && parseDuration(v) <= 0)
+    return [{ path: [...base, field], message: 'must be a positive duration like 45m' }];
   return [];
 }
 
 /** restartBackoff.initialDelay may not exceed maxDelay. */
 function delayOrder(b: unknown, base: PathPart[]): FieldError[] {
   const { initialDelay, maxDelay } = (b ?? {}) as { initialDelay?: unknown; maxDelay?: unknown };
-  if (typeof initialDelay !== 'string' || typeof maxDelay !== 'string' || !isGoDuration(initialDelay) || !isGoDuration(maxDelay)) return [];
+  if (
+    typeof initialDelay !== 'string' ||
+    typeof maxDelay !== 'string' ||
+    !isGoDuration(initialDelay) ||
+    !isGoDuration(maxDelay)
+  )
+    return [];
   if (parseDuration(initialDelay) <= parseDuration(maxDelay)) return [];
-  return [{ path: [...base, 'initialDelay'], message: `must not exceed ${formatPath([...base, 'maxDelay'])} (${initialDelay} > ${maxDelay})` }];
+  return [
+    {
+      path: [...base, 'initialDelay'],
+      message: `must not exceed ${formatPath([...base, 'maxDelay'])} (${initialDelay} > ${maxDelay})`,
+    },
+  ];
 }
 
 /** An env entry has a value or a valueFrom, not both. */
 function envEntries(list: unknown, base: PathPart[]): FieldError[] {
   if (!Array.isArray(list)) return [];
   return list.flatMap((e: { value?: unknown; valueFrom?: unknown }, i) =>
-    e && e.value !== undefined && e.valueFrom !== undefined ? [{ path: [...base, i, 'valueFrom'], message: 'may not be set together with value' }] : [],
+    e && e.value !== undefined && e.valueFrom !== undefined
+      ? [{ path: [...base, i, 'valueFrom'], message: 'may not be set together with value' }]
+      : [],
   );
 }
 
@@ -231,10 +267,11 @@ const SEMANTIC: Record<string, SemanticCheck> = {
 export function validateObject(obj: Resource, kind: KindInfo): FieldError[] {
   const v = validatorFor(kind);
   const errors: FieldError[] = [];
-  if (!v(obj)) for (const e of v.errors ?? []) {
-    const fe = toFieldError(e);
-    if (fe) errors.push(fe);
-  }
+  if (!v(obj))
+    for (const e of v.errors ?? []) {
+      const fe = toFieldError(e);
+      if (fe) errors.push(fe);
+    }
   errors.push(...checkMetadata(obj, kind));
   if (errors.length === 0) errors.push(...(SEMANTIC[kind.kind]?.(obj) ?? []));
   // ajv can report the same problem twice through anyOf branches.

@@ -45,7 +45,10 @@ export function parseTargets(reg: Registry, args: string[]): { kind: KindInfo; n
     }
     return [...out].map(([kind, names]) => ({ kind, names }));
   }
-  const kinds = args[0].split(',').filter(Boolean).flatMap((t) => (t === 'all' ? reg.kinds.filter((k) => k.categories.includes('all')) : [reg.resolve(t)]));
+  const kinds = args[0]
+    .split(',')
+    .filter(Boolean)
+    .flatMap((t) => (t === 'all' ? reg.kinds.filter((k) => k.categories.includes('all')) : [reg.resolve(t)]));
   return kinds.map((kind) => ({ kind, names: args.slice(1) }));
 }
 

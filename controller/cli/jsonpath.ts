@@ -32,7 +32,14 @@ function simplePath(p: string, data: unknown): unknown[] {
 export function evalPath(path: string, data: unknown): unknown[] {
   const p = path.trim();
   if (SIMPLE.test(p)) return simplePath(p, data);
-  const expr = p === '' || p === '.' || p === '@' ? '$' : p.startsWith('$') ? p : p.startsWith('@') ? `$${p.slice(1)}` : `$${p.startsWith('.') || p.startsWith('[') ? '' : '.'}${p}`;
+  const expr =
+    p === '' || p === '.' || p === '@'
+      ? '$'
+      : p.startsWith('$')
+        ? p
+        : p.startsWith('@')
+          ? `$${p.slice(1)}`
+          : `$${p.startsWith('.') || p.startsWith('[') ? '' : '.'}${p}`;
   return JSONPath({ path: expr, json: data as object, wrap: true, eval: 'safe' }) as unknown[];
 }
 

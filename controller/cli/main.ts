@@ -60,7 +60,13 @@ export function buildProgram(): Command {
     .option('--show-labels', 'add a LABELS column')
     .option('--no-headers', 'omit the table header')
     .option('--ignore-not-found', 'exit 0 when a named object does not exist')
-    .action(async (args, opts, cmd) => (await import('./commands/get.js')).getCommand(args, { ...opts, noHeaders: opts.headers === false }, globals(cmd)));
+    .action(async (args, opts, cmd) =>
+      (await import('./commands/get.js')).getCommand(
+        args,
+        { ...opts, noHeaders: opts.headers === false },
+        globals(cmd),
+      ),
+    );
 
   program
     .command('describe')
@@ -69,7 +75,9 @@ export function buildProgram(): Command {
     .option('-n, --namespace <ns>', 'namespace')
     .option('-A, --all-namespaces', 'across all namespaces')
     .option('-l, --selector <selector>', 'label selector when no name is given')
-    .action(async (args, opts, cmd) => (await import('./commands/describe.js')).describeCommand(args, opts, globals(cmd)));
+    .action(async (args, opts, cmd) =>
+      (await import('./commands/describe.js')).describeCommand(args, opts, globals(cmd)),
+    );
 
   program
     .command('delete')
@@ -99,7 +107,9 @@ export function buildProgram(): Command {
     .description('Document a kind or one of its fields, from the CRD schema')
     .argument('<field>', 'KIND[.field.path], e.g. agentsession.spec.restartPolicy')
     .option('--recursive', 'list all nested fields')
-    .action(async (field, opts, cmd) => (await import('./commands/explain.js')).explainCommand(field, opts, globals(cmd)));
+    .action(async (field, opts, cmd) =>
+      (await import('./commands/explain.js')).explainCommand(field, opts, globals(cmd)),
+    );
 
   program
     .command('schema')
@@ -117,7 +127,9 @@ export function buildProgram(): Command {
 
   program
     .command('doctor')
-    .description('Check this host: tmux, git and node versions, agent CLIs on PATH and whether their detection patterns are verified for the installed version')
+    .description(
+      'Check this host: tmux, git and node versions, agent CLIs on PATH and whether their detection patterns are verified for the installed version',
+    )
     .option('-o, --output <format>', 'json')
     .action(async (opts, cmd) => (await import('./commands/doctor.js')).doctorCommand(opts, globals(cmd)));
 
@@ -130,10 +142,16 @@ export function buildProgram(): Command {
     .option('--resync <duration>', 'period of the full resync', '30s')
     .option('--observe-interval <duration>', 'how often a running session is observed', '5s')
     .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
-    .option('--gc-orphans', 'kill tmux sessions on the socket that this store cannot account for (default: report them)')
+    .option(
+      '--gc-orphans',
+      'kill tmux sessions on the socket that this store cannot account for (default: report them)',
+    )
     .option('--log-format <format>', 'text or json (default: text on a terminal)')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
-    .option('--metrics-addr <host:port>', 'serve /metrics, /healthz and /readyz here; 0 or off disables (default $ORCHCTL_METRICS_ADDR or 127.0.0.1:9464)')
+    .option(
+      '--metrics-addr <host:port>',
+      'serve /metrics, /healthz and /readyz here; 0 or off disables (default $ORCHCTL_METRICS_ADDR or 127.0.0.1:9464)',
+    )
     .action(async (opts, cmd) => (await import('./commands/controller.js')).controllerCommand(opts, globals(cmd)));
 
   const store = program.command('store').description('Back up or restore the state database (like etcdctl snapshot)');
@@ -142,12 +160,16 @@ export function buildProgram(): Command {
     .description('Write a consistent copy of the store to FILE (safe while the controller runs)')
     .argument('<file>', 'where to write the backup')
     .option('--force', 'overwrite FILE if it exists')
-    .action(async (file, opts, cmd) => (await import('./commands/store.js')).storeBackupCommand(file, opts, globals(cmd)));
+    .action(async (file, opts, cmd) =>
+      (await import('./commands/store.js')).storeBackupCommand(file, opts, globals(cmd)),
+    );
   store
     .command('restore')
     .description('Replace the store with the backup in FILE (refused while a controller holds the store)')
     .argument('<file>', 'a file written by orchctl store backup')
-    .action(async (file, opts, cmd) => (await import('./commands/store.js')).storeRestoreCommand(file, opts, globals(cmd)));
+    .action(async (file, opts, cmd) =>
+      (await import('./commands/store.js')).storeRestoreCommand(file, opts, globals(cmd)),
+    );
 
   program
     .command('logs')
@@ -195,7 +217,9 @@ export function buildProgram(): Command {
     .option('--timeout <duration>', 'how long --wait waits', '120s')
     .action(async (name, opts, cmd) => (await import('./commands/judge.js')).judgeCommand(name, opts, globals(cmd)));
 
-  const assess = program.command('assess').description('What the detector, circuit breaker and checkpoints say about sessions');
+  const assess = program
+    .command('assess')
+    .description('What the detector, circuit breaker and checkpoints say about sessions');
   assess
     .command('status')
     .description('Breaker state against its thresholds, EMAs, checkpoints, interventions and consumer lag')
@@ -203,16 +227,22 @@ export function buildProgram(): Command {
     .option('-n, --namespace <ns>', 'namespace')
     .option('-A, --all-namespaces', 'across all namespaces')
     .option('-o, --output <format>', 'json')
-    .action(async (name, opts, cmd) => (await import('./commands/assess.js')).assessStatusCommand(name, opts, globals(cmd)));
+    .action(async (name, opts, cmd) =>
+      (await import('./commands/assess.js')).assessStatusCommand(name, opts, globals(cmd)),
+    );
   assess
     .command('history')
-    .description("Sessions' outcomes and frustration, or one session's trajectory, checkpoints, signals and interventions")
+    .description(
+      "Sessions' outcomes and frustration, or one session's trajectory, checkpoints, signals and interventions",
+    )
     .argument('[session]', 'AgentSession name (default: every recent session)')
     .option('-n, --namespace <ns>', 'namespace')
     .option('-A, --all-namespaces', 'across all namespaces')
     .option('--since <duration>', 'how far back: 7d, 12h, 30m', '7d')
     .option('-o, --output <format>', 'json')
-    .action(async (name, opts, cmd) => (await import('./commands/assess.js')).assessHistoryCommand(name, opts, globals(cmd)));
+    .action(async (name, opts, cmd) =>
+      (await import('./commands/assess.js')).assessHistoryCommand(name, opts, globals(cmd)),
+    );
 
   program
     .command('completion')

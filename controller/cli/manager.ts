@@ -106,9 +106,20 @@ export class Manager {
     this.tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
     this.panes = new PaneObserver(this.tmux);
     const inf = (kind: string) => new Informer(this.store, kind, (m) => this.log.warn(m));
-    this.informers = { sessions: inf('AgentSession'), agents: inf('Agent'), projects: inf('Project'), policies: inf('SessionPolicy'), nodes: inf('Node') };
+    this.informers = {
+      sessions: inf('AgentSession'),
+      agents: inf('Agent'),
+      projects: inf('Project'),
+      policies: inf('SessionPolicy'),
+      nodes: inf('Node'),
+    };
     this.evaluations = inf('Evaluation');
-    this.metrics = new ControllerMetrics({ controller: 'agentsession', leaseName: CONTROLLER_LEASE, sessions: this.informers.sessions, nodes: this.informers.nodes });
+    this.metrics = new ControllerMetrics({
+      controller: 'agentsession',
+      leaseName: CONTROLLER_LEASE,
+      sessions: this.informers.sessions,
+      nodes: this.informers.nodes,
+    });
     this.queue = new WorkQueue('agentsession', undefined, this.metrics.runtime.queueHooks);
     this.logs = new EventLogs(this.home);
   }
@@ -146,7 +157,8 @@ export class Manager {
   }
 
   private host(): HostSnapshot {
-    if (!this.hostCache || Date.now() - this.hostCache.at > 2000) this.hostCache = { at: Date.now(), snap: hostSnapshot(this.home) };
+    if (!this.hostCache || Date.now() - this.hostCache.at > 2000)
+      this.hostCache = { at: Date.now(), snap: hostSnapshot(this.home) };
     return this.hostCache.snap;
   }
 
@@ -158,7 +170,10 @@ export class Manager {
       if (!said) {
         const cur = await this.store.getLease(CONTROLLER_LEASE);
         this.log.info(`another controller (${cur?.holderIdentity}) holds the lease; standing by`);
-        if (this.opts.once) throw new Error(`another controller (${cur?.holderIdentity}) is running on this store; --once needs the lease`);
+        if (this.opts.once)
+          throw new Error(
+            `another controller (${cur?.holderIdentity}) is running on this store; --once needs the lease`,
+          );
         said = true;
       }
       await sleep(2000);
@@ -170,12 +185,17 @@ export class Manager {
     if (this.stopped) return;
     this.leading = true;
     this.metrics.runtime.setLeader(true);
-    this.log.info(`controller ${this.identity} acquired the lease (store ${stateDbPath({ ORCHCTL_HOME: this.home })}, tmux socket ${this.tmux.socket})`);
+    this.log.info(
+      `controller ${this.identity} acquired the lease (store ${stateDbPath({ ORCHCTL_HOME: this.home })}, tmux socket ${this.tmux.socket})`,
+    );
     this.timers.push(setInterval(() => void this.renew(), 2000));
 
     const recorder = new EventRecorder(this.store, 'orchctl-controller', undefined, (m) => this.log.warn(m));
     const storeUid = await this.store.uid();
-    const [tmuxVersion, gitVersion] = await Promise.all([this.tmux.version().catch(() => 'not found'), this.git.version().catch(() => 'not found')]);
+    const [tmuxVersion, gitVersion] = await Promise.all([
+      this.tmux.version().catch(() => 'not found'),
+      this.git.version().catch(() => 'not found'),
+    ]);
     this.node = new NodeReconciler({
       store: this.store,
       sessions: this.informers.sessions,
@@ -222,8 +242,21 @@ export class Manager {
       }),
     });
     this.metrics.runtime.setMaxConcurrentReconciles(this.opts.workers ?? 4);
-    this.judge = new JudgeReconciler({ store: this.store, policies: this.informers.policies, evaluations: this.evaluations, recorder, home: this.home, log: this.log, enqueue: (k) => this.judgeQueue.add(k), limiter: this.judgeLimiter, metrics: this.metrics.judge });
-    this.judgeController = new Controller('judge', this.judgeQueue, this.judge, { workers: 2, log: (m, e) => this.log.error(m, e) });
+    this.judge = new JudgeReconciler({
+      store: this.store,
+      policies: this.informers.policies,
+      evaluations: this.evaluations,
+      recorder,
+      home: this.home,
+      log: this.log,
+      enqueue: (k) => this.judgeQueue.add(k),
+      limiter: this.judgeLimiter,
+      metrics: this.metrics.judge,
+    });
+    this.judgeController = new Controller('judge', this.judgeQueue, this.judge, {
+      workers: 2,
+      log: (m, e) => this.log.error(m, e),
+    });
     this.informers.sessions.onChange((_t, o) => this.judgeQueue.add(sessionKey(o)));
     const assess = new AssessmentReconciler({
       store: this.store,
@@ -241,7 +274,10 @@ export class Manager {
         }
       },
     });
-    this.assessController = new Controller('assessment', this.assessQueue, assess, { workers: 2, log: (m, e) => this.log.error(m, e) });
+    this.assessController = new Controller('assessment', this.assessQueue, assess, {
+      workers: 2,
+      log: (m, e) => this.log.error(m, e),
+    });
     this.logs.onAppend((k) => this.assessQueue.add(k)); // new events: assess them now
     this.evaluations.onChange((_t, o) => {
       const ref = (o.spec as { sessionRef?: string } | undefined)?.sessionRef;
@@ -373,14 +409,18 @@ export class Manager {
       const changed = results.filter((r) => r.action !== 'unchanged');
       for (const r of changed) this.log.info(`manifests: ${r.kind.singular}.orchctl.io/${r.name} ${r.action}`);
     } catch (e) {
-      if (e instanceof ValidationFailed) for (const x of e.errors) this.log.error(`manifests not applied: ${x.message}`);
+      if (e instanceof ValidationFailed)
+        for (const x of e.errors) this.log.error(`manifests not applied: ${x.message}`);
       else this.log.error(`manifests in ${dir} not applied: ${(e as Error).message}`);
     }
   }
 
   private watchManifests(): void {
     let timer: NodeJS.Timeout | undefined;
-    this.watcher = chokidar.watch(this.opts.manifests!, { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 100, pollInterval: 25 } });
+    this.watcher = chokidar.watch(this.opts.manifests!, {
+      ignoreInitial: true,
+      awaitWriteFinish: { stabilityThreshold: 100, pollInterval: 25 },
+    });
     this.watcher.on('all', (_ev: string, file: string) => {
       if (!/\.(ya?ml|json)$/.test(file)) return;
       clearTimeout(timer);
@@ -393,16 +433,25 @@ export class Manager {
     const cutoff = Date.now() - ttlMs;
     for (const e of items) {
       if (Date.parse(String(e.lastTimestamp ?? e.metadata.creationTimestamp)) < cutoff)
-        await this.store.delete({ kind: 'Event', namespace: e.metadata.namespace ?? '', name: e.metadata.name }).catch((err) => {
-          if (!isApiError(err, 'NotFound')) throw err;
-        });
+        await this.store
+          .delete({ kind: 'Event', namespace: e.metadata.namespace ?? '', name: e.metadata.name })
+          .catch((err) => {
+            if (!isApiError(err, 'NotFound')) throw err;
+          });
     }
   }
 
   /** --once: until nothing is queued or being reconciled, and background deliveries are done. */
   private async drain(): Promise<void> {
     await sleep(20);
-    while (this.queue.busy() > 0 || this.reconciler!.deliveriesInFlight() > 0 || this.judgeQueue.busy() > 0 || (this.judge?.pending ?? 0) > 0 || this.assessQueue.busy() > 0) await sleep(20);
+    while (
+      this.queue.busy() > 0 ||
+      this.reconciler!.deliveriesInFlight() > 0 ||
+      this.judgeQueue.busy() > 0 ||
+      (this.judge?.pending ?? 0) > 0 ||
+      this.assessQueue.busy() > 0
+    )
+      await sleep(20);
   }
 
   private async safely(what: string, fn: () => Promise<void>): Promise<void> {

@@ -34,7 +34,8 @@ function patterns(list: unknown, at: PathPart[]): FieldError[] {
 
 function positive(o: Obj | undefined, field: string, at: PathPart[]): FieldError[] {
   const v = o?.[field];
-  if (typeof v === 'string' && isGoDuration(v) && parseDuration(v) <= 0) return [{ path: [...at, field], message: 'must be a positive duration like 5m' }];
+  if (typeof v === 'string' && isGoDuration(v) && parseDuration(v) <= 0)
+    return [{ path: [...at, field], message: 'must be a positive duration like 5m' }];
   return [];
 }
 
@@ -70,11 +71,21 @@ function commandLine(agent: Obj | undefined, prompt: unknown, at: PathPart[], pr
   const words = [...((agent.command as unknown[]) ?? []), ...((agent.args as unknown[]) ?? [])].map(String);
   const base = words.reduce((n, w) => n + Buffer.byteLength(w) + 1, 0);
   if (base > MAX_AGENT_COMMAND_LINE_BYTES)
-    return [{ path: [...at, 'args'], message: `command and args are ${base} bytes, more than ${MAX_AGENT_COMMAND_LINE_BYTES} (tmux takes commands up to about 16 KB)` }];
+    return [
+      {
+        path: [...at, 'args'],
+        message: `command and args are ${base} bytes, more than ${MAX_AGENT_COMMAND_LINE_BYTES} (tmux takes commands up to about 16 KB)`,
+      },
+    ];
   if (agent.promptDelivery === 'argument' && typeof prompt === 'string') {
     const total = base + Buffer.byteLength(prompt);
     if (total > MAX_AGENT_COMMAND_LINE_BYTES)
-      return [{ path: promptAt, message: `is ${Buffer.byteLength(prompt)} bytes: too long for promptDelivery argument (the command line may be at most ${MAX_AGENT_COMMAND_LINE_BYTES} bytes); use paste or stdin delivery` }];
+      return [
+        {
+          path: promptAt,
+          message: `is ${Buffer.byteLength(prompt)} bytes: too long for promptDelivery argument (the command line may be at most ${MAX_AGENT_COMMAND_LINE_BYTES} bytes); use paste or stdin delivery`,
+        },
+      ];
   }
   return [];
 }

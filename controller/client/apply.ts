@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KindInfo, Registry } from '../api/crds.js';
 import { isApiError } from '../api/errors.js';
 import type { Selector } from '../api/labels.js';
-import { locateError, ManifestError, type ManifestDoc } from '../api/manifest.js';
+import { locateError, type ManifestError, type ManifestDoc } from '../api/manifest.js';
 import { API_VERSION, LAST_APPLIED_ANNOTATION, type Resource } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import type { Store, WriteOp } from '../store/store.js';
@@ -52,7 +52,13 @@ export class ValidationFailed extends Error {
 function sortByPosition(errors: ManifestError[]): ManifestError[] {
   return errors
     .map((e, i) => ({ e, i }))
-    .sort((a, b) => a.e.file.localeCompare(b.e.file) || (a.e.line ?? 0) - (b.e.line ?? 0) || (a.e.col ?? 0) - (b.e.col ?? 0) || a.i - b.i)
+    .sort(
+      (a, b) =>
+        a.e.file.localeCompare(b.e.file) ||
+        (a.e.line ?? 0) - (b.e.line ?? 0) ||
+        (a.e.col ?? 0) - (b.e.col ?? 0) ||
+        a.i - b.i,
+    )
     .map((x) => x.e);
 }
 
@@ -64,7 +70,8 @@ export function prepareManifests(docs: ManifestDoc[], reg: Registry, namespace?:
   const out: PreparedObject[] = [];
   const seen = new Map<string, ManifestDoc>();
   for (const d of docs) {
-    const err = (path: (string | number)[], message: string, atKey = false) => errors.push(locateError(d, { path, message, atKey }));
+    const err = (path: (string | number)[], message: string, atKey = false) =>
+      errors.push(locateError(d, { path, message, atKey }));
     const o = d.object as Resource;
     if (!o || typeof o !== 'object' || Array.isArray(o)) {
       err([], 'a manifest must be a mapping with apiVersion, kind, metadata');
@@ -76,7 +83,10 @@ export function prepareManifests(docs: ManifestDoc[], reg: Registry, namespace?:
     }
     const kind = reg.byKind.get(o.kind);
     if (!kind) {
-      err(['kind'], `no kind "${o.kind}" is registered for version "${API_VERSION}" (known kinds: ${reg.kinds.map((k) => k.kind).join(', ')})`);
+      err(
+        ['kind'],
+        `no kind "${o.kind}" is registered for version "${API_VERSION}" (known kinds: ${reg.kinds.map((k) => k.kind).join(', ')})`,
+      );
       continue;
     }
     const manifest = normalizeManifest(o, kind, d.dir, namespace);
@@ -94,7 +104,10 @@ export function prepareManifests(docs: ManifestDoc[], reg: Registry, namespace?:
     const id = `${kind.kind}/${manifest.metadata.namespace ?? ''}/${manifest.metadata.name}`;
     const prev = seen.get(id);
     if (prev) {
-      err(['metadata', 'name'], `duplicate object: ${kind.singular} "${manifest.metadata.name}" is also defined in ${prev.file} (document ${prev.index})`);
+      err(
+        ['metadata', 'name'],
+        `duplicate object: ${kind.singular} "${manifest.metadata.name}" is also defined in ${prev.file} (document ${prev.index})`,
+      );
       continue;
     }
     seen.set(id, d);
@@ -114,7 +127,10 @@ const stripForCompare = (o: Resource) => {
 /** Computes the object to store for one manifest, given what is live (if anything). */
 function desiredObject(p: PreparedObject, live: Resource | undefined): Resource {
   const annotated = structuredClone(p.manifest);
-  annotated.metadata.annotations = { ...(annotated.metadata.annotations ?? {}), [LAST_APPLIED_ANNOTATION]: JSON.stringify(p.manifest) };
+  annotated.metadata.annotations = {
+    ...(annotated.metadata.annotations ?? {}),
+    [LAST_APPLIED_ANNOTATION]: JSON.stringify(p.manifest),
+  };
   let next: Resource;
   if (!live) next = annotated;
   else {
@@ -132,7 +148,11 @@ function desiredObject(p: PreparedObject, live: Resource | undefined): Resource 
   return next;
 }
 
-async function planOnce(store: Store, prepared: PreparedObject[], opts: ApplyOptions): Promise<{ ops: WriteOp[]; results: ApplyResult[] }> {
+async function planOnce(
+  store: Store,
+  prepared: PreparedObject[],
+  opts: ApplyOptions,
+): Promise<{ ops: WriteOp[]; results: ApplyResult[] }> {
   const ops: WriteOp[] = [];
   const results: ApplyResult[] = [];
   for (const p of prepared) {
@@ -149,10 +169,18 @@ async function planOnce(store: Store, prepared: PreparedObject[], opts: ApplyOpt
       action = 'configured';
       ops.push({ op: 'update', object: next });
     }
-    results.push({ kind: p.kind, namespace: m.namespace, name: m.name, action, object: live && action === 'unchanged' ? live : next });
+    results.push({
+      kind: p.kind,
+      namespace: m.namespace,
+      name: m.name,
+      action,
+      object: live && action === 'unchanged' ? live : next,
+    });
   }
   if (opts.prune) {
-    const applied = new Set(prepared.map((p) => `${p.kind.kind}/${p.manifest.metadata.namespace ?? ''}/${p.manifest.metadata.name}`));
+    const applied = new Set(
+      prepared.map((p) => `${p.kind.kind}/${p.manifest.metadata.namespace ?? ''}/${p.manifest.metadata.name}`),
+    );
     const namespaces = new Set(prepared.map((p) => p.manifest.metadata.namespace).filter((n): n is string => !!n));
     for (const kind of opts.registry?.kinds ?? []) {
       if (SYSTEM_KINDS.has(kind.kind)) continue;
@@ -162,7 +190,11 @@ async function planOnce(store: Store, prepared: PreparedObject[], opts: ApplyOpt
         if (!o.metadata.annotations?.[LAST_APPLIED_ANNOTATION]) continue;
         if (kind.namespaced && namespaces.size && !namespaces.has(ns)) continue;
         if (applied.has(`${kind.kind}/${ns}/${o.metadata.name}`) || o.metadata.deletionTimestamp) continue;
-        ops.push({ op: 'delete', key: { kind: kind.kind, namespace: ns, name: o.metadata.name }, options: { resourceVersion: o.metadata.resourceVersion } });
+        ops.push({
+          op: 'delete',
+          key: { kind: kind.kind, namespace: ns, name: o.metadata.name },
+          options: { resourceVersion: o.metadata.resourceVersion },
+        });
         results.push({ kind, namespace: o.metadata.namespace, name: o.metadata.name, action: 'pruned', object: o });
       }
     }
@@ -170,7 +202,11 @@ async function planOnce(store: Store, prepared: PreparedObject[], opts: ApplyOpt
   return { ops, results };
 }
 
-export async function applyPrepared(store: Store, prepared: PreparedObject[], opts: ApplyOptions = {}): Promise<ApplyResult[]> {
+export async function applyPrepared(
+  store: Store,
+  prepared: PreparedObject[],
+  opts: ApplyOptions = {},
+): Promise<ApplyResult[]> {
   for (let attempt = 0; ; attempt++) {
     const { ops, results } = await planOnce(store, prepared, opts);
     if (opts.dryRun === 'client' || ops.length === 0) return results;

@@ -93,7 +93,11 @@ export async function eventsFor(store: Store, obj: Resource): Promise<EventObjec
   const namespace = obj.metadata.namespace || DEFAULT_NAMESPACE;
   const { items } = await store.list('Event', { namespace });
   return (items as EventObject[])
-    .filter((e) => e.involvedObject?.kind === obj.kind && e.involvedObject?.name === obj.metadata.name &&
-      (!obj.metadata.uid || !e.involvedObject.uid || e.involvedObject.uid === obj.metadata.uid))
+    .filter(
+      (e) =>
+        e.involvedObject?.kind === obj.kind &&
+        e.involvedObject?.name === obj.metadata.name &&
+        (!obj.metadata.uid || !e.involvedObject.uid || e.involvedObject.uid === obj.metadata.uid),
+    )
     .sort((a, b) => (a.lastTimestamp ?? '').localeCompare(b.lastTimestamp ?? ''));
 }

@@ -11,7 +11,8 @@ export function threeWayMerge(last: Json, desired: Json, live: Json): Json {
   const out: Record<string, Json> = structuredClone(live);
   if (isMap(last)) for (const k of Object.keys(last)) if (!(k in desired)) delete out[k];
   for (const [k, v] of Object.entries(desired)) {
-    if (v === null) delete out[k]; // explicit null removes, as in a JSON merge patch
+    if (v === null)
+      delete out[k]; // explicit null removes, as in a JSON merge patch
     else out[k] = threeWayMerge(isMap(last) ? last[k] : undefined, v, live[k]);
   }
   return out;

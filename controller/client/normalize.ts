@@ -36,7 +36,8 @@ export function normalizeManifest(raw: Resource, kind: KindInfo, baseDir: string
     if (Object.keys(obj.metadata.annotations).length === 0) delete obj.metadata.annotations;
   }
   // System-managed metadata from a round-tripped `get -o yaml` is not the user's desired state.
-  for (const f of ['uid', 'generation', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'] as const) delete obj.metadata[f];
+  for (const f of ['uid', 'generation', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'] as const)
+    delete obj.metadata[f];
   resolvePaths(obj, baseDir);
   return obj;
 }

@@ -45,7 +45,12 @@ export function mergeStatus(base: Status | undefined, mine: Status, theirs: Stat
  * current object. JSON-normalised first: a status carrying undefined keys never compares equal
  * after a store round trip. Returns the stored object, or undefined when it is gone.
  */
-export async function writeStatusMerged<T extends Resource>(store: Store, read: T, mine: Status, attempts = 8): Promise<T | undefined> {
+export async function writeStatusMerged<T extends Resource>(
+  store: Store,
+  read: T,
+  mine: Status,
+  attempts = 8,
+): Promise<T | undefined> {
   const base = read.status as Status | undefined;
   const wanted = JSON.parse(JSON.stringify(mine)) as Status;
   let cur: T | undefined = read;
@@ -56,9 +61,14 @@ export async function writeStatusMerged<T extends Resource>(store: Store, read: 
       return (await store.updateStatus({ ...cur, status: merged })) as T;
     } catch (e) {
       if (!isApiError(e, 'Conflict')) throw e;
-      cur = (await store.get({ kind: read.kind, namespace: read.metadata.namespace ?? '', name: read.metadata.name })) as T | undefined;
+      cur = (await store.get({
+        kind: read.kind,
+        namespace: read.metadata.namespace ?? '',
+        name: read.metadata.name,
+      })) as T | undefined;
     }
   }
-  if (cur) throw new Error(`status of ${read.kind} ${read.metadata.name}: still conflicting after ${attempts} attempts`);
+  if (cur)
+    throw new Error(`status of ${read.kind} ${read.metadata.name}: still conflicting after ${attempts} attempts`);
   return undefined;
 }

@@ -42,17 +42,33 @@ export class AnthropicBackend implements LlmBackend {
   async complete(req: LlmRequest): Promise<LlmResponse> {
     const key = this.opts.apiKey();
     registerSecret(key); // an error body that echoes it back is redacted wherever it goes
-    if (!key) throw new LlmError('config', 'no API key for the anthropic backend (set the environment variable apiKeyEnv names, default ANTHROPIC_API_KEY)');
+    if (!key)
+      throw new LlmError(
+        'config',
+        'no API key for the anthropic backend (set the environment variable apiKeyEnv names, default ANTHROPIC_API_KEY)',
+      );
     const tool = req.schemaName.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
     const body = {
       model: this.model,
       max_tokens: req.maxTokens ?? 1024,
       system: req.system,
       messages: [{ role: 'user', content: req.prompt }],
-      tools: [{ name: tool, description: 'Record the evaluation. Call this exactly once with the complete verdict.', input_schema: req.schema }],
+      tools: [
+        {
+          name: tool,
+          description: 'Record the evaluation. Call this exactly once with the complete verdict.',
+          input_schema: req.schema,
+        },
+      ],
       tool_choice: { type: 'tool', name: tool },
     };
-    const { json } = await postJson(this.url, { 'x-api-key': key, 'anthropic-version': ANTHROPIC_VERSION }, body, req.timeoutMs, req.signal);
+    const { json } = await postJson(
+      this.url,
+      { 'x-api-key': key, 'anthropic-version': ANTHROPIC_VERSION },
+      body,
+      req.timeoutMs,
+      req.signal,
+    );
     const r = json as MessagesResponse;
     const usage = r.usage ? { inputTokens: r.usage.input_tokens, outputTokens: r.usage.output_tokens } : undefined;
     const use = r.content?.find((b): b is { type: 'tool_use'; name: string; input: unknown } => b.type === 'tool_use');
@@ -61,8 +77,15 @@ export class AnthropicBackend implements LlmBackend {
       .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
       .map((b) => b.text)
       .join('');
-    if (r.stop_reason === 'max_tokens') throw new LlmError('bad_output', 'the answer was cut off at max_tokens', undefined, text);
-    if (!text) throw new LlmError('bad_output', 'the response has neither a tool_use nor a text block', undefined, JSON.stringify(json).slice(0, 2000));
+    if (r.stop_reason === 'max_tokens')
+      throw new LlmError('bad_output', 'the answer was cut off at max_tokens', undefined, text);
+    if (!text)
+      throw new LlmError(
+        'bad_output',
+        'the response has neither a tool_use nor a text block',
+        undefined,
+        JSON.stringify(json).slice(0, 2000),
+      );
     return { value: parseJsonAnswer(text), raw: text, model: r.model ?? this.model, usage };
   }
 }

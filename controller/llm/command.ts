@@ -38,10 +38,23 @@ export function unwrapCliOutput(stdout: string): { value: unknown; raw: string; 
   if (!text) throw new LlmError('bad_output', 'the command printed nothing on stdout', undefined, stdout);
   const parsed = parseJsonAnswer(text);
   const w = parsed as ClaudeWrapper;
-  if (w && typeof w === 'object' && !Array.isArray(w) && w.type === 'result' && ('result' in w || 'structured_output' in w)) {
+  if (
+    w &&
+    typeof w === 'object' &&
+    !Array.isArray(w) &&
+    w.type === 'result' &&
+    ('result' in w || 'structured_output' in w)
+  ) {
     const usage = w.usage ? { inputTokens: w.usage.input_tokens, outputTokens: w.usage.output_tokens } : undefined;
-    if (w.is_error) throw new LlmError('server', `the CLI reported an error (${w.subtype ?? 'is_error'}): ${String(w.result ?? '').slice(0, 200)}`, undefined, text);
-    if (w.structured_output !== undefined && w.structured_output !== null) return { value: w.structured_output, raw: JSON.stringify(w.structured_output), usage };
+    if (w.is_error)
+      throw new LlmError(
+        'server',
+        `the CLI reported an error (${w.subtype ?? 'is_error'}): ${String(w.result ?? '').slice(0, 200)}`,
+        undefined,
+        text,
+      );
+    if (w.structured_output !== undefined && w.structured_output !== null)
+      return { value: w.structured_output, raw: JSON.stringify(w.structured_output), usage };
     const inner = typeof w.result === 'string' ? w.result : JSON.stringify(w.result);
     return { value: parseJsonAnswer(inner), raw: inner, usage };
   }
@@ -53,13 +66,16 @@ export class CommandBackend implements LlmBackend {
   readonly model?: string;
 
   constructor(private readonly opts: CommandOptions) {
-    if (!opts.argv.length) throw new LlmError('config', 'the command backend needs judge.command (the program and its arguments)');
+    if (!opts.argv.length)
+      throw new LlmError('config', 'the command backend needs judge.command (the program and its arguments)');
     this.model = opts.model;
   }
 
   async complete(req: LlmRequest): Promise<LlmResponse> {
     const schema = JSON.stringify(req.schema);
-    const argv = this.opts.argv.map((a) => a.replaceAll('{{schema}}', schema).replaceAll('{{model}}', this.model ?? ''));
+    const argv = this.opts.argv.map((a) =>
+      a.replaceAll('{{schema}}', schema).replaceAll('{{model}}', this.model ?? ''),
+    );
     const input = `${req.system}\n\n${req.prompt}\n`;
     const child = execa(argv[0], argv.slice(1), {
       input,
@@ -95,7 +111,12 @@ export class CommandBackend implements LlmBackend {
     if (r.isMaxBuffer) throw new LlmError('bad_output', `the command printed more than ${MAX_OUTPUT} bytes`);
     const stdout = String(r.stdout ?? '');
     if (r.exitCode !== 0) {
-      const stderr = String(r.stderr ?? '').trim().split('\n').slice(-3).join(' | ').slice(0, 300);
+      const stderr = String(r.stderr ?? '')
+        .trim()
+        .split('\n')
+        .slice(-3)
+        .join(' | ')
+        .slice(0, 300);
       // Claude Code prints its error wrapper on stdout and exits 1: keep its kind.
       if (stdout.trim()) {
         try {
@@ -104,7 +125,10 @@ export class CommandBackend implements LlmBackend {
           if (e instanceof LlmError && e.kind === 'server') throw e;
         }
       }
-      throw new LlmError('server', `the command exited with ${r.exitCode ?? r.signal ?? 'an error'}${stderr ? `: ${stderr}` : ''}`);
+      throw new LlmError(
+        'server',
+        `the command exited with ${r.exitCode ?? r.signal ?? 'an error'}${stderr ? `: ${stderr}` : ''}`,
+      );
     }
     const { value, raw, usage } = unwrapCliOutput(stdout);
     return { value, raw, model: this.model, usage };

@@ -47,7 +47,8 @@ export function resolveJudgeConfig(raw: JudgeConfig | undefined): ResolvedJudgeC
   } catch {
     /* validated at apply time; keep the default */
   }
-  const int = (v: unknown, d: number, min: number) => (typeof v === 'number' && Number.isInteger(v) && v >= min ? v : d);
+  const int = (v: unknown, d: number, min: number) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min ? v : d;
   return {
     enabled: c.enabled !== false,
     backend: BACKENDS.includes(c.backend as BackendName) ? (c.backend as BackendName) : 'heuristic',
@@ -63,6 +64,8 @@ export function resolveJudgeConfig(raw: JudgeConfig | undefined): ResolvedJudgeC
 
 /** The controller-wide limit: the smallest maxConcurrent any policy sets, else the default 2. */
 export function globalConcurrency(configs: (JudgeConfig | undefined)[]): number {
-  const set = configs.map((c) => c?.maxConcurrent).filter((n): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 1);
+  const set = configs
+    .map((c) => c?.maxConcurrent)
+    .filter((n): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 1);
   return set.length ? Math.min(...set) : DEFAULT_MAX_CONCURRENT;
 }

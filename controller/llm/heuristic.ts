@@ -61,18 +61,31 @@ export function heuristicVerdict(e: JudgeEvidence): Verdict {
 
   if (commits > 0) {
     const last = e.git?.lastCommitSubject ? `; last: "${e.git.lastCommitSubject.slice(0, 120)}"` : '';
-    accomplishments.push(`${plural(commits, 'commit')} (+${e.git?.insertions ?? 0}/-${e.git?.deletions ?? 0} lines in ${plural(e.git?.filesChanged ?? 0, 'file')})${last}`);
+    accomplishments.push(
+      `${plural(commits, 'commit')} (+${e.git?.insertions ?? 0}/-${e.git?.deletions ?? 0} lines in ${plural(e.git?.filesChanged ?? 0, 'file')})${last}`,
+    );
   } else if (e.git) failures.push('no commits');
   else failures.push('no git repository: progress could not be measured');
-  if (tests === 'passing') accomplishments.push(`tests passing${e.tests?.passed !== undefined ? ` (${e.tests.passed} passed)` : ''}`);
-  if (tests === 'failing') failures.push(`tests failing${e.tests?.failed !== undefined ? ` (${e.tests.failed} failed${e.tests.passed !== undefined ? `, ${e.tests.passed} passed` : ''})` : ''}`);
+  if (tests === 'passing')
+    accomplishments.push(`tests passing${e.tests?.passed !== undefined ? ` (${e.tests.passed} passed)` : ''}`);
+  if (tests === 'failing')
+    failures.push(
+      `tests failing${e.tests?.failed !== undefined ? ` (${e.tests.failed} failed${e.tests.passed !== undefined ? `, ${e.tests.passed} passed` : ''})` : ''}`,
+    );
   if (done) accomplishments.push(`result.json reports status "${resultStatus}"`);
   if (blocked) failures.push(`result.json reports status "${resultStatus}"`);
   if (e.tools?.repeatedFailure && e.tools.repeatedFailure.count >= 3)
-    failures.push(`the same command failed ${e.tools.repeatedFailure.count} times: ${e.tools.repeatedFailure.command.slice(0, 100)}`);
-  else if ((e.tools?.consecutiveFailures ?? 0) >= 3) failures.push(`${e.tools!.consecutiveFailures} tool calls failed in a row at the end`);
-  if (e.tools && e.tools.failures > 0 && e.tools.calls > 0 && !looping) failures.push(`${e.tools.failures} of ${plural(e.tools.calls, 'tool call')} failed`);
-  if (breakerOpened) failures.push(`circuit breaker opened${e.breaker?.openings ? ` ${plural(e.breaker.openings, 'time')}` : ''}${e.breaker?.reason ? ` (${e.breaker.reason})` : ''}`);
+    failures.push(
+      `the same command failed ${e.tools.repeatedFailure.count} times: ${e.tools.repeatedFailure.command.slice(0, 100)}`,
+    );
+  else if ((e.tools?.consecutiveFailures ?? 0) >= 3)
+    failures.push(`${e.tools!.consecutiveFailures} tool calls failed in a row at the end`);
+  if (e.tools && e.tools.failures > 0 && e.tools.calls > 0 && !looping)
+    failures.push(`${e.tools.failures} of ${plural(e.tools.calls, 'tool call')} failed`);
+  if (breakerOpened)
+    failures.push(
+      `circuit breaker opened${e.breaker?.openings ? ` ${plural(e.breaker.openings, 'time')}` : ''}${e.breaker?.reason ? ` (${e.breaker.reason})` : ''}`,
+    );
 
   let score: number;
   let outcome: Outcome;
@@ -89,11 +102,17 @@ export function heuristicVerdict(e: JudgeEvidence): Verdict {
       score = commits > 0 ? (tests === 'failing' || looping ? 2 : 3) : 1;
       break;
     case 'TimedOut':
-      failures.push(`reached its time box${e.maxDurationSeconds ? ` of ${minutes(e.maxDurationSeconds)}` : ''} before finishing`);
+      failures.push(
+        `reached its time box${e.maxDurationSeconds ? ` of ${minutes(e.maxDurationSeconds)}` : ''} before finishing`,
+      );
       score = commits > 0 ? (tests === 'failing' || looping ? 2 : substantial && tests === 'passing' ? 4 : 3) : 1;
       break;
     case 'Killed':
-      failures.push(e.reason === 'Stopped' ? 'stopped on request before it finished' : 'the session ended without an exit status (killed or lost)');
+      failures.push(
+        e.reason === 'Stopped'
+          ? 'stopped on request before it finished'
+          : 'the session ended without an exit status (killed or lost)',
+      );
       score = commits > 0 ? (looping ? 2 : 3) : 1;
       break;
     default: // a run still going (on-demand judgement)
@@ -123,13 +142,33 @@ export function heuristicVerdict(e: JudgeEvidence): Verdict {
   confidence = Math.round(Math.max(0.3, Math.min(0.85, confidence)) * 100) / 100;
 
   const how =
-    phase === 'Succeeded' ? 'exited 0' : phase === 'Failed' ? `failed with exit code ${e.exitCode ?? 'unknown'}` : phase === 'TimedOut' ? 'timed out' : phase === 'Killed' ? `was stopped (${e.reason ?? 'killed'})` : `is still ${phase.toLowerCase()}`;
-  const progress = e.git ? (commits ? `made ${plural(commits, 'commit')} (${lines} lines changed)` : 'made no commits') : 'has no git repository to measure';
+    phase === 'Succeeded'
+      ? 'exited 0'
+      : phase === 'Failed'
+        ? `failed with exit code ${e.exitCode ?? 'unknown'}`
+        : phase === 'TimedOut'
+          ? 'timed out'
+          : phase === 'Killed'
+            ? `was stopped (${e.reason ?? 'killed'})`
+            : `is still ${phase.toLowerCase()}`;
+  const progress = e.git
+    ? commits
+      ? `made ${plural(commits, 'commit')} (${lines} lines changed)`
+      : 'made no commits'
+    : 'has no git repository to measure';
   const testWord = tests === 'none' ? 'no test result was seen' : `tests were ${tests}`;
   const reasoning =
     `Heuristic verdict from objective evidence only: run ${e.run} ${how} after ${minutes(e.durationSeconds) || 'an unknown time'}, ${progress}, ${testWord}` +
     `${resultStatus ? `, result.json status "${resultStatus}"` : ''}${looping ? ', and it was stuck in a failure loop' : ''}. Score ${score}/5 by the rules in docs/judge.md.`;
-  return { score, recommendation, outcome, confidence, accomplishments: accomplishments.slice(0, 10), failures: failures.slice(0, 10), reasoning };
+  return {
+    score,
+    recommendation,
+    outcome,
+    confidence,
+    accomplishments: accomplishments.slice(0, 10),
+    failures: failures.slice(0, 10),
+    reasoning,
+  };
 }
 
 export class HeuristicBackend implements LlmBackend {
@@ -139,7 +178,9 @@ export class HeuristicBackend implements LlmBackend {
 
   /** `handlers` adds offline answers for other purposes (e.g. checkpoint summaries); judge is built in. */
   constructor(handlers: Record<string, HeuristicHandler> = {}) {
-    this.handlers = new Map(Object.entries({ judge: (req: LlmRequest) => heuristicVerdict(req.evidence as JudgeEvidence), ...handlers }));
+    this.handlers = new Map(
+      Object.entries({ judge: (req: LlmRequest) => heuristicVerdict(req.evidence as JudgeEvidence), ...handlers }),
+    );
   }
 
   async complete(req: LlmRequest): Promise<LlmResponse> {

@@ -35,7 +35,10 @@ export function requestSignal(timeoutMs: number, outer?: AbortSignal): AbortSign
 function abortKind(e: unknown, outer?: AbortSignal): LlmError | undefined {
   const name = (e as { name?: string })?.name;
   if (name === 'TimeoutError') return new LlmError('timeout', 'the request timed out');
-  if (name === 'AbortError') return outer?.aborted ? new LlmError('timeout', 'the request was cancelled') : new LlmError('timeout', 'the request timed out');
+  if (name === 'AbortError')
+    return outer?.aborted
+      ? new LlmError('timeout', 'the request was cancelled')
+      : new LlmError('timeout', 'the request timed out');
   return undefined;
 }
 
@@ -59,20 +62,40 @@ async function readCapped(res: Response): Promise<string> {
 
 const excerpt = (s: string) => s.replace(/\s+/g, ' ').slice(0, 200);
 
-export async function postJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number, outer?: AbortSignal): Promise<PostResult> {
+export async function postJson(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  timeoutMs: number,
+  outer?: AbortSignal,
+): Promise<PostResult> {
   const signal = requestSignal(timeoutMs, outer);
   let res: Response;
   let text: string;
   try {
-    res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal, redirect: 'error' });
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal,
+      redirect: 'error',
+    });
     text = await readCapped(res);
   } catch (e) {
     if (e instanceof LlmError) throw e;
-    throw abortKind(e, outer) ?? new LlmError('network', `cannot reach ${new URL(url).origin}: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`);
+    throw (
+      abortKind(e, outer) ??
+      new LlmError(
+        'network',
+        `cannot reach ${new URL(url).origin}: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`,
+      )
+    );
   }
-  if (res.status === 429) throw new LlmError('rate_limited', `rate limited (HTTP 429): ${excerpt(text)}`, retryAfterMs(res.headers));
+  if (res.status === 429)
+    throw new LlmError('rate_limited', `rate limited (HTTP 429): ${excerpt(text)}`, retryAfterMs(res.headers));
   if (res.status === 408) throw new LlmError('timeout', `HTTP 408: ${excerpt(text)}`);
-  if (res.status >= 500) throw new LlmError('server', `HTTP ${res.status}: ${excerpt(text)}`, retryAfterMs(res.headers));
+  if (res.status >= 500)
+    throw new LlmError('server', `HTTP ${res.status}: ${excerpt(text)}`, retryAfterMs(res.headers));
   if (res.status < 200 || res.status >= 300) throw new LlmError('client', `HTTP ${res.status}: ${excerpt(text)}`);
   let json: unknown;
   try {

@@ -54,7 +54,14 @@ const quote = (s: string) => `“${s}”`;
 
 function isDigest(v: unknown): v is SegmentDigest {
   const d = v as SegmentDigest;
-  return !!d && typeof d === 'object' && Array.isArray(d.requests) && typeof d.tools === 'object' && typeof d.signals === 'object' && Array.isArray(d.commits);
+  return (
+    !!d &&
+    typeof d === 'object' &&
+    Array.isArray(d.requests) &&
+    typeof d.tools === 'object' &&
+    typeof d.signals === 'object' &&
+    Array.isArray(d.commits)
+  );
 }
 
 /** The summary of a segment, from its digest. */
@@ -86,14 +93,20 @@ export function summariseSegment(d: SegmentDigest): SegmentSummary {
     if (n(sig)) successes.push(plural(n(sig), label));
 
   const parts: string[] = [];
-  if (attempted.length) parts.push(`Asked: ${attempted.slice(0, 2).join('; ')}${attempted.length > 2 ? ` (+${attempted.length - 2} more)` : ''}.`);
+  if (attempted.length)
+    parts.push(
+      `Asked: ${attempted.slice(0, 2).join('; ')}${attempted.length > 2 ? ` (+${attempted.length - 2} more)` : ''}.`,
+    );
   parts.push(toolCalls ? `${plural(toolCalls, 'tool call')} (${toolList}).` : 'No tool calls.');
   const outcome: string[] = [];
   if (d.failedTools.length) outcome.push(`failing: ${d.failedTools.join(', ')}`);
   if (d.passedTools.length) outcome.push(`passing: ${d.passedTools.join(', ')}`);
   if (outcome.length) parts.push(`${outcome.join('; ')}.`);
   if (d.commits.length) parts.push(`${plural(d.commits.length, 'commit')}: ${d.commits.map(quote).join(', ')}.`);
-  if (n('UserCorrection') || n('Frustration')) parts.push(`Friction: ${[n('UserCorrection') ? plural(n('UserCorrection'), 'correction') : '', n('Frustration') ? `${n('Frustration')} frustrated message${n('Frustration') === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ')}.`);
+  if (n('UserCorrection') || n('Frustration'))
+    parts.push(
+      `Friction: ${[n('UserCorrection') ? plural(n('UserCorrection'), 'correction') : '', n('Frustration') ? `${n('Frustration')} frustrated message${n('Frustration') === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ')}.`,
+    );
 
   let title: string;
   if (d.commits.length) title = `Committed ${quote(d.commits.at(-1)!)}`;
@@ -111,8 +124,13 @@ export class OfflineSummaryBackend implements LlmBackend {
   readonly model = undefined;
 
   async complete(req: LlmRequest): Promise<LlmResponse> {
-    if (req.purpose !== 'checkpoint-summary') throw new LlmError('config', `the offline summariser only answers checkpoint-summary requests, not ${req.purpose}`);
-    if (!isDigest(req.evidence)) throw new LlmError('bad_output', 'checkpoint-summary request without segment evidence');
+    if (req.purpose !== 'checkpoint-summary')
+      throw new LlmError(
+        'config',
+        `the offline summariser only answers checkpoint-summary requests, not ${req.purpose}`,
+      );
+    if (!isDigest(req.evidence))
+      throw new LlmError('bad_output', 'checkpoint-summary request without segment evidence');
     const value = summariseSegment(req.evidence);
     return { value, raw: JSON.stringify(value) };
   }

@@ -39,7 +39,11 @@ export class OpenAiBackend implements LlmBackend {
     const key = this.opts.apiKey();
     registerSecret(key); // an error body that echoes it back is redacted wherever it goes
     // Local servers (Ollama, llama.cpp) need no key; OpenAI itself does.
-    if (!key && !this.opts.endpoint) throw new LlmError('config', 'no API key for the openai backend (set the environment variable apiKeyEnv names, default OPENAI_API_KEY)');
+    if (!key && !this.opts.endpoint)
+      throw new LlmError(
+        'config',
+        'no API key for the openai backend (set the environment variable apiKeyEnv names, default OPENAI_API_KEY)',
+      );
     const body = {
       model: this.model,
       messages: [
@@ -49,13 +53,32 @@ export class OpenAiBackend implements LlmBackend {
       response_format: { type: 'json_schema', json_schema: { name: req.schemaName, schema: req.schema, strict: true } },
       ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
     };
-    const { json } = await postJson(this.url, key ? { authorization: `Bearer ${key}` } : {}, body, req.timeoutMs, req.signal);
+    const { json } = await postJson(
+      this.url,
+      key ? { authorization: `Bearer ${key}` } : {},
+      body,
+      req.timeoutMs,
+      req.signal,
+    );
     const r = json as ChatCompletion;
     const choice = r.choices?.[0];
-    if (!choice?.message) throw new LlmError('bad_output', 'the response has no choices[0].message', undefined, JSON.stringify(json).slice(0, 2000));
-    if (choice.message.refusal) throw new LlmError('bad_output', `the model refused: ${choice.message.refusal.slice(0, 200)}`, undefined, choice.message.refusal);
+    if (!choice?.message)
+      throw new LlmError(
+        'bad_output',
+        'the response has no choices[0].message',
+        undefined,
+        JSON.stringify(json).slice(0, 2000),
+      );
+    if (choice.message.refusal)
+      throw new LlmError(
+        'bad_output',
+        `the model refused: ${choice.message.refusal.slice(0, 200)}`,
+        undefined,
+        choice.message.refusal,
+      );
     const text = choice.message.content ?? '';
-    if (choice.finish_reason === 'length') throw new LlmError('bad_output', 'the answer was cut off at the token limit', undefined, text);
+    if (choice.finish_reason === 'length')
+      throw new LlmError('bad_output', 'the answer was cut off at the token limit', undefined, text);
     return {
       value: parseJsonAnswer(text),
       raw: text,

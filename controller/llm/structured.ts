@@ -50,7 +50,10 @@ export function validatorFor(schema: Record<string, unknown>): ValidateFunction 
 export function describeErrors(errors: ErrorObject[] | null | undefined): string {
   return (errors ?? [])
     .slice(0, 8)
-    .map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : ''}`)
+    .map(
+      (e) =>
+        `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : ''}`,
+    )
     .join('; ');
 }
 
@@ -73,7 +76,11 @@ function repairPrompt(req: LlmRequest, raw: string, problem: string): LlmRequest
   };
 }
 
-export async function completeStructured<T>(backend: LlmBackend, req: LlmRequest, opts: StructuredOptions): Promise<StructuredResult<T>> {
+export async function completeStructured<T>(
+  backend: LlmBackend,
+  req: LlmRequest,
+  opts: StructuredOptions,
+): Promise<StructuredResult<T>> {
   const validate = validatorFor(req.schema);
   const sleep = opts.sleep ?? defaultSleep;
   const base = opts.backoffMs ?? 500;
@@ -113,7 +120,13 @@ export async function completeStructured<T>(backend: LlmBackend, req: LlmRequest
     }
     const problem = `it does not match the schema: ${describeErrors(validate.errors)}`;
     opts.onRequest?.('invalid', secs);
-    if (repaired) throw new LlmError('bad_output', `the answer still did not match the schema after a repair attempt: ${describeErrors(validate.errors)}`, undefined, res.raw);
+    if (repaired)
+      throw new LlmError(
+        'bad_output',
+        `the answer still did not match the schema after a repair attempt: ${describeErrors(validate.errors)}`,
+        undefined,
+        res.raw,
+      );
     repaired = true;
     current = repairPrompt(req, res.raw, problem);
   }

@@ -31,8 +31,18 @@ export const VERDICT_SCHEMA: Record<string, unknown> = {
     recommendation: { type: 'string', enum: [...RECOMMENDATIONS], description: 'What to do next.' },
     outcome: { type: 'string', enum: [...OUTCOMES], description: 'How the run ended, judged.' },
     confidence: { type: 'number', minimum: 0, maximum: 1, description: 'Confidence in this verdict, 0 to 1.' },
-    accomplishments: { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 300 }, description: 'What the run achieved.' },
-    failures: { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 300 }, description: 'What went wrong or is left undone.' },
+    accomplishments: {
+      type: 'array',
+      maxItems: 10,
+      items: { type: 'string', maxLength: 300 },
+      description: 'What the run achieved.',
+    },
+    failures: {
+      type: 'array',
+      maxItems: 10,
+      items: { type: 'string', maxLength: 300 },
+      description: 'What went wrong or is left undone.',
+    },
     reasoning: { type: 'string', maxLength: 2000, description: 'Short explanation of the score.' },
   },
 };

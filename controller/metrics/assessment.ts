@@ -34,8 +34,16 @@ export function registerAssessmentSessionMetrics(registry: Registry, sessions: (
     },
   });
   for (const [name, help, field] of [
-    ['orchctl_agentsession_frustration_ema', "Exponential moving average of frustration in the current run's user messages (0..1, status.detector.frustrationEma).", 'frustrationEma'],
-    ['orchctl_agentsession_success_ema', "Exponential moving average of outcomes in the current run — passing builds/tests/lint and praise count 1, failures and complaints 0 (status.detector.successEma).", 'successEma'],
+    [
+      'orchctl_agentsession_frustration_ema',
+      "Exponential moving average of frustration in the current run's user messages (0..1, status.detector.frustrationEma).",
+      'frustrationEma',
+    ],
+    [
+      'orchctl_agentsession_success_ema',
+      'Exponential moving average of outcomes in the current run — passing builds/tests/lint and praise count 1, failures and complaints 0 (status.detector.successEma).',
+      'successEma',
+    ],
   ] as const)
     new ScrapeFamily(registry, {
       name,
@@ -56,8 +64,18 @@ export class AssessmentMetrics implements AssessmentMetricsHooks {
   private readonly interventions: Counter<'type'>;
 
   constructor(registry: Registry) {
-    this.signals = new Counter({ name: 'orchctl_detector_signals_total', help: 'Signals the lightweight detector derived from session event logs, by kind (TestFailure, UserCorrection, ...).', labelNames: ['kind'], registers: [registry] });
-    this.interventions = new Counter({ name: 'orchctl_breaker_interventions_total', help: 'Circuit-breaker interventions delivered into sessions, by type (ClarificationPause, ApproachPivot, ExplicitCheckIn).', labelNames: ['type'], registers: [registry] });
+    this.signals = new Counter({
+      name: 'orchctl_detector_signals_total',
+      help: 'Signals the lightweight detector derived from session event logs, by kind (TestFailure, UserCorrection, ...).',
+      labelNames: ['kind'],
+      registers: [registry],
+    });
+    this.interventions = new Counter({
+      name: 'orchctl_breaker_interventions_total',
+      help: 'Circuit-breaker interventions delivered into sessions, by type (ClarificationPause, ApproachPivot, ExplicitCheckIn).',
+      labelNames: ['type'],
+      registers: [registry],
+    });
     // Every series from the start, so rate() sees the first increment.
     for (const k of SIGNALS) this.signals.inc({ kind: k }, 0);
     for (const t of INTERVENTION_TYPES) this.interventions.inc({ type: t }, 0);

@@ -44,7 +44,10 @@ export class ScrapeFamily<T> {
   readonly type: 'gauge' | 'counter';
   readonly aggregator = 'sum' as const;
 
-  constructor(registry: Registry, private readonly spec: FamilySpec<T>) {
+  constructor(
+    registry: Registry,
+    private readonly spec: FamilySpec<T>,
+  ) {
     this.name = spec.name;
     this.help = spec.help;
     this.type = spec.type;

@@ -48,7 +48,12 @@ export class ControllerMetrics {
       collectDefaultMetrics({ register: this.registry });
       // Gauges named like counters, which promtool (rightly) flags; the per-type gauges
       // nodejs_active_{handles,requests,resources} beside them carry the same numbers (sum them).
-      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
+      for (const name of [
+        'nodejs_active_handles_total',
+        'nodejs_active_requests_total',
+        'nodejs_active_resources_total',
+      ])
+        this.registry.removeSingleMetric(name);
     }
     this.runtime = new RuntimeMetrics(this.registry, opts.controller, opts.leaseName);
     this.runs = new RunMetrics(this.registry);
@@ -61,4 +66,13 @@ export class ControllerMetrics {
   }
 }
 
-export { DEFAULT_METRICS_ADDR, formatAddr, parseMetricsAddr, renderMetrics, startMetricsServer, type ListenAddr, type MetricsServer, type Readiness } from './server.js';
+export {
+  DEFAULT_METRICS_ADDR,
+  formatAddr,
+  parseMetricsAddr,
+  renderMetrics,
+  startMetricsServer,
+  type ListenAddr,
+  type MetricsServer,
+  type Readiness,
+} from './server.js';

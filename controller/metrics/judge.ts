@@ -17,7 +17,16 @@ import type { JudgeMetricsHooks } from '../reconcilers/judge/reconciler.js';
 
 export const JUDGE_BACKENDS = ['heuristic', 'command', 'openai', 'anthropic'] as const;
 export const JUDGE_RECOMMENDATIONS = ['continue', 'retry', 'escalate', 'complete'] as const;
-export const JUDGE_FAILURE_REASONS = ['Timeout', 'RateLimited', 'BackendError', 'NetworkError', 'InvalidOutput', 'ConfigError', 'RequestRejected', 'TooManyAttempts'] as const;
+export const JUDGE_FAILURE_REASONS = [
+  'Timeout',
+  'RateLimited',
+  'BackendError',
+  'NetworkError',
+  'InvalidOutput',
+  'ConfigError',
+  'RequestRejected',
+  'TooManyAttempts',
+] as const;
 export const LLM_RESULTS = ['success', 'error', 'timeout', 'invalid'] as const;
 /** A heuristic verdict takes milliseconds, a model call seconds to minutes. */
 export const JUDGE_DURATION_BUCKETS = [0.005, 0.05, 0.25, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
@@ -33,13 +42,50 @@ export class JudgeMetrics implements JudgeMetricsHooks {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.evaluations = new Counter({ name: 'orchctl_judge_evaluations_total', help: 'Verdicts the LLM judge recorded, by backend and recommendation.', labelNames: ['backend', 'recommendation'], registers });
-    this.failures = new Counter({ name: 'orchctl_judge_failures_total', help: 'Evaluations that ended in JudgeFailed (no verdict after retries and the repair attempt), by backend and reason.', labelNames: ['backend', 'reason'], registers });
-    this.duration = new Histogram({ name: 'orchctl_judge_duration_seconds', help: 'Time to judge one Evaluation (waiting for a slot excluded; retries and repair included), by backend.', labelNames: ['backend'], buckets: JUDGE_DURATION_BUCKETS, registers });
-    this.score = new Histogram({ name: 'orchctl_judge_score', help: 'Scores (1-5) of the verdicts the judge recorded, by backend.', labelNames: ['backend'], buckets: [1, 2, 3, 4, 5], registers });
-    this.inFlight = new Gauge({ name: 'orchctl_judge_in_flight', help: 'Judgements holding a slot of the controller-wide concurrency limit.', registers });
-    this.requests = new Counter({ name: 'orchctl_llm_requests_total', help: 'Requests to LLM backends, by backend, purpose and result (success, error, timeout, invalid answer).', labelNames: ['backend', 'purpose', 'result'], registers });
-    this.requestDuration = new Histogram({ name: 'orchctl_llm_request_duration_seconds', help: 'Duration of one request to an LLM backend, by backend and purpose.', labelNames: ['backend', 'purpose'], buckets: JUDGE_DURATION_BUCKETS, registers });
+    this.evaluations = new Counter({
+      name: 'orchctl_judge_evaluations_total',
+      help: 'Verdicts the LLM judge recorded, by backend and recommendation.',
+      labelNames: ['backend', 'recommendation'],
+      registers,
+    });
+    this.failures = new Counter({
+      name: 'orchctl_judge_failures_total',
+      help: 'Evaluations that ended in JudgeFailed (no verdict after retries and the repair attempt), by backend and reason.',
+      labelNames: ['backend', 'reason'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'orchctl_judge_duration_seconds',
+      help: 'Time to judge one Evaluation (waiting for a slot excluded; retries and repair included), by backend.',
+      labelNames: ['backend'],
+      buckets: JUDGE_DURATION_BUCKETS,
+      registers,
+    });
+    this.score = new Histogram({
+      name: 'orchctl_judge_score',
+      help: 'Scores (1-5) of the verdicts the judge recorded, by backend.',
+      labelNames: ['backend'],
+      buckets: [1, 2, 3, 4, 5],
+      registers,
+    });
+    this.inFlight = new Gauge({
+      name: 'orchctl_judge_in_flight',
+      help: 'Judgements holding a slot of the controller-wide concurrency limit.',
+      registers,
+    });
+    this.requests = new Counter({
+      name: 'orchctl_llm_requests_total',
+      help: 'Requests to LLM backends, by backend, purpose and result (success, error, timeout, invalid answer).',
+      labelNames: ['backend', 'purpose', 'result'],
+      registers,
+    });
+    this.requestDuration = new Histogram({
+      name: 'orchctl_llm_request_duration_seconds',
+      help: 'Duration of one request to an LLM backend, by backend and purpose.',
+      labelNames: ['backend', 'purpose'],
+      buckets: JUDGE_DURATION_BUCKETS,
+      registers,
+    });
     this.inFlight.set(0);
     for (const backend of JUDGE_BACKENDS) {
       for (const recommendation of JUDGE_RECOMMENDATIONS) this.evaluations.inc({ backend, recommendation }, 0);
@@ -63,7 +109,12 @@ export class JudgeMetrics implements JudgeMetricsHooks {
     this.inFlight.set(n);
   }
 
-  onRequest(backend: string, purpose: string, result: 'success' | 'error' | 'timeout' | 'invalid', seconds: number): void {
+  onRequest(
+    backend: string,
+    purpose: string,
+    result: 'success' | 'error' | 'timeout' | 'invalid',
+    seconds: number,
+  ): void {
     this.requests.inc({ backend, purpose, result });
     this.requestDuration.observe({ backend, purpose }, seconds);
   }

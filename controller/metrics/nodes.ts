@@ -34,10 +34,34 @@ export function registerNodeMetrics(registry: Registry, nodes: () => Resource[])
   value('orchctl_node_load1', '1-minute load average of the node.', (s) => s.loadAverage?.[0]);
   value('orchctl_node_load5', '5-minute load average of the node.', (s) => s.loadAverage?.[1]);
   value('orchctl_node_load15', '15-minute load average of the node.', (s) => s.loadAverage?.[2]);
-  value('orchctl_node_memory_total_bytes', 'Total physical memory of the node in bytes.', (s) => s.capacity?.memoryBytes);
-  value('orchctl_node_memory_available_bytes', 'Memory available on the node in bytes (MemAvailable on Linux).', (s) => s.free?.memoryBytes);
-  value('orchctl_node_disk_total_bytes', "Size in bytes of the filesystem holding orchctl's state directory.", (s) => s.capacity?.diskBytes);
-  value('orchctl_node_disk_free_bytes', "Free bytes on the filesystem holding orchctl's state directory.", (s) => s.free?.diskBytes);
-  value('orchctl_node_heartbeat_time_seconds', "Last time the node's controller refreshed its status, in Unix seconds.", (s) => unixSeconds(s.heartbeatTime));
-  value('orchctl_node_spec_unschedulable', 'Whether new sessions are kept off the node (spec.unschedulable).', (_s, n) => ((n.spec as { unschedulable?: boolean } | undefined)?.unschedulable ? 1 : 0));
+  value(
+    'orchctl_node_memory_total_bytes',
+    'Total physical memory of the node in bytes.',
+    (s) => s.capacity?.memoryBytes,
+  );
+  value(
+    'orchctl_node_memory_available_bytes',
+    'Memory available on the node in bytes (MemAvailable on Linux).',
+    (s) => s.free?.memoryBytes,
+  );
+  value(
+    'orchctl_node_disk_total_bytes',
+    "Size in bytes of the filesystem holding orchctl's state directory.",
+    (s) => s.capacity?.diskBytes,
+  );
+  value(
+    'orchctl_node_disk_free_bytes',
+    "Free bytes on the filesystem holding orchctl's state directory.",
+    (s) => s.free?.diskBytes,
+  );
+  value(
+    'orchctl_node_heartbeat_time_seconds',
+    "Last time the node's controller refreshed its status, in Unix seconds.",
+    (s) => unixSeconds(s.heartbeatTime),
+  );
+  value(
+    'orchctl_node_spec_unschedulable',
+    'Whether new sessions are kept off the node (spec.unschedulable).',
+    (_s, n) => ((n.spec as { unschedulable?: boolean } | undefined)?.unschedulable ? 1 : 0),
+  );
 }

@@ -25,7 +25,10 @@ export function parseMetricsAddr(value: string): ListenAddr | undefined {
   const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d+)$/.exec(v) ?? (/^\d+$/.test(v) ? [v, undefined, '127.0.0.1', v] : null);
   const host = m?.[1] ?? m?.[2];
   const port = Number(m?.[3]);
-  if (!m || !host) throw new Error(`--metrics-addr must be HOST:PORT (e.g. ${DEFAULT_METRICS_ADDR}, or 0.0.0.0:9464 for every interface) or 0/off to disable, got "${value}"`);
+  if (!m || !host)
+    throw new Error(
+      `--metrics-addr must be HOST:PORT (e.g. ${DEFAULT_METRICS_ADDR}, or 0.0.0.0:9464 for every interface) or 0/off to disable, got "${value}"`,
+    );
   if (!Number.isInteger(port) || port > 65535) throw new Error(`--metrics-addr: port must be 0-65535, got "${m[3]}"`);
   return { host, port };
 }
@@ -67,11 +70,16 @@ export interface MetricsServer {
 const BIND_ERRORS: Record<string, string> = {
   EADDRINUSE: 'the address is already in use (another controller or program listens there)',
   EACCES: 'permission denied (ports below 1024 need privileges)',
-  EADDRNOTAVAIL: 'the address is not one of this host\'s',
+  EADDRNOTAVAIL: "the address is not one of this host's",
   ENOTFOUND: 'the host name does not resolve',
 };
 
-export async function startMetricsServer(addr: ListenAddr, registry: Registry, readiness: () => Readiness, log?: { error(msg: string, err?: unknown): void }): Promise<MetricsServer> {
+export async function startMetricsServer(
+  addr: ListenAddr,
+  registry: Registry,
+  readiness: () => Readiness,
+  log?: { error(msg: string, err?: unknown): void },
+): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
     const url = (req.url ?? '/').split('?')[0];
     const send = (code: number, body: string, type = 'text/plain; charset=utf-8') => {
@@ -102,7 +110,11 @@ export async function startMetricsServer(addr: ListenAddr, registry: Registry, r
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
       const why = BIND_ERRORS[e.code ?? ''] ?? e.message;
-      reject(new Error(`cannot serve metrics on ${formatAddr(addr)}: ${why}; choose another address with --metrics-addr HOST:PORT (or ORCHCTL_METRICS_ADDR), or turn the server off with --metrics-addr 0`));
+      reject(
+        new Error(
+          `cannot serve metrics on ${formatAddr(addr)}: ${why}; choose another address with --metrics-addr HOST:PORT (or ORCHCTL_METRICS_ADDR), or turn the server off with --metrics-addr 0`,
+        ),
+      );
     });
     server.listen({ host: addr.host, port: addr.port }, resolve);
   });

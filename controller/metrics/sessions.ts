@@ -11,7 +11,17 @@ import type { Phase } from '../api/phases.js';
 import { ScrapeFamily, unixSeconds, type Emit } from './family.js';
 
 /** The closed phase enum (crds/agentsessions.yaml); a Record so a new Phase fails to compile here. */
-const PHASE_SET: Record<Phase, true> = { Pending: true, Starting: true, Running: true, Stopping: true, Backoff: true, Succeeded: true, Failed: true, Killed: true, TimedOut: true };
+const PHASE_SET: Record<Phase, true> = {
+  Pending: true,
+  Starting: true,
+  Running: true,
+  Stopping: true,
+  Backoff: true,
+  Succeeded: true,
+  Failed: true,
+  Killed: true,
+  TimedOut: true,
+};
 export const SESSION_PHASES = Object.keys(PHASE_SET) as Phase[];
 const CONDITION_STATUSES = [
   ['true', 'True'],
@@ -26,9 +36,28 @@ type PerSession = (s: AgentSession, emit: Emit) => void;
 const id = (s: AgentSession) => [s.metadata.namespace ?? '', s.metadata.name];
 
 export function registerSessionMetrics(registry: Registry, sessions: () => AgentSession[]): void {
-  const family = (name: string, help: string, extra: readonly string[], series: PerSession, type: 'gauge' | 'counter' = 'gauge') =>
-    new ScrapeFamily(registry, { name, help, type, labelNames: ['namespace', 'agentsession', ...extra], objects: sessions, id, series });
-  const value = (name: string, help: string, get: (s: AgentSession) => number | undefined, type: 'gauge' | 'counter' = 'gauge') =>
+  const family = (
+    name: string,
+    help: string,
+    extra: readonly string[],
+    series: PerSession,
+    type: 'gauge' | 'counter' = 'gauge',
+  ) =>
+    new ScrapeFamily(registry, {
+      name,
+      help,
+      type,
+      labelNames: ['namespace', 'agentsession', ...extra],
+      objects: sessions,
+      id,
+      series,
+    });
+  const value = (
+    name: string,
+    help: string,
+    get: (s: AgentSession) => number | undefined,
+    type: 'gauge' | 'counter' = 'gauge',
+  ) =>
     family(
       name,
       help,
@@ -40,30 +69,81 @@ export function registerSessionMetrics(registry: Registry, sessions: () => Agent
       type,
     );
 
-  family('orchctl_agentsession_info', 'Information about an AgentSession: its Agent and Project references ("" when inline or a workdir) and uid.', ['agent', 'project', 'uid'], (s, emit) =>
-    emit([s.spec?.agentRef ?? '', s.spec?.projectRef ?? '', s.metadata.uid ?? ''], 1),
+  family(
+    'orchctl_agentsession_info',
+    'Information about an AgentSession: its Agent and Project references ("" when inline or a workdir) and uid.',
+    ['agent', 'project', 'uid'],
+    (s, emit) => emit([s.spec?.agentRef ?? '', s.spec?.projectRef ?? '', s.metadata.uid ?? ''], 1),
   );
   // Like kube_pod_status_phase: every phase is emitted, 1 for the current one; nothing before
   // the controller has written a phase.
-  family('orchctl_agentsession_status_phase', "The AgentSession's current lifecycle phase (StateSet: 1 for the current phase, 0 for the others).", ['phase'], (s, emit) => {
-    const current = s.status?.phase;
-    if (!current) return;
-    for (const lv of PHASE_LABELS) emit(lv, lv[0] === current ? 1 : 0);
-  });
-  family('orchctl_agentsession_status_condition', "The AgentSession's conditions (StateSet over status true/false/unknown, one set per condition type present).", ['condition', 'status'], (s, emit) => {
-    for (const c of s.status?.conditions ?? []) for (const [label, value] of CONDITION_STATUSES) emit([c.type, label], c.status === value ? 1 : 0);
-  });
+  family(
+    'orchctl_agentsession_status_phase',
+    "The AgentSession's current lifecycle phase (StateSet: 1 for the current phase, 0 for the others).",
+    ['phase'],
+    (s, emit) => {
+      const current = s.status?.phase;
+      if (!current) return;
+      for (const lv of PHASE_LABELS) emit(lv, lv[0] === current ? 1 : 0);
+    },
+  );
+  family(
+    'orchctl_agentsession_status_condition',
+    "The AgentSession's conditions (StateSet over status true/false/unknown, one set per condition type present).",
+    ['condition', 'status'],
+    (s, emit) => {
+      for (const c of s.status?.conditions ?? [])
+        for (const [label, value] of CONDITION_STATUSES) emit([c.type, label], c.status === value ? 1 : 0);
+    },
+  );
   // A counter read from status, as kube-state-metrics does for
   // kube_pod_container_status_restarts_total: the object is the source of truth, so the value
   // survives a controller restart, and the drop when a new run resets it is an ordinary counter
   // reset to rate()/increase().
-  value('orchctl_agentsession_restarts_total', 'Restarts of the AgentSession since its current spec was first run (status.restarts).', (s) => s.status?.restarts ?? 0, 'counter');
-  value('orchctl_agentsession_run', "Number of the AgentSession's current (or last) run; 0 before the first.", (s) => s.status?.run ?? 0);
-  value('orchctl_agentsession_start_time_seconds', "Start time of the AgentSession's current (or last) run in Unix seconds.", (s) => unixSeconds(s.status?.startTime));
-  value('orchctl_agentsession_completion_time_seconds', "End time of the AgentSession's last run in Unix seconds, while it is ended.", (s) => unixSeconds(s.status?.completionTime));
-  value('orchctl_agentsession_git_commits', 'Commits made in the working directory since the current run started.', (s) => s.status?.git?.commits);
-  value('orchctl_agentsession_git_lines_added', 'Lines added by the commits of the current run.', (s) => s.status?.git?.insertions);
-  value('orchctl_agentsession_git_lines_removed', 'Lines removed by the commits of the current run.', (s) => s.status?.git?.deletions);
-  value('orchctl_agentsession_metadata_generation', "Sequence number of the AgentSession's desired state (metadata.generation).", (s) => s.metadata.generation);
-  value('orchctl_agentsession_status_observed_generation', 'The generation the controller last acted on (status.observedGeneration); behind metadata_generation while the controller catches up.', (s) => s.status?.observedGeneration);
+  value(
+    'orchctl_agentsession_restarts_total',
+    'Restarts of the AgentSession since its current spec was first run (status.restarts).',
+    (s) => s.status?.restarts ?? 0,
+    'counter',
+  );
+  value(
+    'orchctl_agentsession_run',
+    "Number of the AgentSession's current (or last) run; 0 before the first.",
+    (s) => s.status?.run ?? 0,
+  );
+  value(
+    'orchctl_agentsession_start_time_seconds',
+    "Start time of the AgentSession's current (or last) run in Unix seconds.",
+    (s) => unixSeconds(s.status?.startTime),
+  );
+  value(
+    'orchctl_agentsession_completion_time_seconds',
+    "End time of the AgentSession's last run in Unix seconds, while it is ended.",
+    (s) => unixSeconds(s.status?.completionTime),
+  );
+  value(
+    'orchctl_agentsession_git_commits',
+    'Commits made in the working directory since the current run started.',
+    (s) => s.status?.git?.commits,
+  );
+  value(
+    'orchctl_agentsession_git_lines_added',
+    'Lines added by the commits of the current run.',
+    (s) => s.status?.git?.insertions,
+  );
+  value(
+    'orchctl_agentsession_git_lines_removed',
+    'Lines removed by the commits of the current run.',
+    (s) => s.status?.git?.deletions,
+  );
+  value(
+    'orchctl_agentsession_metadata_generation',
+    "Sequence number of the AgentSession's desired state (metadata.generation).",
+    (s) => s.metadata.generation,
+  );
+  value(
+    'orchctl_agentsession_status_observed_generation',
+    'The generation the controller last acted on (status.observedGeneration); behind metadata_generation while the controller catches up.',
+    (s) => s.status?.observedGeneration,
+  );
 }

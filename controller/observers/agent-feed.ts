@@ -70,8 +70,16 @@ export class AgentFeed {
       const p = rec.payload;
       if (!p || typeof p !== 'object') continue;
       const hook = typeof p.hook_event_name === 'string' ? p.hook_event_name : 'Unknown';
-      if (typeof p.transcript_path === 'string' && path.isAbsolute(p.transcript_path)) cursor[`transcript@${src.run}:path`] = p.transcript_path;
-      events.push({ ts: new Date(typeof rec.t === 'number' ? rec.t : Date.now()).toISOString(), run: src.run, source: 'hook', type: 'hook', hook, payload: boundPayload(p) });
+      if (typeof p.transcript_path === 'string' && path.isAbsolute(p.transcript_path))
+        cursor[`transcript@${src.run}:path`] = p.transcript_path;
+      events.push({
+        ts: new Date(typeof rec.t === 'number' ? rec.t : Date.now()).toISOString(),
+        run: src.run,
+        source: 'hook',
+        type: 'hook',
+        hook,
+        payload: boundPayload(p),
+      });
     }
     return log.append(events, cursor).length;
   }
@@ -95,7 +103,8 @@ export class AgentFeed {
       }
       events.push(...transcriptEvents(obj, src.run, st));
     }
-    return log.append(events, { [name]: r.end, [`${name}:users`]: st.users, [`${name}:assistants`]: st.assistants }).length;
+    return log.append(events, { [name]: r.end, [`${name}:users`]: st.users, [`${name}:assistants`]: st.assistants })
+      .length;
   }
 
   private pane(log: EventLog, src: FeedSources): number {
@@ -103,7 +112,19 @@ export class AgentFeed {
     const name = `pane@${src.run}`;
     const value = src.pane.detail ? `${src.pane.state}:${src.pane.detail}` : src.pane.state;
     if (log.cursor(name) === value) return 0;
-    return log.append([{ ts: new Date().toISOString(), run: src.run, source: 'pane', type: 'pane_signal', state: src.pane.state, ...(src.pane.detail ? { detail: src.pane.detail } : {}) }], { [name]: value }).length;
+    return log.append(
+      [
+        {
+          ts: new Date().toISOString(),
+          run: src.run,
+          source: 'pane',
+          type: 'pane_signal',
+          state: src.pane.state,
+          ...(src.pane.detail ? { detail: src.pane.detail } : {}),
+        },
+      ],
+      { [name]: value },
+    ).length;
   }
 
   /** The normaliser state for a run; after a restart its counters come from the log's cursors and tool names from the log. */
@@ -115,7 +136,9 @@ export class AgentFeed {
     st.users = Number(log.cursor(`transcript@${run}:users`) ?? 0);
     st.assistants = Number(log.cursor(`transcript@${run}:assistants`) ?? 0);
     if (log.cursor(`transcript@${run}`) !== undefined) {
-      for (const e of log.read(LOG_START).events) if (e.type === 'tool_use' && e.run === run && e.toolUseId) st.tools.set(e.toolUseId, { tool: e.tool, command: e.command });
+      for (const e of log.read(LOG_START).events)
+        if (e.type === 'tool_use' && e.run === run && e.toolUseId)
+          st.tools.set(e.toolUseId, { tool: e.tool, command: e.command });
     }
     this.transcripts.set(key, st);
     return st;

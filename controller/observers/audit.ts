@@ -24,7 +24,11 @@ export class AuditLog {
   readonly file: string;
   private size = -1;
 
-  constructor(home: string, private readonly maxBytes = 10 * 1024 * 1024, private readonly keep = 4) {
+  constructor(
+    home: string,
+    private readonly maxBytes = 10 * 1024 * 1024,
+    private readonly keep = 4,
+  ) {
     this.file = path.join(home, 'audit.log');
   }
 

@@ -29,7 +29,11 @@ export class GitObserver {
 
   private async git(dir: string, args: string[]): Promise<{ ok: boolean; out: string }> {
     this.spawned++;
-    const r = await execa('git', ['-C', dir, ...args], { reject: false, timeout: 10_000, env: { GIT_OPTIONAL_LOCKS: '0' } });
+    const r = await execa('git', ['-C', dir, ...args], {
+      reject: false,
+      timeout: 10_000,
+      env: { GIT_OPTIONAL_LOCKS: '0' },
+    });
     return { ok: r.exitCode === 0, out: String(r.stdout) };
   }
 
@@ -99,7 +103,14 @@ export class GitObserver {
   private async compute(dir: string, headBefore: string | undefined): Promise<GitProgress> {
     // One process: commit headers (marked with \x1e) followed by their numstat lines, plus the branch.
     const range = headBefore ? [`${headBefore}..HEAD`] : ['HEAD'];
-    const r = await this.git(dir, ['log', '--no-color', '--format=%x1e%H%x1f%s%x1f%aI%x1f%D', '--numstat', ...range, '--']);
+    const r = await this.git(dir, [
+      'log',
+      '--no-color',
+      '--format=%x1e%H%x1f%s%x1f%aI%x1f%D',
+      '--numstat',
+      ...range,
+      '--',
+    ]);
     if (!r.ok) {
       // An empty repository has no HEAD yet; anything else is still a repository we can't read.
       return { ...EMPTY, isGitRepo: true };
@@ -132,20 +143,38 @@ export class GitObserver {
       const b = await this.git(dir, ['symbolic-ref', '-q', '--short', 'HEAD']);
       branch = b.ok ? b.out.trim() : undefined;
     }
-    return { isGitRepo: true, head, branch, commits, insertions, deletions, filesChanged: files.size, lastCommit: last };
+    return {
+      isGitRepo: true,
+      head,
+      branch,
+      commits,
+      insertions,
+      deletions,
+      filesChanged: files.size,
+      lastCommit: last,
+    };
   }
 
   async version(): Promise<string> {
     this.spawned++;
     const r = await execa('git', ['--version'], { reject: false });
-    return String(r.stdout).replace(/^git version\s*/, '').trim();
+    return String(r.stdout)
+      .replace(/^git version\s*/, '')
+      .trim();
   }
 
   /** Adds a worktree on a new (or existing) branch; idempotent for an existing path. */
-  async addWorktree(repo: string, worktreePath: string, branch: string, baseRef: string): Promise<{ ok: boolean; message: string }> {
+  async addWorktree(
+    repo: string,
+    worktreePath: string,
+    branch: string,
+    baseRef: string,
+  ): Promise<{ ok: boolean; message: string }> {
     if (fs.existsSync(path.join(worktreePath, '.git'))) return { ok: true, message: 'exists' };
     const exists = await this.git(repo, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`]);
-    const args = exists.ok ? ['worktree', 'add', worktreePath, branch] : ['worktree', 'add', '-b', branch, worktreePath, baseRef];
+    const args = exists.ok
+      ? ['worktree', 'add', worktreePath, branch]
+      : ['worktree', 'add', '-b', branch, worktreePath, baseRef];
     this.spawned++;
     const r = await execa('git', ['-C', repo, ...args], { reject: false });
     return { ok: r.exitCode === 0, message: String(r.stderr).trim() };

@@ -18,7 +18,10 @@ export class PaneObserver {
   private inflight?: Promise<PaneSnapshot>;
   private epoch = 0;
 
-  constructor(private readonly tmux: Tmux, private readonly maxAgeMs = 1000) {}
+  constructor(
+    private readonly tmux: Tmux,
+    private readonly maxAgeMs = 1000,
+  ) {}
 
   invalidate(): void {
     this.cached = undefined;

@@ -72,11 +72,21 @@ export class Tmux {
   /** Number of tmux processes started; the benchmarks read it. */
   spawned = 0;
 
-  constructor(readonly socket: string, private readonly binary = 'tmux') {}
+  constructor(
+    readonly socket: string,
+    private readonly binary = 'tmux',
+  ) {}
 
-  async run(args: string[], opts: { input?: string; reject?: boolean } = {}): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+  async run(
+    args: string[],
+    opts: { input?: string; reject?: boolean } = {},
+  ): Promise<{ stdout: string; stderr: string; exitCode: number }> {
     this.spawned++;
-    const r = await execa(this.binary, ['-L', this.socket, ...args], { reject: false, input: opts.input, stripFinalNewline: false });
+    const r = await execa(this.binary, ['-L', this.socket, ...args], {
+      reject: false,
+      input: opts.input,
+      stripFinalNewline: false,
+    });
     if (r.exitCode !== 0 && opts.reject !== false) {
       // Name the command that matters (a launch is a list starting with start-server) and say why
       // it failed even when tmux never ran (then there is no exit code, only execa's reason).
@@ -126,33 +136,91 @@ export class Tmux {
    * even an agent that exits at once leaves its exit status behind.
    */
   async launch(spec: LaunchSpec, outputLog?: string): Promise<void> {
-    if (spec.argv.length < 2) throw new TmuxError('launch needs at least two argv elements so tmux executes them without a shell');
+    if (spec.argv.length < 2)
+      throw new TmuxError('launch needs at least two argv elements so tmux executes them without a shell');
     const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     const target = `=${spec.session}:`; // the trailing ':' makes it an exact session match for any target type
     const args = [
-      '-f', '/dev/null',
-      'start-server', ';',
-      'set-option', '-g', 'remain-on-exit', 'on', ';',
-      'set-option', '-g', 'history-limit', '5000', ';',
-      'set-option', '-g', 'exit-empty', 'off', ';',
-      'set-hook', '-g', 'pane-died', `wait-for -S ${DIED_CHANNEL}`, ';',
-      'set-hook', '-g', 'session-closed', `wait-for -S ${DIED_CHANNEL}`, ';',
+      '-f',
+      '/dev/null',
+      'start-server',
+      ';',
+      'set-option',
+      '-g',
+      'remain-on-exit',
+      'on',
+      ';',
+      'set-option',
+      '-g',
+      'history-limit',
+      '5000',
+      ';',
+      'set-option',
+      '-g',
+      'exit-empty',
+      'off',
+      ';',
+      'set-hook',
+      '-g',
+      'pane-died',
+      `wait-for -S ${DIED_CHANNEL}`,
+      ';',
+      'set-hook',
+      '-g',
+      'session-closed',
+      `wait-for -S ${DIED_CHANNEL}`,
+      ';',
       // -c is expanded as a tmux format: '#' must be doubled to stay literal.
-      'new-session', '-d', '-s', spec.session, '-c', spec.cwd.replace(/#/g, '##'), '-x', String(spec.width ?? 200), '-y', String(spec.height ?? 50), ...envArgs, '--', ...spec.argv, ';',
-      'set-option', '-t', target, UID_OPTION, spec.tags.uid, ';',
-      'set-option', '-t', target, KEY_OPTION, spec.tags.key,
+      'new-session',
+      '-d',
+      '-s',
+      spec.session,
+      '-c',
+      spec.cwd.replace(/#/g, '##'),
+      '-x',
+      String(spec.width ?? 200),
+      '-y',
+      String(spec.height ?? 50),
+      ...envArgs,
+      '--',
+      ...spec.argv,
+      ';',
+      'set-option',
+      '-t',
+      target,
+      UID_OPTION,
+      spec.tags.uid,
+      ';',
+      'set-option',
+      '-t',
+      target,
+      KEY_OPTION,
+      spec.tags.key,
       ...(spec.tags.store ? [';', 'set-option', '-t', target, STORE_OPTION, spec.tags.store] : []),
     ];
     const bytes = args.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0);
     if (bytes > MAX_COMMAND_BYTES)
       throw new TmuxError(
         `tmux new-session: the launch command is ${bytes} bytes, more than tmux accepts (about 16 KB); ` +
-          'the agent\'s command, args and (with promptDelivery argument) the prompt are part of it — use paste or stdin delivery for long prompts',
+          "the agent's command, args and (with promptDelivery argument) the prompt are part of it — use paste or stdin delivery for long prompts",
       );
     if (outputLog) {
       // pipe-pane runs its command through sh. The command is a constant; the path is a session
       // option that tmux itself quotes for the shell (#{q:...}), so no data becomes code.
-      args.push(';', 'set-option', '-t', target, LOG_OPTION, outputLog, ';', 'pipe-pane', '-o', '-t', target, `exec cat >> #{q:${LOG_OPTION}}`);
+      args.push(
+        ';',
+        'set-option',
+        '-t',
+        target,
+        LOG_OPTION,
+        outputLog,
+        ';',
+        'pipe-pane',
+        '-o',
+        '-t',
+        target,
+        `exec cat >> #{q:${LOG_OPTION}}`,
+      );
     }
     await this.run(args);
   }
@@ -189,7 +257,10 @@ export class Tmux {
    * then deletes the buffer. The text travels on stdin, never on a command line.
    */
   async pasteText(target: string, text: string, bufferName: string): Promise<void> {
-    await this.run(['load-buffer', '-b', bufferName, '-', ';', 'paste-buffer', '-p', '-d', '-b', bufferName, '-t', target], { input: text });
+    await this.run(
+      ['load-buffer', '-b', bufferName, '-', ';', 'paste-buffer', '-p', '-d', '-b', bufferName, '-t', target],
+      { input: text },
+    );
   }
 
   /** Whether the pane is in a mode (copy mode, a chooser), where it takes no input. */
@@ -207,7 +278,9 @@ export class Tmux {
   async version(): Promise<string> {
     this.spawned++;
     const r = await execa(this.binary, ['-V'], { reject: false });
-    return String(r.stdout).trim().replace(/^tmux\s+/, '');
+    return String(r.stdout)
+      .trim()
+      .replace(/^tmux\s+/, '');
   }
 
   async killServer(): Promise<void> {

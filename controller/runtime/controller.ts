@@ -53,12 +53,16 @@ export class Controller {
           this.queue.addAfter(key, Math.max(1, r.requeueAfterMs));
           this.opts.metrics?.onReconcile?.('requeue_after', secs);
         } else this.opts.metrics?.onReconcile?.('success', secs);
-        await this.opts.errors?.succeeded(key).catch((e2: unknown) => this.opts.log(`${this.name}: ${key}: recording success failed`, e2));
+        await this.opts.errors
+          ?.succeeded(key)
+          .catch((e2: unknown) => this.opts.log(`${this.name}: ${key}: recording success failed`, e2));
       } catch (e) {
         this.opts.metrics?.onReconcile?.('error', (performance.now() - t0) / 1000);
         this.opts.log(`${this.name}: reconcile ${key} failed (retry ${this.queue.numRequeues(key) + 1})`, e);
         this.queue.addRateLimited(key);
-        await this.opts.errors?.failed(key, e).catch((e2: unknown) => this.opts.log(`${this.name}: ${key}: recording the failure failed`, e2));
+        await this.opts.errors
+          ?.failed(key, e)
+          .catch((e2: unknown) => this.opts.log(`${this.name}: ${key}: recording the failure failed`, e2));
       } finally {
         this.queue.done(key);
         this.opts.metrics?.onActiveWorkers?.(--this.active);

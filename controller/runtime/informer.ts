@@ -16,7 +16,11 @@ export class Informer {
   private handle?: WatchHandle;
   private stopped = false;
 
-  constructor(private readonly store: Store, readonly kind: string, private readonly log: (msg: string) => void = () => {}) {}
+  constructor(
+    private readonly store: Store,
+    readonly kind: string,
+    private readonly log: (msg: string) => void = () => {},
+  ) {}
 
   onChange(h: ChangeHandler): void {
     this.handlers.push(h);
@@ -32,7 +36,7 @@ export class Informer {
       this.items.set(k, o);
       if (old?.metadata.resourceVersion !== o.metadata.resourceVersion) this.emit(old ? 'MODIFIED' : 'ADDED', o);
     }
-    for (const [k, o] of this.items) if (!seen.has(k)) (this.items.delete(k), this.emit('DELETED', o));
+    for (const [k, o] of this.items) if (!seen.has(k)) this.items.delete(k), this.emit('DELETED', o);
     this.handle = this.store.watch(
       { kind: this.kind, fromRevision: revision },
       (ev) => {

@@ -24,6 +24,7 @@ export function holderIsDead(rec: LeaseRecord): boolean {
 
 export async function acquireLease(store: Store, identity: string, durationSeconds = 15): Promise<boolean> {
   const cur = await store.getLease(CONTROLLER_LEASE);
-  if (cur && cur.holderIdentity !== identity && holderIsDead(cur)) await store.releaseLease(CONTROLLER_LEASE, cur.holderIdentity);
+  if (cur && cur.holderIdentity !== identity && holderIsDead(cur))
+    await store.releaseLease(CONTROLLER_LEASE, cur.holderIdentity);
   return !!(await store.tryAcquireLease(CONTROLLER_LEASE, identity, durationSeconds));
 }

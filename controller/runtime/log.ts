@@ -15,7 +15,16 @@ export function createLogger(opts: { level?: string; format?: 'text' | 'json' } 
   const base = { level: opts.level ?? process.env.ORCHCTL_LOG_LEVEL ?? 'info', base: undefined };
   const p =
     format === 'text'
-      ? pino(base, pretty({ destination: 2, sync: true, colorize: process.stderr.isTTY, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }))
+      ? pino(
+          base,
+          pretty({
+            destination: 2,
+            sync: true,
+            colorize: process.stderr.isTTY,
+            translateTime: 'SYS:HH:MM:ss',
+            ignore: 'pid,hostname',
+          }),
+        )
       : pino(base, pino.destination({ dest: 2, sync: true }));
   // Every line passes through redact(): a message may quote an error body that echoed a key.
   return {
@@ -24,7 +33,15 @@ export function createLogger(opts: { level?: string; format?: 'text' | 'json' } 
     debug: (m) => p.debug(redact(m)),
     error: (m, err) =>
       err instanceof Error
-        ? p.error({ err: { message: redact(err.message), stack: process.env.ORCHCTL_DEBUG ? redact(err.stack ?? '') : undefined } }, redact(m))
+        ? p.error(
+            {
+              err: {
+                message: redact(err.message),
+                stack: process.env.ORCHCTL_DEBUG ? redact(err.stack ?? '') : undefined,
+              },
+            },
+            redact(m),
+          )
         : p.error(redact(m)),
   };
 }

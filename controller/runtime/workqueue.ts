@@ -16,7 +16,10 @@ export interface QueueMetricsHooks {
 
 export class ExponentialRateLimiter {
   private readonly failures = new Map<string, number>();
-  constructor(private readonly baseMs = 5, private readonly maxMs = 1_000_000) {}
+  constructor(
+    private readonly baseMs = 5,
+    private readonly maxMs = 1_000_000,
+  ) {}
   when(key: string): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);

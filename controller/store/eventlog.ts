@@ -95,7 +95,13 @@ export interface PaneSignalEvent extends Base {
   detail?: string;
 }
 
-export type AgentEvent = UserMessageEvent | AssistantMessageEvent | ToolUseEvent | ToolResultEvent | HookEvent | PaneSignalEvent;
+export type AgentEvent =
+  | UserMessageEvent
+  | AssistantMessageEvent
+  | ToolUseEvent
+  | ToolResultEvent
+  | HookEvent
+  | PaneSignalEvent;
 export type AgentEventType = AgentEvent['type'];
 /** What a producer hands to append(): everything but seq. */
 export type NewEvent = AgentEvent extends infer E ? (E extends AgentEvent ? Omit<E, 'seq'> : never) : never;
@@ -227,7 +233,11 @@ export class EventLog {
 }
 
 /** Reads events after `from` from a log file (for readers in other processes, e.g. the CLI). */
-export function readEventLog(file: string, from: LogPosition = LOG_START, max = Infinity): { events: AgentEvent[]; next: LogPosition } {
+export function readEventLog(
+  file: string,
+  from: LogPosition = LOG_START,
+  max = Infinity,
+): { events: AgentEvent[]; next: LogPosition } {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -241,7 +251,12 @@ export function readEventLog(file: string, from: LogPosition = LOG_START, max = 
   }
 }
 
-function readLog(fd: number, from: LogPosition, max: number, size: number): { events: AgentEvent[]; next: LogPosition } {
+function readLog(
+  fd: number,
+  from: LogPosition,
+  max: number,
+  size: number,
+): { events: AgentEvent[]; next: LogPosition } {
   const events: AgentEvent[] = [];
   let next = from;
   if (max <= 0) return { events, next };

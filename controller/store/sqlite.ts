@@ -100,7 +100,10 @@ export class SqliteStore implements Store {
 
   readonly readonly: boolean;
 
-  constructor(readonly file: string, opts: SqliteStoreOptions = {}) {
+  constructor(
+    readonly file: string,
+    opts: SqliteStoreOptions = {},
+  ) {
     this.pollIntervalMs = opts.pollIntervalMs ?? 50;
     this.retain = opts.retainRevisions ?? 20_000;
     this.readonly = !!opts.readonly;
@@ -114,7 +117,9 @@ export class SqliteStore implements Store {
       get: db.prepare<[string, string, string], { data: string }>(
         'SELECT data FROM objects WHERE kind = ? AND namespace = ? AND name = ?',
       ),
-      listAll: db.prepare<[string], { data: string }>('SELECT data FROM objects WHERE kind = ? ORDER BY namespace, name'),
+      listAll: db.prepare<[string], { data: string }>(
+        'SELECT data FROM objects WHERE kind = ? ORDER BY namespace, name',
+      ),
       listNs: db.prepare<[string, string], { data: string }>(
         'SELECT data FROM objects WHERE kind = ? AND namespace = ? ORDER BY name',
       ),
@@ -123,7 +128,9 @@ export class SqliteStore implements Store {
       ),
       revision: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'revision'"),
       compacted: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'compacted'"),
-      bump: db.prepare<[], { value: number }>("UPDATE meta SET value = value + 1 WHERE key = 'revision' RETURNING value"),
+      bump: db.prepare<[], { value: number }>(
+        "UPDATE meta SET value = value + 1 WHERE key = 'revision' RETURNING value",
+      ),
       setCompacted: db.prepare<[number]>("UPDATE meta SET value = ? WHERE key = 'compacted'"),
       compact: db.prepare<[number]>('DELETE FROM changes WHERE revision <= ?'),
       upsert: db.prepare<[string, string, string, number, string]>(
@@ -162,7 +169,8 @@ export class SqliteStore implements Store {
   async list(kind: string, opts: ListOptions = {}): Promise<ListResult> {
     // One read transaction so the items and the revision are a consistent snapshot.
     return this.db.transaction(() => {
-      const rows = opts.namespace === undefined ? this.stmts.listAll.all(kind) : this.stmts.listNs.all(kind, opts.namespace);
+      const rows =
+        opts.namespace === undefined ? this.stmts.listAll.all(kind) : this.stmts.listNs.all(kind, opts.namespace);
       let items = rows.map((r) => JSON.parse(r.data) as Resource);
       if (opts.labelSelector?.length) items = items.filter((o) => matches(opts.labelSelector!, o.metadata.labels));
       return { items, revision: this.stmts.revision.get()!.value };
@@ -260,7 +268,8 @@ export class SqliteStore implements Store {
     // Statuses and Events carry error text from outside (LLM endpoints, tools, agents), which may
     // echo a key back: none of it is stored unredacted. Specs are the user's own and kept as written.
     if (obj.status !== undefined) obj.status = redactDeep(obj.status);
-    if (obj.kind === 'Event') for (const f of ['message', 'note'] as const) if (typeof obj[f] === 'string') obj[f] = redact(obj[f] as string);
+    if (obj.kind === 'Event')
+      for (const f of ['message', 'note'] as const) if (typeof obj[f] === 'string') obj[f] = redact(obj[f] as string);
     const rev = this.nextRevision();
     obj.metadata.resourceVersion = String(rev);
     const ns = obj.metadata.namespace ?? '';
@@ -294,7 +303,10 @@ export class SqliteStore implements Store {
     const cur = this.getSync(key);
     if (!cur) throw notFound(key.kind, key.name, key.namespace);
     const rv = obj.metadata.resourceVersion;
-    if ((rv !== undefined && rv !== cur.metadata.resourceVersion) || (obj.metadata.uid && obj.metadata.uid !== cur.metadata.uid))
+    if (
+      (rv !== undefined && rv !== cur.metadata.resourceVersion) ||
+      (obj.metadata.uid && obj.metadata.uid !== cur.metadata.uid)
+    )
       throw conflict(key.kind, key.name);
     return cur;
   }
@@ -314,10 +326,14 @@ export class SqliteStore implements Store {
       next.metadata.deletionTimestamp = cur.metadata.deletionTimestamp;
       const added = (next.metadata.finalizers ?? []).filter((f) => !(cur.metadata.finalizers ?? []).includes(f));
       if (added.length)
-        throw new ApiError('Invalid', `${cur.kind} "${cur.metadata.name}" is being deleted: finalizers may only be removed, not added (${added.join(', ')})`);
+        throw new ApiError(
+          'Invalid',
+          `${cur.kind} "${cur.metadata.name}" is being deleted: finalizers may only be removed, not added (${added.join(', ')})`,
+        );
     } else delete next.metadata.deletionTimestamp;
     if (!next.metadata.finalizers?.length) delete next.metadata.finalizers;
-    if (!isDeepStrictEqual(specPart(next), specPart(cur))) next.metadata.generation = (cur.metadata.generation ?? 0) + 1;
+    if (!isDeepStrictEqual(specPart(next), specPart(cur)))
+      next.metadata.generation = (cur.metadata.generation ?? 0) + 1;
     if (cur.metadata.deletionTimestamp && !next.metadata.finalizers?.length) return this.removeSync(next);
     if (isDeepStrictEqual(next, cur)) return cur; // no-op writes keep the revision, as the API server does
     return this.write(next, 'MODIFIED');
@@ -397,10 +413,14 @@ export class SqliteStore implements Store {
     if (this.closed || !this.watchers.has(w)) return;
     if (w.last < this.stmts.compacted.get()!.value) {
       this.watchers.delete(w);
-      w.onError?.(new ApiError('Gone', `revision ${w.last} has been compacted; list again and watch from the new revision`));
+      w.onError?.(
+        new ApiError('Gone', `revision ${w.last} has been compacted; list again and watch from the new revision`),
+      );
       return;
     }
-    const rows = w.opts.kind ? this.stmts.changesSinceKind.all(w.last, w.opts.kind) : this.stmts.changesSince.all(w.last);
+    const rows = w.opts.kind
+      ? this.stmts.changesSinceKind.all(w.last, w.opts.kind)
+      : this.stmts.changesSince.all(w.last);
     for (const row of rows) {
       if (!this.watchers.has(w)) return;
       w.last = row.revision;
@@ -509,9 +529,11 @@ function openForReading(file: string): Database.Database {
 }
 
 function hasSchema(db: Database.Database): boolean {
-  const n = db.prepare<[], { n: number }>(
-    "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'objects', 'changes', 'leases')",
-  ).get()!.n;
+  const n = db
+    .prepare<[], { n: number }>(
+      "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'objects', 'changes', 'leases')",
+    )
+    .get()!.n;
   return n === 4;
 }
 
@@ -553,7 +575,9 @@ export async function restoreStoreFile(src: string, dest: string): Promise<strin
     db.pragma('journal_mode = WAL');
     const uid = randomUUID();
     db.transaction(() => {
-      db.prepare("INSERT INTO meta (key, value) VALUES ('uid', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(uid);
+      db.prepare(
+        "INSERT INTO meta (key, value) VALUES ('uid', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      ).run(uid);
       db.prepare('DELETE FROM leases').run(); // the backup's controller lease is not anyone's now
     }).immediate();
     db.pragma('wal_checkpoint(TRUNCATE)');
@@ -573,7 +597,8 @@ export function storeError(file: string, e: unknown, what = 'cannot use the stor
     hint = `another process held its write lock for over ${BUSY_TIMEOUT_MS / 1000} s; retry, and look for a stuck orchctl process`;
   else if (/NOTADB|CORRUPT/.test(code) || /not a database|malformed/.test(msg))
     hint = 'the file is not a readable orchctl store; restore a backup with `orchctl store restore FILE`';
-  else if (/CANTOPEN|READONLY|PERM/.test(code)) hint = 'check that the directory exists and you may write to it (or set --home)';
+  else if (/CANTOPEN|READONLY|PERM/.test(code))
+    hint = 'check that the directory exists and you may write to it (or set --home)';
   const err = new ApiError('InternalError', `${what} ${file}: ${msg} (${hint})`);
   return err;
 }

@@ -28,23 +28,37 @@ export const WORKSPACE = path.join(QUICKSTART_DIR, 'workspace');
 export const DEFAULT_HOME = path.join(REPO_ROOT, '.orchctl-quickstart');
 export const DEFAULT_SOCKET = 'orchctl-quickstart';
 
-const GIT_IDENTITY = ['-c', 'user.name=orchctl quickstart', '-c', 'user.email=quickstart@orchctl.invalid', '-c', 'commit.gpgsign=false', '-c', 'init.defaultBranch=main'];
+const GIT_IDENTITY = [
+  '-c',
+  'user.name=orchctl quickstart',
+  '-c',
+  'user.email=quickstart@orchctl.invalid',
+  '-c',
+  'commit.gpgsign=false',
+  '-c',
+  'init.defaultBranch=main',
+];
 
 function git(cwd, args) {
-  return execFileSync('git', [...GIT_IDENTITY, ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  return execFileSync('git', [...GIT_IDENTITY, ...args], {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim();
 }
 
 /** The demo repositories: file name → contents. Keep them small, and free of YAML/JSON. */
 export const REPOS = {
   greeter: {
     'README.md': '# greeter\n\nA tiny greeting library, used by the orchctl quickstart.\n',
-    'src/greet.js': "export function greet(name) {\n  return `Hello, ${name}!`;\n}\n",
+    'src/greet.js': 'export function greet(name) {\n  return `Hello, ${name}!`;\n}\n',
     'test/greet.test.js':
       "import { expect, it } from 'vitest';\nimport { greet } from '../src/greet.js';\n\nit('greets by name', () => expect(greet('Ada')).toBe('Hello, Ada!'));\n",
   },
   calculator: {
     'README.md': '# calculator\n\nA calculator module with a rounding bug, used by the orchctl quickstart.\n',
-    'src/calc.js': 'export const add = (a, b) => a + b;\nexport const divide = (a, b) => a / b;\nexport const display = (x) => String(x);\n',
+    'src/calc.js':
+      'export const add = (a, b) => a + b;\nexport const divide = (a, b) => a / b;\nexport const display = (x) => String(x);\n',
     'test/calc.test.js':
       "import { expect, it } from 'vitest';\nimport { add, display } from '../src/calc.js';\n\nit('adds', () => expect(add(2, 3)).toBe(5));\nit('displays sums', () => expect(display(add(0.1, 0.2))).toBe('0.3'));\n",
   },
@@ -110,7 +124,9 @@ export function setup({ log = console.log } = {}) {
     if (!isRepoRoot(dir)) git(dir, ['init', '--quiet']);
     git(dir, ['add', '--', ...Object.keys(files)]);
     git(dir, ['commit', '--quiet', '--no-verify', '-m', `Initial commit of the ${name} demo repository`]);
-    log(`  created  ${rel(dir)}  (git init, ${Object.keys(files).length} files, initial commit ${git(dir, ['rev-parse', '--short', 'HEAD'])})`);
+    log(
+      `  created  ${rel(dir)}  (git init, ${Object.keys(files).length} files, initial commit ${git(dir, ['rev-parse', '--short', 'HEAD'])})`,
+    );
   }
 }
 
@@ -127,7 +143,8 @@ function controllerHolding(home) {
     if (!c?.holderIdentity || Date.now() - Date.parse(c.renewTime) > 20_000) return undefined;
     // The identity is <host>_<pid>_<random>; a stopped controller's lease outlives it for a while.
     const parts = c.holderIdentity.split('_');
-    if (parts.slice(0, -2).join('_') === os.hostname() && !processAlive(Number(parts[parts.length - 2]))) return undefined;
+    if (parts.slice(0, -2).join('_') === os.hostname() && !processAlive(Number(parts[parts.length - 2])))
+      return undefined;
     return c.holderIdentity;
   } catch {
     return undefined; // not built, or no store: nothing can be running on it
@@ -163,17 +180,27 @@ export function reset({ log = console.log } = {}) {
   const home = process.env.ORCHCTL_HOME ? path.resolve(process.env.ORCHCTL_HOME) : DEFAULT_HOME;
   const socket = process.env.ORCHCTL_TMUX_SOCKET || DEFAULT_SOCKET;
   const holder = controllerHolding(home);
-  if (holder) throw new Error(`a controller is still running on ${rel(home)} (${holder}); stop it (Ctrl-C where \`npm start\` runs) and run the reset again`);
+  if (holder)
+    throw new Error(
+      `a controller is still running on ${rel(home)} (${holder}); stop it (Ctrl-C where \`npm start\` runs) and run the reset again`,
+    );
   if (socket === DEFAULT_SOCKET) {
-    log(tmuxKill(socket, ['kill-server']) ? `  killed   the tmux server on socket ${socket}` : `  no tmux server on socket ${socket}`);
-  } else log(`  kept     tmux socket ${socket} (not the quickstart's own); its sessions end when their objects are deleted`);
+    log(
+      tmuxKill(socket, ['kill-server'])
+        ? `  killed   the tmux server on socket ${socket}`
+        : `  no tmux server on socket ${socket}`,
+    );
+  } else
+    log(`  kept     tmux socket ${socket} (not the quickstart's own); its sessions end when their objects are deleted`);
   if (home === DEFAULT_HOME) {
     if (fs.existsSync(home)) {
       fs.rmSync(home, { recursive: true, force: true });
       log(`  removed  ${rel(home)}`);
     }
   } else {
-    log(`  kept     ORCHCTL_HOME ${home} (not the quickstart's own). To remove the quickstart objects from it, with a controller running:`);
+    log(
+      `  kept     ORCHCTL_HOME ${home} (not the quickstart's own). To remove the quickstart objects from it, with a controller running:`,
+    );
     log(`             orchctl delete -f examples/quickstart -R --wait`);
   }
   for (const name of Object.keys(REPOS)) {

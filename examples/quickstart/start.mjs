@@ -82,7 +82,9 @@ if (ranBefore)
   console.log(
     bold('This demo ran here before:') +
       ' finished sessions stay as they ended and are not run again.\n' +
-      'To watch it from the start: Ctrl-C, then ' + bold('npm run quickstart:reset && npm start') + '\n',
+      'To watch it from the start: Ctrl-C, then ' +
+      bold('npm run quickstart:reset && npm start') +
+      '\n',
   );
 
 // The demo is for people: a readable log even when stdout is a pipe or a file (the controller's

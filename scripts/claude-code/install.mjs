@@ -82,7 +82,11 @@ export function binaryPath(dir) {
 }
 
 function versionOf(bin) {
-  const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, DISABLE_AUTOUPDATER: '1' } });
+  const r = spawnSync(bin, ['--version'], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: { ...process.env, DISABLE_AUTOUPDATER: '1' },
+  });
   if (r.status !== 0) return undefined;
   return r.stdout.trim().split(/\s+/)[0];
 }
@@ -119,10 +123,13 @@ function main() {
   fs.mkdirSync(tmp, { recursive: true });
   const spec = `${pin.package}@${args.version}`;
   const started = Date.now();
-  process.stderr.write(`claude-code ${args.version}: installing ${spec} into ${dir} (npm, ~175 MB download, ~364 MB on disk) …\n`);
+  process.stderr.write(
+    `claude-code ${args.version}: installing ${spec} into ${dir} (npm, ~175 MB download, ~364 MB on disk) …\n`,
+  );
   const npmArgs = [
     'install',
-    '--prefix', tmp,
+    '--prefix',
+    tmp,
     '--no-save',
     '--no-package-lock',
     '--ignore-scripts',
@@ -133,7 +140,11 @@ function main() {
     spec,
   ];
   // Keep a parent `npm run`'s settings (e.g. npm_config_global, npm_config_prefix) out of this install.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_config_(global|prefix|location|save|workspaces?|include_workspace_root)$/i.test(k)));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !/^npm_config_(global|prefix|location|save|workspaces?|include_workspace_root)$/i.test(k),
+    ),
+  );
   try {
     // npm's own stdout ("added 2 packages in 7s") goes to our stderr: stdout carries only the path.
     execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', npmArgs, {
@@ -144,7 +155,9 @@ function main() {
     });
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });
-    process.stderr.write(`claude-code ${args.version}: npm install failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `claude-code ${args.version}: npm install failed: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     return 1;
   }
   const tmpBin = binaryPath(tmp);
@@ -164,7 +177,17 @@ function main() {
   }
   fs.writeFileSync(
     path.join(tmp, '.installed.json'),
-    JSON.stringify({ package: pin.package, version: args.version, platform: platformKey(), installedAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000 }, null, 2) + '\n',
+    JSON.stringify(
+      {
+        package: pin.package,
+        version: args.version,
+        platform: platformKey(),
+        installedAt: new Date().toISOString(),
+        seconds: (Date.now() - started) / 1000,
+      },
+      null,
+      2,
+    ) + '\n',
   );
 
   // Move into place. A concurrent installer may have won the race; then keep theirs.

@@ -24,16 +24,29 @@ const base = Date.now() - 2 * HOUR;
 const at = (ms: number) => new Date(base + ms).toISOString();
 const run = (...args: string[]) => orchctl(home, args);
 /** Dates and clock times change from run to run: the rest is exact. */
-const stable = (s: string) => normalize(s).replace(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}/g, '<DATE>').replace(/\b\d{2}:\d{2}:\d{2}\b/g, '<TIME>');
+const stable = (s: string) =>
+  normalize(s)
+    .replace(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}/g, '<DATE>')
+    .replace(/\b\d{2}:\d{2}:\d{2}\b/g, '<TIME>');
 
 async function seed(): Promise<void> {
   const store = new SqliteStore(path.join(home, 'state.db'));
   const sent: string[] = [];
   try {
-    const policy = { apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'default', namespace: 'default' }, spec: { selector: {}, breaker: { failureThreshold: 4, cooldown: '15m' } } };
+    const policy = {
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'SessionPolicy',
+      metadata: { name: 'default', namespace: 'default' },
+      spec: { selector: {}, breaker: { failureThreshold: 4, cooldown: '15m' } },
+    };
     const p = (await store.create(policy as Resource)) as SessionPolicy;
     const mk = async (name: string, status: Record<string, unknown>, events: AgentEvent[]) => {
-      const o = await store.create({ apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name, namespace: 'default' }, spec: { agentRef: 'claude-code', projectRef: 'webapp', prompt: 'x' } } as Resource);
+      const o = await store.create({
+        apiVersion: 'orchctl.io/v1alpha1',
+        kind: 'AgentSession',
+        metadata: { name, namespace: 'default' },
+        spec: { agentRef: 'claude-code', projectRef: 'webapp', prompt: 'x' },
+      } as Resource);
       await store.updateStatus({ ...o, status });
       if (events.length) {
         const log = new EventLog(eventLogPath(home, 'default', name));
@@ -46,7 +59,11 @@ async function seed(): Promise<void> {
     const stuck = new TranscriptBuilder(recent, 20_000).user('Make the pytest suite pass without touching the tests.');
     for (let i = 0; i < 4; i++) stuck.say('Running the tests.').bash('python3 -m pytest -q', toolOutput('pytest-fail'));
     stuck.endTurn('The tests still fail.');
-    await mk('fix-tests', { phase: 'Running', run: 1, startTime: recent, tmuxSession: 't', workspace: path.join(home, 'ws') }, stuck.events());
+    await mk(
+      'fix-tests',
+      { phase: 'Running', run: 1, startTime: recent, tmuxSession: 't', workspace: path.join(home, 'ws') },
+      stuck.events(),
+    );
     // A run with corrections, then praise, a passing build and a commit; ended.
     const rename = new TranscriptBuilder(at(HOUR / 2), 30_000)
       .user('Rename loadConfig to loadSettings everywhere.')
@@ -56,12 +73,25 @@ async function seed(): Promise<void> {
       .user("No, that's not what I asked: keep the old name exported too.")
       .edit('src/config.ts')
       .bash('npx tsc --noEmit -p .', toolOutput('tsc-pass'))
-      .bash('git commit -qam "rename loadConfig to loadSettings"', { output: '[main 4f5e6d7] rename loadConfig to loadSettings', exitCode: 0 })
+      .bash('git commit -qam "rename loadConfig to loadSettings"', {
+        output: '[main 4f5e6d7] rename loadConfig to loadSettings',
+        exitCode: 0,
+      })
       .endTurn('Done: both names exported, build clean, committed.')
       .user('Perfect, thanks! Next, update the README.')
       .edit('README.md')
       .endTurn('README updated.');
-    await mk('rename', { phase: 'Succeeded', run: 1, startTime: at(HOUR / 2), completionTime: at(HOUR / 2 + 9 * 60_000), lastEvaluation: { outcome: 'success', confidence: 0.9, score: 5 } }, rename.events());
+    await mk(
+      'rename',
+      {
+        phase: 'Succeeded',
+        run: 1,
+        startTime: at(HOUR / 2),
+        completionTime: at(HOUR / 2 + 9 * 60_000),
+        lastEvaluation: { outcome: 'success', confidence: 0.9, score: 5 },
+      },
+      rename.events(),
+    );
     // Applied, never ran.
     await mk('idle', { phase: 'Pending' }, []);
 
@@ -71,13 +101,21 @@ async function seed(): Promise<void> {
       home,
       recorder: new EventRecorder(store, 'orchctl-controller'),
       log: { info: () => {}, warn: () => {}, error: () => {} },
-      send: async (_k, text) => (sent.push(text), { delivered: true, reason: 'Confirmed', message: 'confirmed by the transcript', retries: 0 }),
+      send: async (_k, text) => (
+        sent.push(text), { delivered: true, reason: 'Confirmed', message: 'confirmed by the transcript', retries: 0 }
+      ),
     });
     for (const n of ['fix-tests', 'rename', 'idle']) await r.reconcile(`default/${n}`);
     expect(sent).toEqual([assessmentConfig(undefined).breaker.texts.ApproachPivot]);
     // Two more events the controller has not taken yet: the consumer lag.
     const log = new EventLog(eventLogPath(home, 'default', 'fix-tests'));
-    log.append(new TranscriptBuilder(new Date().toISOString(), 1000).user('status?').endTurn('Still working on it.').events({ hooks: false }).map(({ seq: _s, ...e }) => e as never));
+    log.append(
+      new TranscriptBuilder(new Date().toISOString(), 1000)
+        .user('status?')
+        .endTurn('Still working on it.')
+        .events({ hooks: false })
+        .map(({ seq: _s, ...e }) => e as never),
+    );
     log.close();
   } finally {
     await store.close();
@@ -110,7 +148,13 @@ describe('orchctl assess status', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout);
     expect(j).toMatchObject({ namespace: 'default', name: 'fix-tests', run: 1, consumer: { lag: 2 } });
-    expect(j.breaker).toMatchObject({ state: 'Open', reason: 'ApproachPivot', consecutiveFailures: 4, interventions: 1, thresholds: { failureThreshold: 4, cooldownSeconds: 900 } });
+    expect(j.breaker).toMatchObject({
+      state: 'Open',
+      reason: 'ApproachPivot',
+      consecutiveFailures: 4,
+      interventions: 1,
+      thresholds: { failureThreshold: 4, cooldownSeconds: 900 },
+    });
     expect(j.breaker.history[0]).toMatchObject({ type: 'ApproachPivot', delivered: true, result: 'Delivered' });
     expect(j.detector.counts).toEqual({ TestFailure: 4 });
     expect(j.condition).toMatchObject({ type: 'BreakerOpen', status: 'True', reason: 'ApproachPivot' });
@@ -149,7 +193,11 @@ describe('orchctl assess history', () => {
     expect(j.checkpoints).toEqual([]);
     const all = JSON.parse((await run('assess', 'history', 'rename', '-o', 'json')).stdout);
     expect(all.checkpoints.map((c: { trigger: string }) => c.trigger)).toEqual(['git-commit', 'task-boundary']);
-    expect(all).toMatchObject({ outcome: 'success', confidence: 0.9, signals: { BuildFailure: 1, BuildSuccess: 1, Commit: 1, UserCorrection: 1, Frustration: 1, Satisfaction: 1 } });
+    expect(all).toMatchObject({
+      outcome: 'success',
+      confidence: 0.9,
+      signals: { BuildFailure: 1, BuildSuccess: 1, Commit: 1, UserCorrection: 1, Frustration: 1, Satisfaction: 1 },
+    });
     expect(all.trajectory.points).toEqual([0.3, 0.21]);
     const bad = await run('assess', 'history', '--since', 'forever');
     expect(bad.stderr).toBe('error: --since must be a duration like 7d, 12h or 30m, got "forever"\n');

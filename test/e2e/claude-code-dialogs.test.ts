@@ -15,7 +15,10 @@ let sc: ClaudeScenario;
 const dirs: Record<string, string> = {};
 
 beforeAll(async () => {
-  sc = await startClaudeScenario({ omitConfig: ['trust'], agents: { 'claude-auto': { autoAnswer: ['workspace-trust'] } } });
+  sc = await startClaudeScenario({
+    omitConfig: ['trust'],
+    agents: { 'claude-auto': { autoAnswer: ['workspace-trust'] } },
+  });
   for (const n of ['manual', 'auto']) {
     dirs[n] = path.join(sc.h.dir, `untrusted-${n}`);
     fs.mkdirSync(dirs[n]);
@@ -30,34 +33,50 @@ afterAll(async () => {
 
 describe('Claude Code startup dialogs', () => {
   it('surfaces the workspace-trust dialog as WaitingForInput with its name and text', async () => {
-    const s = await sc.h.waitFor('WaitingForInput=True (StartupDialog)', async () => {
-      const s = await sc.h.session('manual');
-      return condition(s, 'WaitingForInput')?.status === 'True' && s;
-    }, 30_000);
+    const s = await sc.h.waitFor(
+      'WaitingForInput=True (StartupDialog)',
+      async () => {
+        const s = await sc.h.session('manual');
+        return condition(s, 'WaitingForInput')?.status === 'True' && s;
+      },
+      30_000,
+    );
     const w = condition(s, 'WaitingForInput')!;
     expect(w.reason).toBe('StartupDialog');
     expect(w.message).toMatch(/^startup dialog workspace-trust: /);
     expect(w.message).toMatch(/trust/i);
     expect(condition(s, 'PromptDelivered')?.status).toBe('Unknown'); // still waiting for the input box
-    expect(sc.events('manual').some((e) => e.type === 'pane_signal' && e.state === 'dialog' && e.detail === 'workspace-trust')).toBe(true);
+    expect(
+      sc
+        .events('manual')
+        .some((e) => e.type === 'pane_signal' && e.state === 'dialog' && e.detail === 'workspace-trust'),
+    ).toBe(true);
   });
 
   it('an answer sent with orchctl send --keys lets the prompt through, verified', async () => {
     const r = await sc.h.orchctl(['send', 'manual', '--keys', 'Down', 'Enter']);
     expect(r.exitCode).toBe(0);
-    const s = await sc.h.waitFor('PromptDelivered=True', async () => {
-      const s = await sc.h.session('manual');
-      return condition(s, 'PromptDelivered')?.status === 'True' && s;
-    }, 40_000);
+    const s = await sc.h.waitFor(
+      'PromptDelivered=True',
+      async () => {
+        const s = await sc.h.session('manual');
+        return condition(s, 'PromptDelivered')?.status === 'True' && s;
+      },
+      40_000,
+    );
     expect(condition(s, 'PromptDelivered')?.reason).toBe('Confirmed');
     expect(condition(s, 'WaitingForInput')?.status).toBe('False');
   });
 
   it('an Agent that opts in gets the dialog answered by the controller', async () => {
-    const s = await sc.h.waitFor('PromptDelivered=True', async () => {
-      const s = await sc.h.session('auto');
-      return condition(s, 'PromptDelivered')?.status === 'True' && s;
-    }, 40_000);
+    const s = await sc.h.waitFor(
+      'PromptDelivered=True',
+      async () => {
+        const s = await sc.h.session('auto');
+        return condition(s, 'PromptDelivered')?.status === 'True' && s;
+      },
+      40_000,
+    );
     expect(condition(s, 'PromptDelivered')?.reason).toBe('Confirmed');
     const answered = (await sc.h.events('auto')).find((e) => e.reason === 'AutoAnswered');
     expect(answered?.message).toMatch(/^workspace-trust: /);

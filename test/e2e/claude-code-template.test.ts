@@ -22,14 +22,29 @@ beforeAll(async () => {
   const binary = ensureClaudeCode();
   fake = await FakeAnthropic.start();
   h = await makeHarness();
-  const home = makeClaudeHome({ projectDirs: [h.repo], baseUrl: fake.url, hookEvents: [], root: path.join(h.dir, 'claude') });
+  const home = makeClaudeHome({
+    projectDirs: [h.repo],
+    baseUrl: fake.url,
+    hookEvents: [],
+    root: path.join(h.dir, 'claude'),
+  });
   // `claude` on PATH, its configuration in the controller's environment (which tmux passes on):
   // nothing in the Agent is changed.
   const bin = path.join(h.dir, 'bin');
   fs.mkdirSync(bin);
   fs.symlinkSync(binary, path.join(bin, 'claude'));
-  const ident = { GIT_AUTHOR_NAME: 'orchctl agent', GIT_AUTHOR_EMAIL: 'agent@orchctl.io', GIT_COMMITTER_NAME: 'orchctl agent', GIT_COMMITTER_EMAIL: 'agent@orchctl.io' };
-  Object.assign(h.env, home.env, ident, { CLAUDE_CODE_MAX_RETRIES: '0', TERM: 'tmux-256color', LANG: 'C.UTF-8', PATH: `${bin}:${h.env.PATH}` });
+  const ident = {
+    GIT_AUTHOR_NAME: 'orchctl agent',
+    GIT_AUTHOR_EMAIL: 'agent@orchctl.io',
+    GIT_COMMITTER_NAME: 'orchctl agent',
+    GIT_COMMITTER_EMAIL: 'agent@orchctl.io',
+  };
+  Object.assign(h.env, home.env, ident, {
+    CLAUDE_CODE_MAX_RETRIES: '0',
+    TERM: 'tmux-256color',
+    LANG: 'C.UTF-8',
+    PATH: `${bin}:${h.env.PATH}`,
+  });
   const applied = await h.orchctl(['apply', '-f', path.join(ROOT, 'manifests', 'agents', 'claude-code.yaml')]);
   expect(applied.exitCode, applied.stderr).toBe(0);
   fake.script(bashTurn('echo done > done.txt', { text: 'Creating done.txt.' }), textTurn('Created done.txt.'));
@@ -39,7 +54,11 @@ beforeAll(async () => {
       apiVersion: 'orchctl.io/v1alpha1',
       kind: 'AgentSession',
       metadata: { name: 'tpl' },
-      spec: { agentRef: 'claude-code', workdir: h.repo, prompt: 'Create done.txt containing "done" with one Bash command.' },
+      spec: {
+        agentRef: 'claude-code',
+        workdir: h.repo,
+        prompt: 'Create done.txt containing "done" with one Bash command.',
+      },
     },
   ]);
 }, 15 * 60_000);
@@ -50,24 +69,31 @@ afterAll(async () => {
 });
 
 describe('the shipped claude-code template behind a non-Anthropic base URL', () => {
-  it('asks permission for the Bash call, is approved with orchctl send --approve, and finishes the task', async () => {
-    const waiting = await h.waitFor(
-      'WaitingForInput=True',
-      async () => {
-        const s = await h.session('tpl');
-        return condition(s, 'WaitingForInput')?.status === 'True' && s;
-      },
-      90_000,
-    );
-    expect(condition(waiting, 'WaitingForInput')).toMatchObject({ reason: 'PermissionPrompt', message: expect.stringContaining('echo done > done.txt') });
-    const r = await h.orchctl(['send', 'tpl', '--approve']);
-    expect(r.stderr).toBe('');
-    expect(r.exitCode).toBe(0);
-    const done = path.join(h.repo, 'done.txt');
-    await h.waitFor('done.txt written by the agent', async () => fs.existsSync(done), 30_000);
-    expect(fs.readFileSync(done, 'utf8')).toBe('done\n');
-    await h.waitFor('the turn ended', async () => (await fake.waitForMain(2, 30_000)) && true, 40_000);
-    const events = readEventLog(eventLogPath(h.home, 'default', 'tpl')).events;
-    expect(events.some((e) => e.type === 'pane_signal' && e.state === 'dialog')).toBe(false);
-  }, 5 * 60_000);
+  it(
+    'asks permission for the Bash call, is approved with orchctl send --approve, and finishes the task',
+    async () => {
+      const waiting = await h.waitFor(
+        'WaitingForInput=True',
+        async () => {
+          const s = await h.session('tpl');
+          return condition(s, 'WaitingForInput')?.status === 'True' && s;
+        },
+        90_000,
+      );
+      expect(condition(waiting, 'WaitingForInput')).toMatchObject({
+        reason: 'PermissionPrompt',
+        message: expect.stringContaining('echo done > done.txt'),
+      });
+      const r = await h.orchctl(['send', 'tpl', '--approve']);
+      expect(r.stderr).toBe('');
+      expect(r.exitCode).toBe(0);
+      const done = path.join(h.repo, 'done.txt');
+      await h.waitFor('done.txt written by the agent', async () => fs.existsSync(done), 30_000);
+      expect(fs.readFileSync(done, 'utf8')).toBe('done\n');
+      await h.waitFor('the turn ended', async () => (await fake.waitForMain(2, 30_000)) && true, 40_000);
+      const events = readEventLog(eventLogPath(h.home, 'default', 'tpl')).events;
+      expect(events.some((e) => e.type === 'pane_signal' && e.state === 'dialog')).toBe(false);
+    },
+    5 * 60_000,
+  );
 });

@@ -23,7 +23,9 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(sc.h.repo, 'hello.txt'), 'hello\n');
   sc.fake.script(
     bashTurn('git add hello.txt && git commit -q -m "agent: add hello"', { text: 'I will commit hello.txt.' }),
-    textTurn('Committed hello.txt.', { usage: { input_tokens: 90_000, cache_read_input_tokens: 2_000, output_tokens: 100 } }),
+    textTurn('Committed hello.txt.', {
+      usage: { input_tokens: 90_000, cache_read_input_tokens: 2_000, output_tokens: 100 },
+    }),
     bashTurn('ls ./does-not-exist', { text: 'Listing it.' }),
     textTurn('That directory does not exist.'),
   );
@@ -38,12 +40,19 @@ const session = () => sc.h.session(NAME);
 
 describe('Claude Code under orchctl', () => {
   it('delivers the prompt and confirms it through the UserPromptSubmit hook', async () => {
-    const s = await sc.h.waitFor('PromptDelivered=True', async () => {
-      const s = await session();
-      return condition(s, 'PromptDelivered')?.status === 'True' && s;
-    }, 60_000);
+    const s = await sc.h.waitFor(
+      'PromptDelivered=True',
+      async () => {
+        const s = await session();
+        return condition(s, 'PromptDelivered')?.status === 'True' && s;
+      },
+      60_000,
+    );
     expect(condition(s, 'PromptDelivered')?.reason).toBe('Confirmed');
-    expect(s.status?.promptDelivery).toMatchObject({ delivered: true, confirmedBy: expect.stringMatching(/hook|transcript/) });
+    expect(s.status?.promptDelivery).toMatchObject({
+      delivered: true,
+      confirmedBy: expect.stringMatching(/hook|transcript/),
+    });
     const first = await sc.fake.waitForMain(1, 20_000);
     expect(userText(first.body)).toBe(PROMPT);
     const submit = sc.events(NAME).find((e) => e.type === 'hook' && e.hook === 'UserPromptSubmit');
@@ -51,10 +60,14 @@ describe('Claude Code under orchctl', () => {
   });
 
   it('raises WaitingForInput with the command when Claude asks permission for the Bash call', async () => {
-    const s = await sc.h.waitFor('WaitingForInput=True', async () => {
-      const s = await session();
-      return condition(s, 'WaitingForInput')?.status === 'True' && s;
-    }, 30_000);
+    const s = await sc.h.waitFor(
+      'WaitingForInput=True',
+      async () => {
+        const s = await session();
+        return condition(s, 'WaitingForInput')?.status === 'True' && s;
+      },
+      30_000,
+    );
     const w = condition(s, 'WaitingForInput')!;
     expect(w.reason).toBe('PermissionPrompt');
     expect(w.message).toContain('git add hello.txt && git commit');
@@ -62,17 +75,24 @@ describe('Claude Code under orchctl', () => {
     // How long after Claude asked (its PermissionRequest hook) the condition was set; the goal
     // is ≤ 2 s. Logged, not asserted: timing belongs in benchmarks (docs/benchmarks.md).
     const req = sc.events(NAME).find((e) => e.type === 'hook' && e.hook === 'PermissionRequest');
-    if (req) console.log(`WaitingForInput latency after PermissionRequest: ${Date.parse(w.lastTransitionTime) - Date.parse(req.ts)} ms`);
+    if (req)
+      console.log(
+        `WaitingForInput latency after PermissionRequest: ${Date.parse(w.lastTransitionTime) - Date.parse(req.ts)} ms`,
+      );
   });
 
   it('orchctl send --approve answers the prompt; the commit shows up in status.git', async () => {
     const r = await sc.h.orchctl(['send', NAME, '--approve']);
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
-    const s = await sc.h.waitFor('the commit in status.git', async () => {
-      const s = await session();
-      return s?.status?.git?.commits === 1 && condition(s, 'WaitingForInput')?.status === 'False' && s;
-    }, 30_000);
+    const s = await sc.h.waitFor(
+      'the commit in status.git',
+      async () => {
+        const s = await session();
+        return s?.status?.git?.commits === 1 && condition(s, 'WaitingForInput')?.status === 'False' && s;
+      },
+      30_000,
+    );
     expect(s.status?.git?.lastCommit?.subject).toBe('agent: add hello');
     const head = (await git(sc.h.repo, ['rev-parse', 'HEAD'])).stdout.trim();
     expect(s.status?.git?.head).toBe(head);
@@ -81,10 +101,14 @@ describe('Claude Code under orchctl', () => {
   });
 
   it('the Stop hook marks the turn done with the last assistant message', async () => {
-    const s = await sc.h.waitFor('turn 1 done', async () => {
-      const s = await session();
-      return (agentOf(s).turns ?? 0) >= 1 && condition(s, 'AgentBusy')?.status === 'False' && s;
-    }, 30_000);
+    const s = await sc.h.waitFor(
+      'turn 1 done',
+      async () => {
+        const s = await session();
+        return (agentOf(s).turns ?? 0) >= 1 && condition(s, 'AgentBusy')?.status === 'False' && s;
+      },
+      30_000,
+    );
     expect(agentOf(s).lastAssistantMessage).toBe('Committed hello.txt.');
     expect(agentOf(s).state).toBe('idle');
     expect(s.status?.phase).toBe('Running');
@@ -100,10 +124,18 @@ describe('Claude Code under orchctl', () => {
     expect(r.stdout).toMatch(/^delivered: submitted and confirmed/);
     const third = await sc.fake.waitForMain(3, 20_000);
     expect(userText(third.body)).toBe('Now list ./does-not-exist please.');
-    const failed = await sc.h.waitFor('the failed tool_result event', async () =>
-      sc.events(NAME).find((e) => e.type === 'tool_result' && e.isError),
-    30_000);
-    expect(failed).toMatchObject({ type: 'tool_result', tool: 'Bash', command: 'ls ./does-not-exist', exitCode: 2, isError: true });
+    const failed = await sc.h.waitFor(
+      'the failed tool_result event',
+      async () => sc.events(NAME).find((e) => e.type === 'tool_result' && e.isError),
+      30_000,
+    );
+    expect(failed).toMatchObject({
+      type: 'tool_result',
+      tool: 'Bash',
+      command: 'ls ./does-not-exist',
+      exitCode: 2,
+      isError: true,
+    });
     expect(failed.type === 'tool_result' && failed.output).toMatch(/No such file or directory/);
     const hookFailure = sc.events(NAME).find((e) => e.type === 'hook' && e.hook === 'PostToolUseFailure');
     expect(hookFailure && hookFailure.type === 'hook' && String(hookFailure.payload.error)).toMatch(/^Exit code 2/);
@@ -119,10 +151,14 @@ describe('Claude Code under orchctl', () => {
     const rec = readSessionRecords(sc.home.configDir).find((r) => r.sessionId === sessionId);
     expect(rec?.pid).toBeGreaterThan(0);
     process.kill(rec!.pid, 'SIGTERM');
-    const s = await sc.h.waitFor('a terminal phase', async () => {
-      const s = await session();
-      return s?.status?.phase === 'Failed' && s;
-    }, 30_000);
+    const s = await sc.h.waitFor(
+      'a terminal phase',
+      async () => {
+        const s = await session();
+        return s?.status?.phase === 'Failed' && s;
+      },
+      30_000,
+    );
     expect(s.status?.exitCode).toBe(143);
     expect(condition(s, 'Ready')?.status).toBe('False');
     expect(condition(s, 'AgentBusy')?.status).toBe('False');

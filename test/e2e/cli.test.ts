@@ -17,7 +17,12 @@ import { BIN, cliEnv, normalize, normalizeTable, orchctl, parseTable, ROOT, temp
 const EXAMPLES = 'examples/basic';
 const MORE = 'test/fixtures/e2e/sessions.yaml';
 const MIXED = 'test/fixtures/e2e/mixed';
-const BASIC_OBJECTS = ['project.orchctl.io/webapp', 'agent.orchctl.io/claude-code', 'agentsession.orchctl.io/fix-login', 'sessionpolicy.orchctl.io/default'];
+const BASIC_OBJECTS = [
+  'project.orchctl.io/webapp',
+  'agent.orchctl.io/claude-code',
+  'agentsession.orchctl.io/fix-login',
+  'sessionpolicy.orchctl.io/default',
+];
 
 let home: string;
 const run = (...args: string[]) => orchctl(home, args);
@@ -76,7 +81,15 @@ async function writeStatuses(): Promise<void> {
       tmuxSession: 'orchctl-fix-login',
       git: { commits: 3 },
       message: 'agent is working',
-      conditions: [{ type: 'Ready', status: 'True', reason: 'Running', message: 'agent is working', lastTransitionTime: '2025-01-01T10:00:00Z' }],
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Running',
+          message: 'agent is working',
+          lastTransitionTime: '2025-01-01T10:00:00Z',
+        },
+      ],
     });
     await set('default', 'refactor-api', { phase: 'Failed', restarts: 3, exitCode: 2, message: 'exited with 2' });
   } finally {
@@ -97,7 +110,12 @@ describe('apply', () => {
     expect(await storeRevision()).toBe(rev);
     // The objects are there, with the system metadata the store sets.
     const s = await getJson('agentsession', 'fix-login');
-    expect(s.metadata).toMatchObject({ name: 'fix-login', namespace: 'default', generation: 1, labels: { team: 'web' } });
+    expect(s.metadata).toMatchObject({
+      name: 'fix-login',
+      namespace: 'default',
+      generation: 1,
+      labels: { team: 'web' },
+    });
     expect(s.metadata.uid).toBeTruthy();
     expect(s.spec).toEqual({
       agentRef: 'claude-code',
@@ -112,7 +130,9 @@ describe('apply', () => {
   });
 
   it('reads manifests from stdin and prints names with -o name', async () => {
-    const r = await orchctl(home, ['apply', '-f', '-', '-o', 'name'], { input: fs.readFileSync(path.join(ROOT, EXAMPLES, 'webapp.yaml')) });
+    const r = await orchctl(home, ['apply', '-f', '-', '-o', 'name'], {
+      input: fs.readFileSync(path.join(ROOT, EXAMPLES, 'webapp.yaml')),
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(lines(r.stdout)).toEqual(BASIC_OBJECTS);
   });
@@ -189,7 +209,9 @@ describe('apply', () => {
     edit(path.join(dir, 'webapp.yaml'), 'maxConcurrentSessions: 5', 'maxConcurrentSessions: many');
     const r = await run('apply', '-f', dir);
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain(`${path.join(dir, 'webapp.yaml')}:32:26 (document 4) spec.maxConcurrentSessions: must be of type integer`);
+    expect(r.stderr).toContain(
+      `${path.join(dir, 'webapp.yaml')}:32:26 (document 4) spec.maxConcurrentSessions: must be of type integer`,
+    );
     expect(await storeRevision()).toBe(rev);
     expect(await getJson('as', 'fix-login')).toEqual(before);
   });
@@ -210,7 +232,9 @@ describe('apply', () => {
     edit(path.join(dir, 'webapp.yaml'), 'maxDuration: 45m', 'maxDuration: 2h');
     for (const mode of ['client', 'server']) {
       const r = await run('apply', '-f', dir, `--dry-run=${mode}`);
-      expect(lines(r.stdout)).toContain(`agentsession.orchctl.io/fix-login configured (${mode === 'server' ? 'server ' : ''}dry run)`);
+      expect(lines(r.stdout)).toContain(
+        `agentsession.orchctl.io/fix-login configured (${mode === 'server' ? 'server ' : ''}dry run)`,
+      );
     }
     expect(await storeRevision()).toBe(rev);
     expect((await getJson('as', 'fix-login')).spec.maxDuration).toBe('45m');
@@ -262,20 +286,45 @@ describe('get', () => {
   it('-o wide adds the priority columns (golden)', async () => {
     const r = await run('get', 'as', '-o', 'wide');
     await expect(normalizeTable(r.stdout)).toMatchFileSnapshot('../golden/get-agentsessions-wide.txt');
-    expect(parseTable(r.stdout)[0]).toEqual(['NAME', 'PHASE', 'AGENT', 'PROJECT', 'RESTARTS', 'COMMITS', 'EXIT', 'TMUX', 'MESSAGE', 'AGE']);
+    expect(parseTable(r.stdout)[0]).toEqual([
+      'NAME',
+      'PHASE',
+      'AGENT',
+      'PROJECT',
+      'RESTARTS',
+      'COMMITS',
+      'EXIT',
+      'TMUX',
+      'MESSAGE',
+      'AGE',
+    ]);
   });
 
   it('-A lists every namespace with a NAMESPACE column; --show-labels adds LABELS (golden)', async () => {
     const r = await run('get', 'sessions', '-A', '--show-labels');
     await expect(normalizeTable(r.stdout)).toMatchFileSnapshot('../golden/get-agentsessions-all-namespaces.txt');
-    expect(parseTable(r.stdout).map((row) => `${row[0]}/${row[1]}`)).toEqual(['NAMESPACE/NAME', 'default/fix-login', 'default/refactor-api', 'docs/write-docs']);
+    expect(parseTable(r.stdout).map((row) => `${row[0]}/${row[1]}`)).toEqual([
+      'NAMESPACE/NAME',
+      'default/fix-login',
+      'default/refactor-api',
+      'docs/write-docs',
+    ]);
   });
 
   it('-n selects a namespace, -l filters by labels', async () => {
     expect(parseTable((await run('get', 'as', '-n', 'docs')).stdout).map((r) => r[0])).toEqual(['NAME', 'write-docs']);
-    expect(parseTable((await run('get', 'as', '-l', 'team=api')).stdout).map((r) => r[0])).toEqual(['NAME', 'refactor-api']);
-    expect(parseTable((await run('get', 'as', '-A', '-l', 'team in (docs,web)')).stdout).map((r) => r[1])).toEqual(['NAME', 'fix-login', 'write-docs']);
-    expect(parseTable((await run('get', 'as', '-l', '!tier', '--no-headers')).stdout).map((r) => r[0])).toEqual(['fix-login']);
+    expect(parseTable((await run('get', 'as', '-l', 'team=api')).stdout).map((r) => r[0])).toEqual([
+      'NAME',
+      'refactor-api',
+    ]);
+    expect(parseTable((await run('get', 'as', '-A', '-l', 'team in (docs,web)')).stdout).map((r) => r[1])).toEqual([
+      'NAME',
+      'fix-login',
+      'write-docs',
+    ]);
+    expect(parseTable((await run('get', 'as', '-l', '!tier', '--no-headers')).stdout).map((r) => r[0])).toEqual([
+      'fix-login',
+    ]);
     const none = await run('get', 'as', '-l', 'team=nobody');
     expect(none.exitCode).toBe(0);
     expect(none.stdout).toBe('');
@@ -305,22 +354,28 @@ describe('get', () => {
   it('-o name and several kinds at once (golden)', async () => {
     const names = await run('get', 'agentsessions,agents,sessionpolicies', '-o', 'name');
     expect(names.stdout).toBe(
-      ['agentsession.orchctl.io/fix-login', 'agentsession.orchctl.io/refactor-api', 'agent.orchctl.io/claude-code', 'sessionpolicy.orchctl.io/default', ''].join('\n'),
+      [
+        'agentsession.orchctl.io/fix-login',
+        'agentsession.orchctl.io/refactor-api',
+        'agent.orchctl.io/claude-code',
+        'sessionpolicy.orchctl.io/default',
+        '',
+      ].join('\n'),
     );
     const table = await run('get', 'agents,sessionpolicies');
     await expect(normalizeTable(table.stdout)).toMatchFileSnapshot('../golden/get-multi-kind.txt');
     expect(table.stdout).toContain('agent.orchctl.io/claude-code');
     // TYPE/NAME form
-    expect(parseTable((await run('get', 'agent/claude-code', 'as/fix-login', '--no-headers')).stdout).map((r) => r[0])).toEqual([
-      'agent.orchctl.io/claude-code',
-      'agentsession.orchctl.io/fix-login',
-    ]);
+    expect(
+      parseTable((await run('get', 'agent/claude-code', 'as/fix-login', '--no-headers')).stdout).map((r) => r[0]),
+    ).toEqual(['agent.orchctl.io/claude-code', 'agentsession.orchctl.io/fix-login']);
   });
 
   it('-o jsonpath templates (golden)', async () => {
     const one = await run('get', 'as', 'fix-login', '-o', 'jsonpath={.status.phase}');
     expect(one.stdout).toBe('Running');
-    const tpl = 'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\\t"}{.status.phase}{"\\t"}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}';
+    const tpl =
+      'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\\t"}{.status.phase}{"\\t"}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}';
     const r = await run('get', 'as', '-A', '-o', tpl);
     expect(r.exitCode, r.stderr).toBe(0);
     await expect(r.stdout).toMatchFileSnapshot('../golden/get-jsonpath.txt');
@@ -341,7 +396,12 @@ describe('get', () => {
   });
 
   it('-w streams a change made by another process', async () => {
-    const watch = execa(BIN, ['get', 'as', '-w', '--output-watch-events'], { cwd: ROOT, env: cliEnv(home), extendEnv: false, reject: false });
+    const watch = execa(BIN, ['get', 'as', '-w', '--output-watch-events'], {
+      cwd: ROOT,
+      env: cliEnv(home),
+      extendEnv: false,
+      reject: false,
+    });
     const out: string[] = [];
     readline.createInterface({ input: watch.stdout! }).on('line', (l) => out.push(l));
     try {
@@ -399,7 +459,9 @@ describe('describe', () => {
     await expect(normalize(r.stdout)).toMatchFileSnapshot('../golden/describe-agentsession.txt');
     const out = lines(r.stdout);
     expect(out[0]).toBe('Name:         fix-login');
-    expect(out.at(-1)).toMatch(/^ {2}Normal\s+Started\s+30m \(x3 over 120m\)\s+orchctl-controller\s+tmux session orchctl-fix-login started$/);
+    expect(out.at(-1)).toMatch(
+      /^ {2}Normal\s+Started\s+30m \(x3 over 120m\)\s+orchctl-controller\s+tmux session orchctl-fix-login started$/,
+    );
     expect(out.indexOf('Events:')).toBeGreaterThan(out.findIndex((l) => l.startsWith('Status:')));
     const missing = await run('describe', 'as', 'nope');
     expect(missing.exitCode).toBe(1);
@@ -415,12 +477,20 @@ describe('delete', () => {
 
   it('by name', async () => {
     const r = await run('delete', 'agentsession', 'fix-login');
-    expect(r).toEqual({ exitCode: 0, stdout: 'agentsession.orchctl.io "fix-login" deleted from default namespace\n', stderr: '' });
+    expect(r).toEqual({
+      exitCode: 0,
+      stdout: 'agentsession.orchctl.io "fix-login" deleted from default namespace\n',
+      stderr: '',
+    });
     expect(await names()).toEqual(['refactor-api']);
     const again = await run('delete', 'agentsession', 'fix-login');
     expect(again.exitCode).toBe(1);
     expect(again.stderr).toBe('error: agentsession "fix-login" not found in namespace "default"\n');
-    expect(await run('delete', 'agentsession', 'fix-login', '--ignore-not-found')).toEqual({ exitCode: 0, stdout: '', stderr: '' });
+    expect(await run('delete', 'agentsession', 'fix-login', '--ignore-not-found')).toEqual({
+      exitCode: 0,
+      stdout: '',
+      stderr: '',
+    });
   });
 
   it('by -f', async () => {
@@ -509,7 +579,9 @@ describe('version', () => {
     const version = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
     const client = await run('version', '--client');
     expect(client.exitCode).toBe(0);
-    expect(client.stdout).toBe(`Client Version: v${version} (node ${process.version}, ${process.platform}/${process.arch})\n`);
+    expect(client.stdout).toBe(
+      `Client Version: v${version} (node ${process.version}, ${process.platform}/${process.arch})\n`,
+    );
     expect(fs.existsSync(home)).toBe(false); // --client does not touch the state directory
     const full = await run('version');
     expect(lines(full.stdout)).toEqual([
@@ -541,8 +613,14 @@ describe('bad input', () => {
     [['get', 'as', '-l', 'a b c'], /^error: unable to parse requirement: "a b c"/],
     [['get', 'as', '-o', 'xml'], /^error: unable to match a printer suitable for the output format "xml"/],
     [['apply', '-f', 'does/not/exist.yaml'], /^error: the path "does\/not\/exist.yaml" does not exist/],
-    [['apply', '-f', 'test/fixtures/manifests/bad/invalid-yaml.yaml'], /^error: test\/fixtures\/manifests\/bad\/invalid-yaml.yaml:6:3 \(document 1\) invalid YAML/],
-    [['apply', '-f', 'test/fixtures/manifests/bad/unknown-kind.yaml'], /^error: test\/fixtures\/manifests\/bad\/unknown-kind.yaml:2:7 \(document 1\) kind: no kind "AgentSesion"/],
+    [
+      ['apply', '-f', 'test/fixtures/manifests/bad/invalid-yaml.yaml'],
+      /^error: test\/fixtures\/manifests\/bad\/invalid-yaml.yaml:6:3 \(document 1\) invalid YAML/,
+    ],
+    [
+      ['apply', '-f', 'test/fixtures/manifests/bad/unknown-kind.yaml'],
+      /^error: test\/fixtures\/manifests\/bad\/unknown-kind.yaml:2:7 \(document 1\) kind: no kind "AgentSesion"/,
+    ],
     [['apply', '-f', 'test/fixtures/manifests/bad'], /invalid YAML/],
     [['apply'], /required option '-f, --filename <path>' not specified/],
     [['delete', 'as'], /^error: resource\(s\) were provided, but no name was specified/],
@@ -575,7 +653,12 @@ describe('bad input', () => {
   });
 
   it('no message says "server" or "exit code undefined"', async () => {
-    const outputs = await Promise.all([run('get', 'widgets'), run('get', 'as', 'nope'), run('delete', 'as', 'nope'), run('describe', 'as', 'nope')]);
+    const outputs = await Promise.all([
+      run('get', 'widgets'),
+      run('get', 'as', 'nope'),
+      run('delete', 'as', 'nope'),
+      run('describe', 'as', 'nope'),
+    ]);
     for (const r of outputs) expect(r.stderr).not.toMatch(/server|undefined/i);
   });
 
@@ -588,7 +671,10 @@ describe('bad input', () => {
 
   it('a state file that is not a database', async () => {
     fs.mkdirSync(home, { recursive: true });
-    fs.writeFileSync(path.join(home, 'state.db'), 'this is not sqlite, just text that is long enough to have a header '.repeat(20));
+    fs.writeFileSync(
+      path.join(home, 'state.db'),
+      'this is not sqlite, just text that is long enough to have a header '.repeat(20),
+    );
     const r = await run('get', 'as');
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toBe(

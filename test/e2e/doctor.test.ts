@@ -28,10 +28,13 @@ function fakeCli(name: string, output: string): void {
   fs.chmodSync(file, 0o755);
 }
 
-const doctor = (pathDirs: string[], ...args: string[]) => orchctl(home, ['doctor', ...args], { env: { ...cliEnv(home), PATH: pathDirs.join(path.delimiter) } });
+const doctor = (pathDirs: string[], ...args: string[]) =>
+  orchctl(home, ['doctor', ...args], { env: { ...cliEnv(home), PATH: pathDirs.join(path.delimiter) } });
 
 beforeAll(() => {
-  expect(fs.existsSync(path.join(ROOT, 'dist/controller/cli/commands/doctor.js')), 'npm test builds dist/ first').toBe(true);
+  expect(fs.existsSync(path.join(ROOT, 'dist/controller/cli/commands/doctor.js')), 'npm test builds dist/ first').toBe(
+    true,
+  );
 });
 
 beforeEach(() => {
@@ -75,10 +78,20 @@ describe('orchctl doctor', () => {
     const report = JSON.parse(r.stdout);
     expect(report.ok).toBe(true);
     const claude = report.agents.find((a: { name: string }) => a.name === 'claude-code');
-    expect(claude).toMatchObject({ installed: true, path: path.join(bin, 'claude'), version: '2.1.400', patterns: 'unverified', verifiedVersions: ['2.1.330'] });
+    expect(claude).toMatchObject({
+      installed: true,
+      path: path.join(bin, 'claude'),
+      version: '2.1.400',
+      patterns: 'unverified',
+      verifiedVersions: ['2.1.330'],
+    });
     expect(claude.message).toBe('patterns are for 2.1.330, not 2.1.400');
     // aider's profile lists 0.86.2 but was reconstructed, not recorded: not "verified".
-    expect(report.agents.find((a: { name: string }) => a.name === 'aider')).toMatchObject({ version: '0.86.2', patterns: 'reconstructed', verifiedVersions: [] });
+    expect(report.agents.find((a: { name: string }) => a.name === 'aider')).toMatchObject({
+      version: '0.86.2',
+      patterns: 'reconstructed',
+      verifiedVersions: [],
+    });
   });
 
   it('includes the Agents of an existing store', async () => {
@@ -104,10 +117,18 @@ describe('orchctl doctor', () => {
     const r = await doctor([bin, ...systemDirs('tmux', 'git', 'node')], '-o', 'json');
     expect(r.exitCode, r.stderr).toBe(0);
     const stored = JSON.parse(r.stdout).agents.filter((a: { source: string }) => a.source === 'store');
-    expect(stored).toEqual([
-      expect.objectContaining({ name: 'tool', namespace: 'default', installed: false, patterns: 'unknown' }),
-      expect.objectContaining({ name: 'plain-claude', namespace: 'team-a', installed: true, version: '2.1.330', patterns: 'generic' }),
-    ].sort((a, b) => (a.namespace < b.namespace ? -1 : 1)));
+    expect(stored).toEqual(
+      [
+        expect.objectContaining({ name: 'tool', namespace: 'default', installed: false, patterns: 'unknown' }),
+        expect.objectContaining({
+          name: 'plain-claude',
+          namespace: 'team-a',
+          installed: true,
+          version: '2.1.330',
+          patterns: 'generic',
+        }),
+      ].sort((a, b) => (a.namespace < b.namespace ? -1 : 1)),
+    );
   });
 
   it('fails with a clear message when tmux and git are missing', async () => {
@@ -116,7 +137,9 @@ describe('orchctl doctor', () => {
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toMatch(/^tmux\s+-\s+missing\s+not found on PATH$/m);
     expect(r.stdout).toMatch(/^git\s+-\s+missing\s+not found on PATH$/m);
-    expect(r.stderr).toBe('error: tmux and git not found on PATH: orchctl runs agents in tmux (≥ 3.2) and watches git; install tmux and git (e.g. apt-get install tmux git)\n');
+    expect(r.stderr).toBe(
+      'error: tmux and git not found on PATH: orchctl runs agents in tmux (≥ 3.2) and watches git; install tmux and git (e.g. apt-get install tmux git)\n',
+    );
   });
 
   it('rejects an unknown output format', async () => {

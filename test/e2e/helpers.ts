@@ -24,7 +24,15 @@ export function cliEnv(home: string): NodeJS.ProcessEnv {
 
 /** Runs orchctl to completion. Never throws on a non-zero exit; always checks that no stack trace leaked. */
 export async function orchctl(home: string, args: string[], opts: Options = {}): Promise<Run> {
-  const r = await execa(BIN, args, { cwd: ROOT, env: cliEnv(home), extendEnv: false, reject: false, stripFinalNewline: false, timeout: 30_000, ...opts });
+  const r = await execa(BIN, args, {
+    cwd: ROOT,
+    env: cliEnv(home),
+    extendEnv: false,
+    reject: false,
+    stripFinalNewline: false,
+    timeout: 30_000,
+    ...opts,
+  });
   const run = { exitCode: r.exitCode ?? -1, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? '') };
   expect(run.stderr, `orchctl ${args.join(' ')} printed a stack trace`).not.toMatch(/^\s+at /m);
   return run;
@@ -73,13 +81,21 @@ export function expectAligned(table: string): void {
   const ls = table.trimEnd().split('\n');
   const starts = (l: string) => [...l.matchAll(/(?:^|\s{3,})(\S)/g)].map((m) => m.index! + m[0].length - 1);
   const head = starts(ls[0]);
-  for (const l of ls.slice(1)) expect(starts(l), `misaligned row:\n${ls[0]}\n${l}`).toEqual(head.slice(0, starts(l).length));
+  for (const l of ls.slice(1))
+    expect(starts(l), `misaligned row:\n${ls[0]}\n${l}`).toEqual(head.slice(0, starts(l).length));
 }
 
 function render(rows: string[][]): string {
   const w: number[] = [];
   for (const r of rows) r.forEach((c, i) => (w[i] = Math.max(w[i] ?? 0, c.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(w[i] + 3))).join('').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c.padEnd(w[i] + 3)))
+        .join('')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** Splits a kubectl-style table into rows of cells (cells are separated by 3+ spaces). */

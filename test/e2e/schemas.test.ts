@@ -24,7 +24,8 @@ function editorAjv(): Ajv {
   const ajv = new Ajv({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addFormat('go-duration', { type: 'string', validate: isGoDuration });
-  for (const f of fs.readdirSync(SCHEMAS).filter((f) => f !== 'all.json')) ajv.addSchema(JSON.parse(fs.readFileSync(path.join(SCHEMAS, f), 'utf8')));
+  for (const f of fs.readdirSync(SCHEMAS).filter((f) => f !== 'all.json'))
+    ajv.addSchema(JSON.parse(fs.readFileSync(path.join(SCHEMAS, f), 'utf8')));
   return ajv;
 }
 
@@ -35,7 +36,10 @@ describe('schemas/*.json', () => {
     const generated = fs.readdirSync(path.join(tmp, 'out')).sort();
     expect(fs.readdirSync(SCHEMAS).sort()).toEqual(generated);
     expect(generated).toContain('all.json');
-    for (const f of generated) expect(fs.readFileSync(path.join(SCHEMAS, f), 'utf8'), `schemas/${f} is stale`).toBe(fs.readFileSync(path.join(tmp, 'out', f), 'utf8'));
+    for (const f of generated)
+      expect(fs.readFileSync(path.join(SCHEMAS, f), 'utf8'), `schemas/${f} is stale`).toBe(
+        fs.readFileSync(path.join(tmp, 'out', f), 'utf8'),
+      );
   });
 
   it('`orchctl schema KIND` prints the same schema as the file', async () => {
@@ -68,9 +72,19 @@ describe('schemas/*.json', () => {
   it('catch what orchctl apply rejects: unknown fields, bad enums, bad durations, unknown kinds', () => {
     const all = editorAjv().compile(JSON.parse(fs.readFileSync(path.join(SCHEMAS, 'all.json'), 'utf8')));
     const bad = path.join(ROOT, 'test/fixtures/manifests/bad');
-    for (const f of ['unknown-field.yaml', 'bad-enum.yaml', 'bad-duration.yaml', 'unknown-kind.yaml', 'wrong-type.yaml', 'missing-required.yaml']) {
+    for (const f of [
+      'unknown-field.yaml',
+      'bad-enum.yaml',
+      'bad-duration.yaml',
+      'unknown-kind.yaml',
+      'wrong-type.yaml',
+      'missing-required.yaml',
+    ]) {
       const objects = docs(path.join(bad, f));
-      expect(objects.some((o) => !all(o)), `${f} passes the editor schema`).toBe(true);
+      expect(
+        objects.some((o) => !all(o)),
+        `${f} passes the editor schema`,
+      ).toBe(true);
     }
   });
 

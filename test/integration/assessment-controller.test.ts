@@ -28,7 +28,18 @@ afterEach(async () => {
   h = undefined;
 });
 
-type Assessed = { assessment?: AssessmentStatus; breaker?: BreakerStatus; detector?: { counts: Record<string, number>; events: number; messages: number; frustrationEma: number; successEma?: number; run: number } };
+type Assessed = {
+  assessment?: AssessmentStatus;
+  breaker?: BreakerStatus;
+  detector?: {
+    counts: Record<string, number>;
+    events: number;
+    messages: number;
+    frustrationEma: number;
+    successEma?: number;
+    run: number;
+  };
+};
 
 function policyDoc(spec: Record<string, unknown>) {
   return { apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'default' }, spec };
@@ -40,7 +51,9 @@ function fakeAgentSession(name: string, script: string, workdir: string) {
 
 /** A long, mixed session: corrections, complaints, praise, failing and passing runs of several tools. */
 function longSession(turns: number): { builder: TranscriptBuilder; failingRuns: number } {
-  const b = new TranscriptBuilder(new Date().toISOString(), 1000).user('Get the whole test suite green and keep the build clean.');
+  const b = new TranscriptBuilder(new Date().toISOString(), 1000).user(
+    'Get the whole test suite green and keep the build clean.',
+  );
   const runs: [string, string][] = [
     ['npx vitest run', 'vitest-fail'],
     ['python3 -m pytest -q', 'pytest-fail'],
@@ -51,17 +64,35 @@ function longSession(turns: number): { builder: TranscriptBuilder; failingRuns: 
     ['npx eslint src', 'eslint-fail'],
     ['npx jest', 'jest-pass'],
   ];
-  const says = ["no, that's not what I asked", 'try again', 'Perfect, thanks!', 'keep going', 'why did you delete the fixture?', 'ok'];
+  const says = [
+    "no, that's not what I asked",
+    'try again',
+    'Perfect, thanks!',
+    'keep going',
+    'why did you delete the fixture?',
+    'ok',
+  ];
   let failingRuns = 0;
   for (let i = 0; i < turns; i++) {
     if (i > 0) b.user(says[i % says.length]);
     for (let j = 0; j < 4; j++) {
       const [cmd, out] = runs[(i * 4 + j) % runs.length];
-      if (out.includes('fail') && (out.startsWith('vitest') || out.startsWith('pytest') || out.startsWith('cargo-test') || out.startsWith('go-test'))) failingRuns++;
+      if (
+        out.includes('fail') &&
+        (out.startsWith('vitest') ||
+          out.startsWith('pytest') ||
+          out.startsWith('cargo-test') ||
+          out.startsWith('go-test'))
+      )
+        failingRuns++;
       b.bash(cmd, toolOutput(out));
     }
     if (i % 3 === 0) b.edit(`src/module${i}.ts`);
-    if (i % 10 === 9) b.bash(`git commit -qam "step ${i}"`, { output: `[main ${(0x1000000 + i).toString(16)}] step ${i}`, exitCode: 0 });
+    if (i % 10 === 9)
+      b.bash(`git commit -qam "step ${i}"`, {
+        output: `[main ${(0x1000000 + i).toString(16)}] step ${i}`,
+        exitCode: 0,
+      });
     b.endTurn(`Turn ${i} done.`);
   }
   return { builder: b, failingRuns };
@@ -78,7 +109,8 @@ describe('assessment in the real controller', () => {
     const policy = { selector: {}, autonomy: 'observe', breaker: { failureThreshold: 4, cooldown: '3m' } };
     await harness.apply([policyDoc(policy), fakeAgentSession('long', script, harness.repo)]);
     const file = eventLogPath(harness.home, 'default', 'long');
-    const position = async () => ((await harness.session('long'))?.status as Assessed | undefined)?.assessment?.position.seq ?? 0;
+    const position = async () =>
+      ((await harness.session('long'))?.status as Assessed | undefined)?.assessment?.position.seq ?? 0;
     const done = () => fs.existsSync(path.join(harness.home, 'sessions/default/long/1/fake-agent.done'));
 
     for (const at of [300, 1300]) {
@@ -89,16 +121,25 @@ describe('assessment in the real controller', () => {
     }
     harness.start();
     const transcriptEvents = builder.events({ hooks: false }).length;
-    const last = await harness.waitFor('the detector to catch up with the whole session', async () => {
-      const log = readEventLog(file);
-      if (!done() || log.events.filter((e) => e.source === 'transcript').length < transcriptEvents) return false;
-      return (await position()) === log.next.seq && log.next.seq;
-    }, 120_000);
+    const last = await harness.waitFor(
+      'the detector to catch up with the whole session',
+      async () => {
+        const log = readEventLog(file);
+        if (!done() || log.events.filter((e) => e.source === 'transcript').length < transcriptEvents) return false;
+        return (await position()) === log.next.seq && log.next.seq;
+      },
+      120_000,
+    );
     expect(last).toBeGreaterThan(total);
 
     const st = (await harness.session('long'))!.status as Assessed;
     const events = readEventLog(file).events.filter((e) => e.seq <= last);
-    const cfg = assessmentConfig({ apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'default', uid: 'replay', generation: 1 }, spec: policy } as SessionPolicy);
+    const cfg = assessmentConfig({
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'SessionPolicy',
+      metadata: { name: 'default', uid: 'replay', generation: 1 },
+      spec: policy,
+    } as SessionPolicy);
     const once = assessStep(newAssessmentState(), { events, from: { seq: 0, offset: 0 }, cfg, now: 0 });
 
     expect(st.detector!.counts.TestFailure).toBe(failingRuns);
@@ -121,7 +162,7 @@ describe('assessment in the real controller', () => {
     expect(cps.length).toBeGreaterThan(5);
   }, 300_000);
 
-  it('a trip in a live session: the intervention arrives as a user message in the agent\'s transcript', async () => {
+  it("a trip in a live session: the intervention arrives as a user message in the agent's transcript", async () => {
     h = await makeHarness();
     const harness = h;
     const b = new TranscriptBuilder(new Date().toISOString(), 500).user('Make pytest pass.');
@@ -132,19 +173,32 @@ describe('assessment in the real controller', () => {
     harness.start();
     const text = assessmentConfig(undefined).breaker.texts.ApproachPivot;
     const transcript = path.join(harness.home, 'sessions/default/stuck/1/transcript.jsonl');
-    const st = await harness.waitFor('the intervention to be delivered', async () => {
-      const s = (await harness.session('stuck'))?.status as Assessed | undefined;
-      return !!s?.breaker?.history?.[0]?.result && s;
-    }, 90_000);
+    const st = await harness.waitFor(
+      'the intervention to be delivered',
+      async () => {
+        const s = (await harness.session('stuck'))?.status as Assessed | undefined;
+        return !!s?.breaker?.history?.[0]?.result && s;
+      },
+      90_000,
+    );
     expect(st.breaker!.history[0]).toMatchObject({ type: 'ApproachPivot', delivered: true, result: 'Delivered' });
     expect(st.breaker!.interventions).toBe(1);
     // In the agent's own transcript, as a user message …
-    await harness.waitFor('the text in the transcript', async () => fs.readFileSync(transcript, 'utf8').includes(JSON.stringify(text)));
-    const users = fs.readFileSync(transcript, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.type === 'user' && typeof l.message.content === 'string');
+    await harness.waitFor('the text in the transcript', async () =>
+      fs.readFileSync(transcript, 'utf8').includes(JSON.stringify(text)),
+    );
+    const users = fs
+      .readFileSync(transcript, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.type === 'user' && typeof l.message.content === 'string');
     expect(users.map((u) => u.message.content)).toEqual(['Make pytest pass.', text]);
     // … and back in the event log, where the detector knows it for its own.
     const file = eventLogPath(harness.home, 'default', 'stuck');
-    await harness.waitFor('the text in the event log', async () => readEventLog(file).events.some((e) => e.type === 'user_message' && e.text === text));
+    await harness.waitFor('the text in the event log', async () =>
+      readEventLog(file).events.some((e) => e.type === 'user_message' && e.text === text),
+    );
     const s2 = await harness.waitFor('the detector past it', async () => {
       const s = (await harness.session('stuck'))?.status as Assessed | undefined;
       return s?.assessment?.position.seq === readEventLog(file).next.seq && s;

@@ -14,7 +14,11 @@ import { EventRecorder } from '../../controller/client/events.js';
 import { assessmentConfig } from '../../controller/reconcilers/assessment/config.js';
 import { readCheckpoints, checkpointsPath } from '../../controller/reconcilers/assessment/history.js';
 import { AssessmentReconciler, type SendFn } from '../../controller/reconcilers/assessment/reconciler.js';
-import type { AssessmentStatus, BreakerStatus, PendingIntervention } from '../../controller/reconcilers/assessment/status.js';
+import type {
+  AssessmentStatus,
+  BreakerStatus,
+  PendingIntervention,
+} from '../../controller/reconcilers/assessment/status.js';
 import { EventLog, eventLogPath, type AgentEvent } from '../../controller/store/eventlog.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { toolOutput, TranscriptBuilder } from '../fixtures/assessment/transcript.js';
@@ -31,7 +35,12 @@ const key = `default/${NAME}`;
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 function reconciler(): AssessmentReconciler {
-  const policy = { apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'default', namespace: 'default', uid: `pol-${JSON.stringify(policySpec)}`, generation: 1 }, spec: policySpec } as SessionPolicy;
+  const policy = {
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'SessionPolicy',
+    metadata: { name: 'default', namespace: 'default', uid: `pol-${JSON.stringify(policySpec)}`, generation: 1 },
+    spec: policySpec,
+  } as SessionPolicy;
   return new AssessmentReconciler({
     store,
     policies: { list: () => [policy] },
@@ -73,16 +82,31 @@ function failingSession(): AgentEvent[] {
   return t.events();
 }
 
-const status = async () => (await session()).status as Record<string, unknown> & { assessment: AssessmentStatus; breaker: BreakerStatus; detector: { counts: Record<string, number>; events: number } };
+const status = async () =>
+  (await session()).status as Record<string, unknown> & {
+    assessment: AssessmentStatus;
+    breaker: BreakerStatus;
+    detector: { counts: Record<string, number>; events: number };
+  };
 
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-assess-'));
   store = new SqliteStore(path.join(dir, 'state.db'));
   sent = [];
-  sendResult = { delivered: true, reason: 'Confirmed', message: 'submitted and confirmed: the transcript gained the user message', retries: 0 };
+  sendResult = {
+    delivered: true,
+    reason: 'Confirmed',
+    message: 'submitted and confirmed: the transcript gained the user message',
+    retries: 0,
+  };
   now = Date.now();
   policySpec = { selector: {} };
-  await store.create({ apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name: NAME, namespace: 'default' }, spec: { agentRef: 'claude-code', workdir: dir, prompt: 'Make pytest pass.' } } as Resource);
+  await store.create({
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'AgentSession',
+    metadata: { name: NAME, namespace: 'default' },
+    spec: { agentRef: 'claude-code', workdir: dir, prompt: 'Make pytest pass.' },
+  } as Resource);
   await setStatus({ phase: 'Running', run: 1, tmuxSession: 'default_fix-tests_1234', workspace: path.join(dir, 'ws') });
 });
 
@@ -100,7 +124,9 @@ describe('consuming the event log', () => {
   it('a replay from the committed position (the status write was lost in a crash) counts nothing twice and writes no checkpoint twice', async () => {
     const t = new TranscriptBuilder(new Date(Date.now() - 120_000).toISOString(), 1000).user('Fix the add() test.');
     for (const n of ['vitest-fail', 'vitest-fail', 'vitest-pass']) t.bash('npx vitest run', toolOutput(n));
-    t.bash('git commit -qam "fix add()"', { output: '[main 1a2b3c4] fix add()', exitCode: 0 }).endTurn('Fixed and committed.');
+    t.bash('git commit -qam "fix add()"', { output: '[main 1a2b3c4] fix add()', exitCode: 0 }).endTurn(
+      'Fixed and committed.',
+    );
     const evs = append(t.events());
     const before = structuredClone((await session()).status);
     await reconciler().reconcile(key);
@@ -144,14 +170,31 @@ describe('interventions', () => {
     const r = await reconciler().reconcile(key);
     expect(sent).toEqual([{ key, text: assessmentConfig(undefined).breaker.texts.ApproachPivot }]);
     const s = await status();
-    expect(s.breaker).toMatchObject({ state: 'Open', reason: 'ApproachPivot', interventions: 1, consecutiveFailures: 5 });
+    expect(s.breaker).toMatchObject({
+      state: 'Open',
+      reason: 'ApproachPivot',
+      interventions: 1,
+      consecutiveFailures: 5,
+    });
     expect(s.breaker.history).toHaveLength(1);
-    expect(s.breaker.history[0]).toMatchObject({ type: 'ApproachPivot', delivered: true, result: 'Delivered', why: '5 consecutive failures (threshold 5), the last a TestFailure' });
+    expect(s.breaker.history[0]).toMatchObject({
+      type: 'ApproachPivot',
+      delivered: true,
+      result: 'Delivered',
+      why: '5 consecutive failures (threshold 5), the last a TestFailure',
+    });
     expect(s.assessment.pendingIntervention).toBeUndefined();
-    const cond = (s.conditions as { type: string; status: string; reason: string }[]).find((c) => c.type === 'BreakerOpen');
+    const cond = (s.conditions as { type: string; status: string; reason: string }[]).find(
+      (c) => c.type === 'BreakerOpen',
+    );
     expect(cond).toMatchObject({ status: 'True', reason: 'ApproachPivot' });
     const events = (await store.list('Event', { namespace: 'default' })).items.map((e) => [e.type, e.reason]);
-    expect(events).toEqual(expect.arrayContaining([['Warning', 'BreakerOpen'], ['Normal', 'InterventionDelivered']]));
+    expect(events).toEqual(
+      expect.arrayContaining([
+        ['Warning', 'BreakerOpen'],
+        ['Normal', 'InterventionDelivered'],
+      ]),
+    );
     // Comes back when the cooldown (10m from the tripping event) is over, to go half-open.
     expect(r).toEqual({ requeueAfterMs: Date.parse(s.breaker.openedTime!) + 600_000 - now + 50 });
     // Nothing new: nothing sent again.
@@ -171,8 +214,24 @@ describe('interventions', () => {
     const rec = s.breaker.history[0];
     policySpec = { selector: {} };
     sendResult = { delivered: true, reason: 'Confirmed', message: 'confirmed', retries: 1 };
-    const pending: PendingIntervention = { id: rec.id, type: rec.type, why: rec.why, text: assessmentConfig(undefined).breaker.texts[rec.type], seq: rec.seq, decidedTime: rec.decidedTime, from: { seq: 0, offset: 0 } };
-    await store.updateStatus({ ...(await session()), status: { ...s0, ...structuredClone(s), breaker: { ...s.breaker, history: [], interventions: 0 }, assessment: { ...s.assessment, pendingIntervention: pending } } });
+    const pending: PendingIntervention = {
+      id: rec.id,
+      type: rec.type,
+      why: rec.why,
+      text: assessmentConfig(undefined).breaker.texts[rec.type],
+      seq: rec.seq,
+      decidedTime: rec.decidedTime,
+      from: { seq: 0, offset: 0 },
+    };
+    await store.updateStatus({
+      ...(await session()),
+      status: {
+        ...s0,
+        ...structuredClone(s),
+        breaker: { ...s.breaker, history: [], interventions: 0 },
+        assessment: { ...s.assessment, pendingIntervention: pending },
+      },
+    });
     return pending;
   };
 
@@ -190,9 +249,24 @@ describe('interventions', () => {
 
   it('an attempt that reached the agent before the crash is not sent again', async () => {
     const p = await pendingOf();
-    await setStatus({ assessment: { ...(await status()).assessment, pendingIntervention: { ...p, attemptTime: new Date(now - 5000).toISOString() } } });
+    await setStatus({
+      assessment: {
+        ...(await status()).assessment,
+        pendingIntervention: { ...p, attemptTime: new Date(now - 5000).toISOString() },
+      },
+    });
     // The agent's transcript got the text; the ingester put it into the log.
-    append([{ seq: 0, ts: new Date().toISOString(), run: 1, source: 'transcript', type: 'user_message', text: p.text, index: 1 }]);
+    append([
+      {
+        seq: 0,
+        ts: new Date().toISOString(),
+        run: 1,
+        source: 'transcript',
+        type: 'user_message',
+        text: p.text,
+        index: 1,
+      },
+    ]);
     await reconciler().reconcile(key);
     expect(sent).toEqual([]);
     const s = await status();
@@ -203,7 +277,12 @@ describe('interventions', () => {
 
   it('an attempt not (yet) seen in the log waits out the grace period, then is sent once', async () => {
     const p = await pendingOf();
-    await setStatus({ assessment: { ...(await status()).assessment, pendingIntervention: { ...p, attemptTime: new Date(now - 10_000).toISOString() } } });
+    await setStatus({
+      assessment: {
+        ...(await status()).assessment,
+        pendingIntervention: { ...p, attemptTime: new Date(now - 10_000).toISOString() },
+      },
+    });
     const r = await reconciler().reconcile(key);
     expect(sent).toEqual([]);
     expect(r).toEqual({ requeueAfterMs: 20_000 });
@@ -220,7 +299,9 @@ describe('interventions', () => {
     await reconciler().reconcile(key);
     expect(sent).toHaveLength(1);
     const s = await status();
-    expect(s.breaker.history.map((h) => [h.delivered, h.result, h.message])).toEqual([[false, 'SendFailed', 'agentsession "fix-tests" is waiting for an answer']]);
+    expect(s.breaker.history.map((h) => [h.delivered, h.result, h.message])).toEqual([
+      [false, 'SendFailed', 'agentsession "fix-tests" is waiting for an answer'],
+    ]);
     const events = (await store.list('Event', { namespace: 'default' })).items.map((e) => e.reason);
     expect(events).toContain('InterventionNotDelivered');
   });

@@ -24,32 +24,76 @@ const inDefault = (o: object) => {
   const r = o as Resource;
   return { ...r, metadata: { ...r.metadata, namespace: 'default' } };
 };
-const policy = (spec: object) => ({ apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'p' }, spec });
-const session = (spec: Record<string, unknown>, agent: Record<string, unknown> = {}) => shellSession('s', 'exec sleep 600', '/tmp', spec, agent);
+const policy = (spec: object) => ({
+  apiVersion: 'orchctl.io/v1alpha1',
+  kind: 'SessionPolicy',
+  metadata: { name: 'p' },
+  spec,
+});
+const session = (spec: Record<string, unknown>, agent: Record<string, unknown> = {}) =>
+  shellSession('s', 'exec sleep 600', '/tmp', spec, agent);
 
 describe('apply refuses out-of-bounds values with the field named and writes nothing', () => {
-  const env = (n: number, size = 4) => Array.from({ length: n }, (_, i) => ({ name: `V${i}`, value: 'x'.repeat(size) }));
+  const env = (n: number, size = 4) =>
+    Array.from({ length: n }, (_, i) => ({ name: `V${i}`, value: 'x'.repeat(size) }));
   it.each<[string, object, string]>([
-    ['a time box beyond a date', session({ maxDuration: '99999999999999999999h' }), 'spec.maxDuration: must be at most 720h (30 days)'],
+    [
+      'a time box beyond a date',
+      session({ maxDuration: '99999999999999999999h' }),
+      'spec.maxDuration: must be at most 720h (30 days)',
+    ],
     ['a time box over 30 days', session({ maxDuration: '721h' }), 'spec.maxDuration: must be at most 720h'],
     ['a negative time box', session({ maxDuration: '-5m' }), 'spec.maxDuration: must not be negative'],
     ['too many restarts', session({ maxRestarts: 1001 }), 'spec.maxRestarts: must be less than or equal to 1000'],
-    ['a backoff delay over a day', session({ restartBackoff: { initialDelay: '1s', maxDelay: '25h' } }), 'spec.restartBackoff.maxDelay: must be at most 24h'],
-    ['initialDelay above maxDelay', session({ restartBackoff: { initialDelay: '2h', maxDelay: '1h' } }), 'spec.restartBackoff.initialDelay: must not exceed spec.restartBackoff.maxDelay'],
-    ['a grace period over an hour', session({}, { stop: { gracePeriod: '2h' } }), 'spec.agent.stop.gracePeriod: must be at most 1h'],
-    ['a prompt over 1 MiB', session({ prompt: 'p'.repeat(1024 * 1024 + 1) }), 'spec.prompt: must be no more than 1048576 characters'],
+    [
+      'a backoff delay over a day',
+      session({ restartBackoff: { initialDelay: '1s', maxDelay: '25h' } }),
+      'spec.restartBackoff.maxDelay: must be at most 24h',
+    ],
+    [
+      'initialDelay above maxDelay',
+      session({ restartBackoff: { initialDelay: '2h', maxDelay: '1h' } }),
+      'spec.restartBackoff.initialDelay: must not exceed spec.restartBackoff.maxDelay',
+    ],
+    [
+      'a grace period over an hour',
+      session({}, { stop: { gracePeriod: '2h' } }),
+      'spec.agent.stop.gracePeriod: must be at most 1h',
+    ],
+    [
+      'a prompt over 1 MiB',
+      session({ prompt: 'p'.repeat(1024 * 1024 + 1) }),
+      'spec.prompt: must be no more than 1048576 characters',
+    ],
     ['257 env entries', session({ env: env(257) }), 'spec.env: must have at most 256 items'],
-    ['an env value over 32 KiB', session({ env: env(1, 32 * 1024 + 1) }), 'spec.env[0].value: must be no more than 32768 characters'],
+    [
+      'an env value over 32 KiB',
+      session({ env: env(1, 32 * 1024 + 1) }),
+      'spec.env[0].value: must be no more than 32768 characters',
+    ],
     [
       'a 16,000-byte prompt by argument',
       session({ prompt: 'a'.repeat(16_000) }, { promptDelivery: 'argument' }),
       'spec.prompt: is 16000 bytes: too long for promptDelivery argument',
     ],
     ['a policy cooldown over a day', policy({ cooldown: '25h' }), 'spec.cooldown: must be at most 24h'],
-    ['5000 concurrent sessions', policy({ maxConcurrentSessions: 5000 }), 'spec.maxConcurrentSessions: must be less than or equal to 1000'],
-    ['a judge timeout over an hour', policy({ judge: { backend: 'heuristic', timeout: '2h' } }), 'spec.judge.timeout: must be at most 1h'],
+    [
+      '5000 concurrent sessions',
+      policy({ maxConcurrentSessions: 5000 }),
+      'spec.maxConcurrentSessions: must be less than or equal to 1000',
+    ],
+    [
+      'a judge timeout over an hour',
+      policy({ judge: { backend: 'heuristic', timeout: '2h' } }),
+      'spec.judge.timeout: must be at most 1h',
+    ],
   ])('%s', async (_what, bad, message) => {
-    const good = { apiVersion: 'orchctl.io/v1alpha1', kind: 'Project', metadata: { name: 'fine' }, spec: { path: h.repo } };
+    const good = {
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'Project',
+      metadata: { name: 'fine' },
+      spec: { path: h.repo },
+    };
     const file = path.join(h.dir, 'bad.json');
     fs.writeFileSync(file, `${JSON.stringify(good)}\n---\n${JSON.stringify(bad)}\n`);
     const r = await h.orchctl(['apply', '-f', file]);
@@ -67,7 +111,10 @@ describe('YAML that only a parser would love', () => {
     ['a file of comments', '# nothing here\n', /empty\.yaml:1:1 no objects in this file/],
     [
       'an alias bomb',
-      ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...'bcdefg'.split('').map((c, i) => `${c}: &${c} [${Array(10).fill(`*${'abcdefg'[i]}`).join(', ')}]`)].join('\n'),
+      [
+        'a: &a [x, x, x, x, x, x, x, x, x, x]',
+        ...'bcdefg'.split('').map((c, i) => `${c}: &${c} [${Array(10).fill(`*${'abcdefg'[i]}`).join(', ')}]`),
+      ].join('\n'),
       /empty\.yaml:1:1 \(document 1\) invalid YAML: aliases expand too far/,
     ],
     [
@@ -95,7 +142,10 @@ describe('the controller, given what validation would have refused', () => {
       const x = await h.session('s');
       return condition(x, 'Reconciled')?.status === 'False' && x;
     });
-    expect(condition(s, 'Reconciled')).toMatchObject({ reason: 'ReconcileError', message: expect.stringContaining('Invalid time value') });
+    expect(condition(s, 'Reconciled')).toMatchObject({
+      reason: 'ReconcileError',
+      message: expect.stringContaining('Invalid time value'),
+    });
     // Retries go on with backoff; the Event is not repeated for the same error.
     await new Promise((r) => setTimeout(r, 3000));
     const events = (await h.events('s')).filter((e) => e.reason === 'ReconcileError');
@@ -106,11 +156,22 @@ describe('the controller, given what validation would have refused', () => {
   }, 60_000);
 
   it('a run recorded as Starting whose tmux session never came (a crash in between) ends instead of waiting forever', async () => {
-    const created = await h.store.create(inDefault(shellSession('lost', 'exec sleep 600', h.repo, { restartPolicy: 'Never' })));
-    const withFinalizer = await h.store.update({ ...created, metadata: { ...created.metadata, finalizers: ['orchctl.io/session'] } });
+    const created = await h.store.create(
+      inDefault(shellSession('lost', 'exec sleep 600', h.repo, { restartPolicy: 'Never' })),
+    );
+    const withFinalizer = await h.store.update({
+      ...created,
+      metadata: { ...created.metadata, finalizers: ['orchctl.io/session'] },
+    });
     await h.store.updateStatus({
       ...withFinalizer,
-      status: { phase: 'Starting', run: 1, restarts: 0, startTime: new Date(Date.now() - 60_000).toISOString(), conditions: [] },
+      status: {
+        phase: 'Starting',
+        run: 1,
+        restarts: 0,
+        startTime: new Date(Date.now() - 60_000).toISOString(),
+        conditions: [],
+      },
     });
     h.start();
     const s = await h.waitFor('the lost launch ended', async () => {
@@ -121,8 +182,11 @@ describe('the controller, given what validation would have refused', () => {
   }, 60_000);
 
   it('a pasted prompt with \\x03 and an escape sequence does not interrupt the agent', async () => {
-    const script = 'printf "ready> "; IFS= read -r line; printf "%s" "$line" > "$ORCHCTL_WORKSPACE/got"; exec sleep 600';
-    await h.apply([shellSession('ctl', script, h.repo, { prompt: 'before\x03mid\x1b[31mdle\x7fafter' }, { promptDelivery: 'paste' })]);
+    const script =
+      'printf "ready> "; IFS= read -r line; printf "%s" "$line" > "$ORCHCTL_WORKSPACE/got"; exec sleep 600';
+    await h.apply([
+      shellSession('ctl', script, h.repo, { prompt: 'before\x03mid\x1b[31mdle\x7fafter' }, { promptDelivery: 'paste' }),
+    ]);
     h.start();
     const s = await h.waitFor('the agent read the prompt', async () => {
       const x = await h.session('ctl');
@@ -133,7 +197,9 @@ describe('the controller, given what validation would have refused', () => {
     await new Promise((r) => setTimeout(r, 1000));
     expect(phaseOf(await h.session('ctl'))).toBe('Running'); // not exit 130
     const warned = (await h.events('ctl')).find((e) => e.reason === 'PromptSanitized');
-    expect(warned?.message).toContain('removed 7 control characters from the prompt before pasting (first at offset 6)');
+    expect(warned?.message).toContain(
+      'removed 7 control characters from the prompt before pasting (first at offset 6)',
+    );
   }, 60_000);
 });
 

@@ -32,8 +32,14 @@ it('--once runs one full pass and exits: the session is launched and recorded as
   expect(await h.tmuxSessions()).toHaveLength(1);
   // --once also needs the lease: it refuses while another controller holds it.
   const leader = h.start();
-  await h.waitFor('the new controller holds the lease', async () => (await h.store.getLease('orchctl-controller'))?.holderIdentity.includes(`_${leader.pid}_`));
-  const blocked = await execa('node', ['bin/orchctl', 'controller', '--once'], { env: h.env, reject: false, cwd: path.resolve(import.meta.dirname, '../..') });
+  await h.waitFor('the new controller holds the lease', async () =>
+    (await h.store.getLease('orchctl-controller'))?.holderIdentity.includes(`_${leader.pid}_`),
+  );
+  const blocked = await execa('node', ['bin/orchctl', 'controller', '--once'], {
+    env: h.env,
+    reject: false,
+    cwd: path.resolve(import.meta.dirname, '../..'),
+  });
   expect(blocked.exitCode).toBe(1);
   expect(String(blocked.stderr)).toContain('another controller');
 });
@@ -42,7 +48,22 @@ it('--manifests applies a directory and re-applies it when a file changes; a bad
   const dir = path.join(h.dir, 'manifests');
   fs.mkdirSync(dir);
   const file = path.join(dir, 'session.yaml');
-  const write = (prompt: string) => fs.writeFileSync(file, YAML.stringify(shellSession('gitops', 'printf "%s" "$1" > "$ORCHCTL_WORKSPACE/seen"', h.repo, { prompt }, { promptDelivery: 'argument', command: ['sh', '-c', 'printf "%s" "$1" > "$ORCHCTL_WORKSPACE/seen"', 'agent'] })));
+  const write = (prompt: string) =>
+    fs.writeFileSync(
+      file,
+      YAML.stringify(
+        shellSession(
+          'gitops',
+          'printf "%s" "$1" > "$ORCHCTL_WORKSPACE/seen"',
+          h.repo,
+          { prompt },
+          {
+            promptDelivery: 'argument',
+            command: ['sh', '-c', 'printf "%s" "$1" > "$ORCHCTL_WORKSPACE/seen"', 'agent'],
+          },
+        ),
+      ),
+    );
   write('first version');
   h.start(['--manifests', dir]);
   const s1 = await h.waitFor('run 1 Succeeded', async () => {
@@ -58,7 +79,13 @@ it('--manifests applies a directory and re-applies it when a file changes; a bad
   expect(fs.readFileSync(path.join(s2.status!.workspace!, 'seen'), 'utf8')).toBe('second version\n');
   // An invalid edit is reported and nothing changes.
   const generation = s2.metadata.generation;
-  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('restartPolicy', 'restartPolicyX').replace(/workdir:/, 'workdir:') + 'bogus: [\n');
+  fs.writeFileSync(
+    file,
+    fs
+      .readFileSync(file, 'utf8')
+      .replace('restartPolicy', 'restartPolicyX')
+      .replace(/workdir:/, 'workdir:') + 'bogus: [\n',
+  );
   await h.waitFor('error logged', async () => h.controllerLog.some((l) => l.includes('manifests not applied')));
   expect((await h.session('gitops'))!.metadata.generation).toBe(generation);
 });
@@ -71,7 +98,14 @@ it('a worktree session works on its own branch; deleting the session removes the
       kind: 'AgentSession',
       metadata: { name: 'isolated' },
       spec: {
-        agent: { command: ['sh', '-c', 'echo change > wt.txt && git add wt.txt && git -c user.email=a@b -c user.name=a commit -qm "in worktree" && sleep 30'], promptDelivery: 'none' },
+        agent: {
+          command: [
+            'sh',
+            '-c',
+            'echo change > wt.txt && git add wt.txt && git -c user.email=a@b -c user.name=a commit -qm "in worktree" && sleep 30',
+          ],
+          promptDelivery: 'none',
+        },
         projectRef: 'repo',
         worktree: { enabled: true },
       },
@@ -123,7 +157,11 @@ it('the Node object describes the host, and untagged tmux sessions on the socket
 it('a second controller stands by while the first holds the lease, and takes over when it stops', async () => {
   h.start();
   await h.waitFor('first leads', async () => h.controllerLog.some((l) => l.includes('acquired the lease')));
-  const second = execa('node', ['bin/orchctl', 'controller', '--log-format', 'json'], { env: h.env, reject: false, cwd: path.resolve(import.meta.dirname, '../..') });
+  const second = execa('node', ['bin/orchctl', 'controller', '--log-format', 'json'], {
+    env: h.env,
+    reject: false,
+    cwd: path.resolve(import.meta.dirname, '../..'),
+  });
   let secondLog = '';
   second.stderr?.on('data', (d: Buffer) => (secondLog += d.toString()));
   try {

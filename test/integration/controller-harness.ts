@@ -64,7 +64,13 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
   await git(repo, ['commit', '-qm', 'initial']);
   const socket = `orchctl-it-${process.pid}-${++counter}`;
   // Metrics off unless a test asks (--metrics-addr): parallel controllers must not race for :9464.
-  const env: NodeJS.ProcessEnv = { ...process.env, ORCHCTL_HOME: home, ORCHCTL_TMUX_SOCKET: socket, ORCHCTL_METRICS_ADDR: '0', NO_COLOR: '1' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ORCHCTL_HOME: home,
+    ORCHCTL_TMUX_SOCKET: socket,
+    ORCHCTL_METRICS_ADDR: '0',
+    NO_COLOR: '1',
+  };
   delete env.ORCHCTL_NAMESPACE;
   fs.mkdirSync(home, { recursive: true });
   const store = new SqliteStore(path.join(home, 'state.db'), { pollIntervalMs: 20 });
@@ -78,13 +84,17 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
     store,
     controllerLog: [],
     start(args = []) {
-      const p = execa(BIN, ['controller', '--log-format', 'json', '--observe-interval', '1s', '--resync', '3s', ...args], {
-        cwd: ROOT,
-        env,
-        extendEnv: false,
-        reject: false,
-        stdin: 'ignore',
-      });
+      const p = execa(
+        BIN,
+        ['controller', '--log-format', 'json', '--observe-interval', '1s', '--resync', '3s', ...args],
+        {
+          cwd: ROOT,
+          env,
+          extendEnv: false,
+          reject: false,
+          stdin: 'ignore',
+        },
+      );
       p.stderr?.on('data', (d: Buffer) => h.controllerLog.push(...d.toString().split('\n').filter(Boolean)));
       h.controller = p;
       return p;
@@ -119,7 +129,18 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
           last = e;
         }
         if (Date.now() > deadline) {
-          const panes = await execa('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{session_name} pid=#{pane_pid} dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal} cmd=#{pane_current_command}'], { reject: false });
+          const panes = await execa(
+            'tmux',
+            [
+              '-L',
+              socket,
+              'list-panes',
+              '-a',
+              '-F',
+              '#{session_name} pid=#{pane_pid} dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal} cmd=#{pane_current_command}',
+            ],
+            { reject: false },
+          );
           throw new Error(
             `timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}\n` +
               `controller log tail:\n${h.controllerLog.slice(-15).join('\n')}\ntmux panes:\n${panes.stdout}${panes.stderr}`,
@@ -129,7 +150,11 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
       }
     },
     async tmuxSessions() {
-      const r = await execa('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{session_name}\t#{@orchctl-uid}\t#{pane_dead}'], { reject: false });
+      const r = await execa(
+        'tmux',
+        ['-L', socket, 'list-panes', '-a', '-F', '#{session_name}\t#{@orchctl-uid}\t#{pane_dead}'],
+        { reject: false },
+      );
       if (r.exitCode !== 0) return [];
       return String(r.stdout)
         .split('\n')
@@ -141,7 +166,9 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
     },
     async events(name) {
       const { items } = await store.list('Event', { namespace: 'default' });
-      return items.filter((e) => (e.involvedObject as { name: string }).name === name).sort((a, b) => String(a.firstTimestamp).localeCompare(String(b.firstTimestamp)));
+      return items
+        .filter((e) => (e.involvedObject as { name: string }).name === name)
+        .sort((a, b) => String(a.firstTimestamp).localeCompare(String(b.firstTimestamp)));
     },
     async cleanup() {
       await h.stopController('SIGKILL').catch(() => undefined);
@@ -158,7 +185,13 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
 }
 
 /** An AgentSession running an inline shell agent in `workdir`. */
-export function shellSession(name: string, script: string, workdir: string, spec: Record<string, unknown> = {}, agent: Record<string, unknown> = {}): object {
+export function shellSession(
+  name: string,
+  script: string,
+  workdir: string,
+  spec: Record<string, unknown> = {},
+  agent: Record<string, unknown> = {},
+): object {
   return {
     apiVersion: 'orchctl.io/v1alpha1',
     kind: 'AgentSession',
@@ -168,4 +201,5 @@ export function shellSession(name: string, script: string, workdir: string, spec
 }
 
 export const phaseOf = (s: AgentSession | undefined) => s?.status?.phase;
-export const condition = (s: AgentSession | undefined, type: string) => s?.status?.conditions?.find((c) => c.type === type);
+export const condition = (s: AgentSession | undefined, type: string) =>
+  s?.status?.conditions?.find((c) => c.type === type);

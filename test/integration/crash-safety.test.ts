@@ -24,19 +24,29 @@ async function allSessions() {
 }
 
 it('kill -9 of the controller while 20 sessions run: a new controller adopts every one, no duplicates', async () => {
-  await h.apply(names.map((n) => shellSession(n, 'echo "$ORCHCTL_SESSION up"; sleep 300', h.repo, { restartPolicy: 'OnFailure' })));
+  await h.apply(
+    names.map((n) => shellSession(n, 'echo "$ORCHCTL_SESSION up"; sleep 300', h.repo, { restartPolicy: 'OnFailure' })),
+  );
   h.start(['--workers', '4']);
-  const before = await h.waitFor('20 Running', async () => {
-    const all = await allSessions();
-    return all.every((s) => phaseOf(s) === 'Running') && all;
-  }, 60_000);
+  const before = await h.waitFor(
+    '20 Running',
+    async () => {
+      const all = await allSessions();
+      return all.every((s) => phaseOf(s) === 'Running') && all;
+    },
+    60_000,
+  );
   const tmuxBefore = await h.tmuxSessions();
   expect(tmuxBefore).toHaveLength(N);
   await h.stopController('SIGKILL');
 
   h.start(['--workers', '4']);
   // The new controller must take the lease of the dead one at once and settle.
-  await h.waitFor('new controller leading', async () => h.controllerLog.some((l) => l.includes('acquired the lease')), 15_000);
+  await h.waitFor(
+    'new controller leading',
+    async () => h.controllerLog.some((l) => l.includes('acquired the lease')),
+    15_000,
+  );
   await new Promise((r) => setTimeout(r, 3000)); // several observe/resync rounds
   const after = await allSessions();
   const tmuxAfter = await h.tmuxSessions();
@@ -62,7 +72,13 @@ it('a session launched by a controller killed before it recorded the launch is a
   const s = (await h.session('orphaned-launch'))!;
   const { Tmux } = await import('../../controller/observers/tmux.js');
   const tmux = new Tmux(h.socket);
-  await tmux.launch({ session: `default_orphaned-launch_${s.metadata.uid!.slice(0, 8)}`, cwd: h.repo, argv: ['sh', '-c', 'sleep 300'], env: {}, tags: { uid: s.metadata.uid!, key: 'default/orphaned-launch#1' } });
+  await tmux.launch({
+    session: `default_orphaned-launch_${s.metadata.uid!.slice(0, 8)}`,
+    cwd: h.repo,
+    argv: ['sh', '-c', 'sleep 300'],
+    env: {},
+    tags: { uid: s.metadata.uid!, key: 'default/orphaned-launch#1' },
+  });
   h.start();
   const adopted = await h.waitFor('Running', async () => {
     const x = await h.session('orphaned-launch');
@@ -76,21 +92,47 @@ it('a session launched by a controller killed before it recorded the launch is a
 it('killing the tmux server: every session ends (Killed, TmuxSessionLost), its processes die, and it restarts per policy', async () => {
   // Each agent records its pid so the test can check nothing outlives its tmux session.
   const agent = 'echo $$ > "$ORCHCTL_WORKSPACE/agent.pid"; exec sleep 300';
-  await h.apply(names.map((n, i) => shellSession(n, agent, h.repo, i % 2 === 0 ? { restartPolicy: 'OnFailure', restartBackoff: { initialDelay: '500ms' } } : { restartPolicy: 'Never' })));
+  await h.apply(
+    names.map((n, i) =>
+      shellSession(
+        n,
+        agent,
+        h.repo,
+        i % 2 === 0
+          ? { restartPolicy: 'OnFailure', restartBackoff: { initialDelay: '500ms' } }
+          : { restartPolicy: 'Never' },
+      ),
+    ),
+  );
   h.start(['--workers', '4']);
-  const running = await h.waitFor('20 Running with pids', async () => {
-    const all = await allSessions();
-    return all.every((s) => phaseOf(s) === 'Running' && fs.existsSync(path.join(s!.status!.workspace!, 'agent.pid'))) && all;
-  }, 60_000);
+  const running = await h.waitFor(
+    '20 Running with pids',
+    async () => {
+      const all = await allSessions();
+      return (
+        all.every((s) => phaseOf(s) === 'Running' && fs.existsSync(path.join(s!.status!.workspace!, 'agent.pid'))) &&
+        all
+      );
+    },
+    60_000,
+  );
   const pids = running.map((s) => Number(fs.readFileSync(path.join(s!.status!.workspace!, 'agent.pid'), 'utf8')));
   const { execa } = await import('execa');
   await execa('tmux', ['-L', h.socket, 'kill-server']);
-  await h.waitFor('every agent process gone with its tmux session', async () => pids.every((pid) => !alive(pid)), 10_000);
+  await h.waitFor(
+    'every agent process gone with its tmux session',
+    async () => pids.every((pid) => !alive(pid)),
+    10_000,
+  );
   // Every first run ended: Never sessions stay Killed, OnFailure ones may already be on run 2.
-  const ended = await h.waitFor('every first run ended', async () => {
-    const all = await allSessions();
-    return all.every((s) => phaseOf(s) === 'Killed' || (s?.status?.run ?? 0) >= 2) && all;
-  }, 20_000);
+  const ended = await h.waitFor(
+    'every first run ended',
+    async () => {
+      const all = await allSessions();
+      return all.every((s) => phaseOf(s) === 'Killed' || (s?.status?.run ?? 0) >= 2) && all;
+    },
+    20_000,
+  );
   for (const [i, s] of ended.entries()) {
     if (i % 2 === 1) {
       expect(phaseOf(s), s!.metadata.name).toBe('Killed');
@@ -98,10 +140,18 @@ it('killing the tmux server: every session ends (Killed, TmuxSessionLost), its p
     }
   }
   // OnFailure sessions come back as run 2; Never sessions stay Killed.
-  await h.waitFor('restartable sessions Running again', async () => {
-    const all = await allSessions();
-    return all.every((s, i) => (i % 2 === 0 ? phaseOf(s) === 'Running' && s!.status!.run === 2 && s!.status!.restarts === 1 : phaseOf(s) === 'Killed'));
-  }, 30_000);
+  await h.waitFor(
+    'restartable sessions Running again',
+    async () => {
+      const all = await allSessions();
+      return all.every((s, i) =>
+        i % 2 === 0
+          ? phaseOf(s) === 'Running' && s!.status!.run === 2 && s!.status!.restarts === 1
+          : phaseOf(s) === 'Killed',
+      );
+    },
+    30_000,
+  );
   expect(await h.tmuxSessions()).toHaveLength(N / 2);
   const lost = (await h.events(names[1])).find((e) => e.reason === 'TmuxSessionLost');
   expect(lost?.type).toBe('Warning');

@@ -33,11 +33,15 @@ describe('event log across controller crashes', () => {
     }
     expect(hooks().length).toBeLessThan(N); // the crashes really were mid-stream
     harness.start();
-    const s = await harness.waitFor('the consumer to have counted all events', async () => {
-      const s = await harness.session('stream');
-      const counts = (s?.status?.agent as { counts?: Record<string, number> } | undefined)?.counts;
-      return counts?.hook === N && s;
-    }, 90_000);
+    const s = await harness.waitFor(
+      'the consumer to have counted all events',
+      async () => {
+        const s = await harness.session('stream');
+        const counts = (s?.status?.agent as { counts?: Record<string, number> } | undefined)?.counts;
+        return counts?.hook === N && s;
+      },
+      90_000,
+    );
 
     const all = readEventLog(file).events;
     expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));

@@ -22,20 +22,32 @@ it('prompts, paths and env values with $(), backticks, ;, quotes, newlines and :
   const weirdDir = path.join(h.dir, `dir ${evil.replace(/\//g, '_')}`);
   fs.mkdirSync(weirdDir, { recursive: true });
   // The agent writes back exactly what it was given, byte for byte.
-  const copyArgs = 'printf "%s" "$1" > arg.txt; printf "%s" "$EVIL" > env.txt; pwd > pwd.txt; cat "$ORCHCTL_PROMPT_FILE" > file.txt';
+  const copyArgs =
+    'printf "%s" "$1" > arg.txt; printf "%s" "$EVIL" > env.txt; pwd > pwd.txt; cat "$ORCHCTL_PROMPT_FILE" > file.txt';
   await h.apply([
-    shellSession('by-argument', copyArgs, weirdDir, { prompt, env: [{ name: 'EVIL', value: evil }] }, { promptDelivery: 'argument', command: ['sh', '-c', copyArgs, 'agent'] }),
+    shellSession(
+      'by-argument',
+      copyArgs,
+      weirdDir,
+      { prompt, env: [{ name: 'EVIL', value: evil }] },
+      { promptDelivery: 'argument', command: ['sh', '-c', copyArgs, 'agent'] },
+    ),
     shellSession('by-stdin', 'cat > stdin.txt', path.join(h.repo), { prompt }, { promptDelivery: 'stdin' }),
   ]);
   h.start();
-  await h.waitFor('both Succeeded', async () => phaseOf(await h.session('by-argument')) === 'Succeeded' && phaseOf(await h.session('by-stdin')) === 'Succeeded');
+  await h.waitFor(
+    'both Succeeded',
+    async () =>
+      phaseOf(await h.session('by-argument')) === 'Succeeded' && phaseOf(await h.session('by-stdin')) === 'Succeeded',
+  );
   const read = (dir: string, f: string) => fs.readFileSync(path.join(dir, f), 'utf8');
   expect(read(weirdDir, 'arg.txt')).toBe(`${prompt}\n`);
   expect(read(weirdDir, 'env.txt')).toBe(evil);
   expect(read(weirdDir, 'pwd.txt').trim()).toBe(weirdDir);
   expect(read(weirdDir, 'file.txt')).toBe(`${prompt}\n`);
   expect(read(h.repo, 'stdin.txt')).toBe(`${prompt}\n`);
-  for (const suffix of ['dollar', 'tick', 'semi']) expect(fs.existsSync(`${marker}-${suffix}`), `marker ${suffix}`).toBe(false);
+  for (const suffix of ['dollar', 'tick', 'semi'])
+    expect(fs.existsSync(`${marker}-${suffix}`), `marker ${suffix}`).toBe(false);
   // The workdir path reached status untouched too.
   expect((await h.session('by-argument'))!.status!.workdir).toBe(weirdDir);
 });

@@ -34,9 +34,15 @@ afterEach(async () => {
   fake = undefined;
 });
 
-const policy = (judge: object) => ({ apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'default' }, spec: { judge } });
+const policy = (judge: object) => ({
+  apiVersion: 'orchctl.io/v1alpha1',
+  kind: 'SessionPolicy',
+  metadata: { name: 'default' },
+  spec: { judge },
+});
 const evaluations = async () => (await h.store.list('Evaluation', { namespace: 'default' })).items as Evaluation[];
-const evaluation = async (name: string) => (await h.store.get({ kind: 'Evaluation', namespace: 'default', name })) as Evaluation | undefined;
+const evaluation = async (name: string) =>
+  (await h.store.get({ kind: 'Evaluation', namespace: 'default', name })) as Evaluation | undefined;
 const judged = (name: string) => async () => {
   const e = await evaluation(name);
   return typeof e?.status?.score === 'number' && e;
@@ -61,7 +67,11 @@ describe('judge in the controller', () => {
         apiVersion: 'orchctl.io/v1alpha1',
         kind: 'Agent',
         metadata: { name: 'sim' },
-        spec: { command: [process.execPath, SIM_AGENT], promptDelivery: 'argument', env: [{ name: 'SIM_AGENT_STEP_MS', value: '0' }] },
+        spec: {
+          command: [process.execPath, SIM_AGENT],
+          promptDelivery: 'argument',
+          env: [{ name: 'SIM_AGENT_STEP_MS', value: '0' }],
+        },
       },
       simSession('add-farewell', 'Add a farewell() function to the greeter, with tests. [commits:2] [fast]'),
     ]);
@@ -71,16 +81,57 @@ describe('judge in the controller', () => {
     const ev1 = await h.waitFor('run 1 judged', judged('add-farewell-run-1'), 45_000);
     const s1 = (await h.session('add-farewell'))!;
     expect(phaseOf(s1)).toBe('Succeeded');
-    expect(ev1.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'AgentSession', name: 'add-farewell', uid: s1.metadata.uid });
-    expect(ev1.spec).toMatchObject({ sessionRef: 'add-farewell', run: 1, trigger: 'SessionEnded', projectRef: 'greeter', evidence: { phase: 'Succeeded', exitCode: 0, git: { commits: 2 }, tests: { signal: 'passing' }, result: { status: 'success' } } });
+    expect(ev1.metadata.ownerReferences?.[0]).toMatchObject({
+      kind: 'AgentSession',
+      name: 'add-farewell',
+      uid: s1.metadata.uid,
+    });
+    expect(ev1.spec).toMatchObject({
+      sessionRef: 'add-farewell',
+      run: 1,
+      trigger: 'SessionEnded',
+      projectRef: 'greeter',
+      evidence: {
+        phase: 'Succeeded',
+        exitCode: 0,
+        git: { commits: 2 },
+        tests: { signal: 'passing' },
+        result: { status: 'success' },
+      },
+    });
     expect(ev1.spec?.evidence?.outputTail).not.toMatch(/\x1b/);
-    expect(ev1.status).toMatchObject({ phase: 'Judged', score: 5, outcome: 'success', recommendation: 'complete', backend: 'heuristic' });
-    await h.waitFor('lastEvaluation in the session status', async () => (await h.session('add-farewell'))?.status?.lastEvaluation);
-    expect((await h.session('add-farewell'))!.status!.lastEvaluation).toEqual({ name: 'add-farewell-run-1', run: 1, score: 5, recommendation: 'complete', outcome: 'success', evaluatedAt: ev1.status!.evaluatedAt });
+    expect(ev1.status).toMatchObject({
+      phase: 'Judged',
+      score: 5,
+      outcome: 'success',
+      recommendation: 'complete',
+      backend: 'heuristic',
+    });
+    await h.waitFor(
+      'lastEvaluation in the session status',
+      async () => (await h.session('add-farewell'))?.status?.lastEvaluation,
+    );
+    expect((await h.session('add-farewell'))!.status!.lastEvaluation).toEqual({
+      name: 'add-farewell-run-1',
+      run: 1,
+      score: 5,
+      recommendation: 'complete',
+      outcome: 'success',
+      evaluatedAt: ev1.status!.evaluatedAt,
+    });
 
     const table = await h.orchctl(['get', 'evaluations']);
     expect(table.exitCode).toBe(0);
-    expect(table.stdout.split('\n')[0].split(/\s{2,}/)).toEqual(['NAME', 'SESSION', 'RUN', 'PHASE', 'SCORE', 'RECOMMENDATION', 'OUTCOME', 'AGE']);
+    expect(table.stdout.split('\n')[0].split(/\s{2,}/)).toEqual([
+      'NAME',
+      'SESSION',
+      'RUN',
+      'PHASE',
+      'SCORE',
+      'RECOMMENDATION',
+      'OUTCOME',
+      'AGE',
+    ]);
     expect(table.stdout).toMatch(/add-farewell-run-1\s+add-farewell\s+1\s+Judged\s+5\s+complete\s+success/);
     const wide = await h.orchctl(['get', 'evals', '-o', 'wide']);
     expect(wide.stdout).toMatch(/SessionEnded\s+Judged\s+5\s+complete\s+success\s+heuristic/);
@@ -93,7 +144,9 @@ describe('judge in the controller', () => {
     await h.waitFor('run 2 judged', judged('add-farewell-run-2'), 45_000);
     const prompt2 = fs.readFileSync(path.join(h.home, 'sessions/default/add-farewell/2/prompt.md'), 'utf8');
     expect(prompt2).toContain('## Previous run assessment');
-    expect(prompt2).toContain('Run 1 of this session was judged 5/5 (outcome: success; recommendation: complete) by the heuristic judge (Evaluation add-farewell-run-1).');
+    expect(prompt2).toContain(
+      'Run 1 of this session was judged 5/5 (outcome: success; recommendation: complete) by the heuristic judge (Evaluation add-farewell-run-1).',
+    );
     expect(prompt2).toMatch(/Accomplished:\n- 2 commits/);
     expect(prompt2.indexOf('Previous run assessment')).toBeLessThan(prompt2.indexOf('Now also add a goodbye()'));
     const prompt1 = fs.readFileSync(path.join(h.home, 'sessions/default/add-farewell/1/prompt.md'), 'utf8');
@@ -119,7 +172,13 @@ describe('judge in the controller', () => {
 
     // One Evaluation per ended run, plus the two on-demand ones.
     await h.waitFor('all judged', async () => (await evaluations()).every((e) => typeof e.status?.score === 'number'));
-    expect((await evaluations()).map((e) => e.metadata.name).sort()).toEqual(['add-farewell-run-1', 'add-farewell-run-2', 'add-farewell-run-2-ondemand-1', 'add-farewell-run-2-ondemand-2', 'polish-greeter-run-1']);
+    expect((await evaluations()).map((e) => e.metadata.name).sort()).toEqual([
+      'add-farewell-run-1',
+      'add-farewell-run-2',
+      'add-farewell-run-2-ondemand-1',
+      'add-farewell-run-2-ondemand-2',
+      'polish-greeter-run-1',
+    ]);
 
     // Metrics: the verdicts by backend and recommendation, latency, no failures.
     const x = parseExposition((await httpGet(port, '/metrics')).body);
@@ -129,7 +188,9 @@ describe('judge in the controller', () => {
     expect(x.value('orchctl_judge_score_count', { backend: 'heuristic' })).toBe(5);
     expect(x.find('orchctl_judge_failures_total').reduce((a, s) => a + s.value, 0)).toBe(0);
     expect(x.value('orchctl_judge_in_flight')).toBe(0);
-    expect(x.value('orchctl_llm_requests_total', { backend: 'heuristic', purpose: 'judge', result: 'success' })).toBe(5);
+    expect(x.value('orchctl_llm_requests_total', { backend: 'heuristic', purpose: 'judge', result: 'success' })).toBe(
+      5,
+    );
 
     // Deleting the session deletes its Evaluations (ownerReferences).
     expect((await h.orchctl(['delete', 'session', 'add-farewell', '--wait'])).exitCode).toBe(0);
@@ -139,7 +200,10 @@ describe('judge in the controller', () => {
   it('no double evaluation across a kill -9 mid-judgement: one Evaluation, one verdict, judged again after the restart', async () => {
     fake = await FakeOpenAI.start(() => openai.answer(GOOD_VERDICT));
     fake.script(openai.hang()); // the first request never gets an answer
-    await h.apply([policy({ backend: 'openai', endpoint: fake.endpoint, model: 'fake-judge', timeout: '5m', maxRetries: 0 }), shellSession('crash', 'echo working; exit 0', h.repo)]);
+    await h.apply([
+      policy({ backend: 'openai', endpoint: fake.endpoint, model: 'fake-judge', timeout: '5m', maxRetries: 0 }),
+      shellSession('crash', 'echo working; exit 0', h.repo),
+    ]);
     h.start();
     await h.waitFor('the judge request in flight', async () => fake!.requests.length >= 1, 45_000);
     const during = (await evaluation('crash-run-1'))!;
@@ -149,7 +213,14 @@ describe('judge in the controller', () => {
     await h.stopController('SIGKILL');
     h.start();
     const ev = await h.waitFor('judged after the restart', judged('crash-run-1'), 45_000);
-    expect(ev.status).toMatchObject({ phase: 'Judged', attempts: 2, score: GOOD_VERDICT.score, recommendation: GOOD_VERDICT.recommendation, backend: 'openai', model: 'fake-judge-1' });
+    expect(ev.status).toMatchObject({
+      phase: 'Judged',
+      attempts: 2,
+      score: GOOD_VERDICT.score,
+      recommendation: GOOD_VERDICT.recommendation,
+      backend: 'openai',
+      model: 'fake-judge-1',
+    });
     expect(fake.requests).toHaveLength(2);
     expect(fake.requests[1].body.messages[1].content).toContain('run 1 of session default/crash');
 
@@ -164,6 +235,9 @@ describe('judge in the controller', () => {
     expect(runs.map((e) => e.metadata.name)).toEqual(['crash-run-1']);
     expect(runs[0].metadata.resourceVersion).toBe(before);
     expect(fake.requests).toHaveLength(2);
-    expect((await h.session('crash'))!.status!.lastEvaluation).toMatchObject({ name: 'crash-run-1', score: GOOD_VERDICT.score });
+    expect((await h.session('crash'))!.status!.lastEvaluation).toMatchObject({
+      name: 'crash-run-1',
+      score: GOOD_VERDICT.score,
+    });
   });
 });

@@ -28,7 +28,9 @@ export function httpGet(port: number, p: string): Promise<{ status: number; type
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }),
+        );
       })
       .on('error', reject);
   });
@@ -54,7 +56,11 @@ export const COMMIT = 'git -c user.email=a@b -c user.name=agent commit -qm';
 export async function runScenario(h: Harness): Promise<void> {
   await h.apply([
     shellSession('ok', `printf 'a\\nb\\n' > ok.txt; git add ok.txt; ${COMMIT} "add ok"; exit 0`, h.repo),
-    shellSession('flaky', 'echo "attempt $ORCHCTL_RUN"; exit 3', h.repo, { restartPolicy: 'OnFailure', maxRestarts: 1, restartBackoff: { initialDelay: '200ms' } }),
+    shellSession('flaky', 'echo "attempt $ORCHCTL_RUN"; exit 3', h.repo, {
+      restartPolicy: 'OnFailure',
+      maxRestarts: 1,
+      restartBackoff: { initialDelay: '200ms' },
+    }),
     shellSession('long', 'sleep 300', h.repo),
   ]);
   await h.waitFor('ok Succeeded', async () => phaseOf(await h.session('ok')) === 'Succeeded');

@@ -41,7 +41,11 @@ describe('controller metrics', () => {
     const id = (agentsession: string) => ({ namespace: 'default', agentsession });
 
     // Phase StateSets: exactly one phase is 1 per session.
-    const phaseOf = (name: string) => x.find('orchctl_agentsession_status_phase', id(name)).filter((s) => s.value === 1).map((s) => s.labels.phase);
+    const phaseOf = (name: string) =>
+      x
+        .find('orchctl_agentsession_status_phase', id(name))
+        .filter((s) => s.value === 1)
+        .map((s) => s.labels.phase);
     expect(phaseOf('ok')).toEqual(['Succeeded']);
     expect(phaseOf('flaky')).toEqual(['Failed']);
     expect(phaseOf('long')).toEqual(['Running']);
@@ -51,7 +55,8 @@ describe('controller metrics', () => {
     expect(x.value('orchctl_agentsession_restarts_total', id('flaky'))).toBe(1);
     expect(x.value('orchctl_agentsession_restarts_total', id('ok'))).toBe(0);
     expect(x.value('orchctl_agentsession_run', id('flaky'))).toBe(2);
-    const cond = (name: string, condition: string, status: string) => x.value('orchctl_agentsession_status_condition', { ...id(name), condition, status });
+    const cond = (name: string, condition: string, status: string) =>
+      x.value('orchctl_agentsession_status_condition', { ...id(name), condition, status });
     expect(cond('flaky', 'Escalated', 'true')).toBe(1);
     expect(cond('flaky', 'Escalated', 'false')).toBe(0);
     expect(cond('ok', 'Succeeded', 'true')).toBe(1);
@@ -63,20 +68,33 @@ describe('controller metrics', () => {
     expect(x.value('orchctl_agentsession_git_lines_removed', id('ok'))).toBe(0);
     const started = x.value('orchctl_agentsession_start_time_seconds', id('long'));
     expect(Math.abs(started - Date.now() / 1000)).toBeLessThan(120);
-    expect(x.find('orchctl_agentsession_info', id('long'))[0].labels).toMatchObject({ agent: '', project: '', uid: (await h.session('long'))!.metadata.uid });
+    expect(x.find('orchctl_agentsession_info', id('long'))[0].labels).toMatchObject({
+      agent: '',
+      project: '',
+      uid: (await h.session('long'))!.metadata.uid,
+    });
 
     // Each ended run is observed once: flaky's two failed runs, ok's one.
-    const runs = (phase: string) => x.value('orchctl_agentsession_run_duration_seconds_count', { namespace: 'default', phase });
+    const runs = (phase: string) =>
+      x.value('orchctl_agentsession_run_duration_seconds_count', { namespace: 'default', phase });
     expect(runs('Failed')).toBe(2);
     expect(runs('Succeeded')).toBe(1);
 
     // The loop's own metrics.
-    expect(x.value('controller_runtime_reconcile_total', { controller: 'agentsession', result: 'success' })).toBeGreaterThan(0);
-    expect(x.value('controller_runtime_reconcile_total', { controller: 'agentsession', result: 'requeue_after' })).toBeGreaterThan(0); // flaky's backoff
-    expect(x.value('controller_runtime_reconcile_time_seconds_count', { controller: 'agentsession' })).toBeGreaterThan(0);
+    expect(
+      x.value('controller_runtime_reconcile_total', { controller: 'agentsession', result: 'success' }),
+    ).toBeGreaterThan(0);
+    expect(
+      x.value('controller_runtime_reconcile_total', { controller: 'agentsession', result: 'requeue_after' }),
+    ).toBeGreaterThan(0); // flaky's backoff
+    expect(x.value('controller_runtime_reconcile_time_seconds_count', { controller: 'agentsession' })).toBeGreaterThan(
+      0,
+    );
     expect(x.value('workqueue_adds_total', { name: 'agentsession', controller: 'agentsession' })).toBeGreaterThan(0);
     expect(x.value('workqueue_retries_total', { name: 'agentsession', controller: 'agentsession' })).toBeGreaterThan(0);
-    expect(x.value('workqueue_work_duration_seconds_count', { name: 'agentsession', controller: 'agentsession' })).toBeGreaterThan(0);
+    expect(
+      x.value('workqueue_work_duration_seconds_count', { name: 'agentsession', controller: 'agentsession' }),
+    ).toBeGreaterThan(0);
     expect(x.value('controller_runtime_max_concurrent_reconciles', { controller: 'agentsession' })).toBe(4);
     expect(x.value('leader_election_master_status', { name: 'orchctl-controller' })).toBe(1);
     expect(x.find('process_resident_memory_bytes')[0].value).toBeGreaterThan(0);
@@ -97,26 +115,47 @@ describe('controller metrics', () => {
     // Deleting a session removes every one of its series (the finalizer runs first).
     const del = await h.orchctl(['delete', 'session', 'flaky', '--wait', '--timeout', '30s']);
     expect(del.exitCode, del.stderr).toBe(0);
-    await h.waitFor('flaky series gone', async () => !(await scrape(port)).x.samples.some((s) => s.labels.agentsession === 'flaky'));
+    await h.waitFor(
+      'flaky series gone',
+      async () => !(await scrape(port)).x.samples.some((s) => s.labels.agentsession === 'flaky'),
+    );
     const after = (await scrape(port)).x;
     expect(after.find('orchctl_agentsession_info', id('ok'))).toHaveLength(1);
     // The histogram keeps what it observed: it counts runs, not live objects.
-    expect(after.value('orchctl_agentsession_run_duration_seconds_count', { namespace: 'default', phase: 'Failed' })).toBe(2);
+    expect(
+      after.value('orchctl_agentsession_run_duration_seconds_count', { namespace: 'default', phase: 'Failed' }),
+    ).toBe(2);
   });
 
   it('a standby is live but not ready and not leader, and becomes both when it takes over', async () => {
     await startWithMetrics();
     const port2 = await freePort();
-    const second = execa(BIN, ['controller', '--log-format', 'json', '--metrics-addr', `127.0.0.1:${port2}`], { cwd: ROOT, env: h.env, extendEnv: false, reject: false });
+    const second = execa(BIN, ['controller', '--log-format', 'json', '--metrics-addr', `127.0.0.1:${port2}`], {
+      cwd: ROOT,
+      env: h.env,
+      extendEnv: false,
+      reject: false,
+    });
     try {
-      await h.waitFor('standby serves /healthz', async () => (await httpGet(port2, '/healthz').catch(() => undefined))?.status === 200);
+      await h.waitFor(
+        'standby serves /healthz',
+        async () => (await httpGet(port2, '/healthz').catch(() => undefined))?.status === 200,
+      );
       const ready = await httpGet(port2, '/readyz');
       expect(ready.status).toBe(503);
       expect(ready.body).toContain('standing by');
-      expect(parseExposition((await httpGet(port2, '/metrics')).body).value('leader_election_master_status', { name: 'orchctl-controller' })).toBe(0);
+      expect(
+        parseExposition((await httpGet(port2, '/metrics')).body).value('leader_election_master_status', {
+          name: 'orchctl-controller',
+        }),
+      ).toBe(0);
       await h.stopController('SIGTERM'); // releases the lease
       await h.waitFor('standby ready', async () => (await httpGet(port2, '/readyz')).status === 200, 15_000);
-      expect(parseExposition((await httpGet(port2, '/metrics')).body).value('leader_election_master_status', { name: 'orchctl-controller' })).toBe(1);
+      expect(
+        parseExposition((await httpGet(port2, '/metrics')).body).value('leader_election_master_status', {
+          name: 'orchctl-controller',
+        }),
+      ).toBe(1);
     } finally {
       second.kill('SIGKILL');
       await second;
@@ -125,7 +164,9 @@ describe('controller metrics', () => {
 
   it('listens on loopback only, and a taken port is a clear error without a stack trace', async () => {
     const port = await startWithMetrics();
-    expect(h.controllerLog.some((l) => l.includes(`serving /metrics, /healthz and /readyz on http://127.0.0.1:${port}`))).toBe(true);
+    expect(
+      h.controllerLog.some((l) => l.includes(`serving /metrics, /healthz and /readyz on http://127.0.0.1:${port}`)),
+    ).toBe(true);
     // The kernel's table of listening sockets: bound to 127.0.0.1, not 0.0.0.0.
     const listening = fs
       .readFileSync('/proc/net/tcp', 'utf8')
@@ -135,10 +176,18 @@ describe('controller metrics', () => {
       .filter((f) => f[3] === '0A' && parseInt(f[1].split(':')[1], 16) === port)
       .map((f) => f[1].split(':')[0]);
     expect(listening).toEqual(['0100007F']);
-    expect(fs.readFileSync('/proc/net/tcp6', 'utf8')).not.toMatch(new RegExp(`:${port.toString(16).toUpperCase().padStart(4, '0')} [0-9A-F:]+ 0A `));
+    expect(fs.readFileSync('/proc/net/tcp6', 'utf8')).not.toMatch(
+      new RegExp(`:${port.toString(16).toUpperCase().padStart(4, '0')} [0-9A-F:]+ 0A `),
+    );
 
     // Another controller (its own store) asked for the same port.
-    const blocked = await execa(BIN, ['controller', '--metrics-addr', `127.0.0.1:${port}`], { cwd: ROOT, env: { ...h.env, ORCHCTL_HOME: `${h.dir}/other-home` }, extendEnv: false, reject: false, timeout: 30_000 });
+    const blocked = await execa(BIN, ['controller', '--metrics-addr', `127.0.0.1:${port}`], {
+      cwd: ROOT,
+      env: { ...h.env, ORCHCTL_HOME: `${h.dir}/other-home` },
+      extendEnv: false,
+      reject: false,
+      timeout: 30_000,
+    });
     expect(blocked.exitCode).toBe(1);
     expect(blocked.stderr).toContain(`error: cannot serve metrics on 127.0.0.1:${port}: the address is already in use`);
     expect(blocked.stderr).toContain('--metrics-addr 0');

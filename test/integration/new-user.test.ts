@@ -22,13 +22,20 @@ afterEach(async () => {
 });
 
 const project = async (name: string) => h.store.get({ kind: 'Project', namespace: 'default', name });
-const projectReady = async (name: string) => ((await project(name))?.status as { conditions?: { type: string; status: string; reason: string }[] } | undefined)?.conditions?.find((c) => c.type === 'Ready');
+const projectReady = async (name: string) =>
+  (
+    (await project(name))?.status as { conditions?: { type: string; status: string; reason: string }[] } | undefined
+  )?.conditions?.find((c) => c.type === 'Ready');
 
 /** A stand-in `claude` on PATH: shows an input prompt, takes one line, keeps running. */
 function fakeClaude(): string {
   const bin = path.join(h.dir, 'bin');
   fs.mkdirSync(bin, { recursive: true });
-  fs.writeFileSync(path.join(bin, 'claude'), '#!/bin/sh\nprintf "> "\nIFS= read -r line\nprintf "%s" "$line" > "$ORCHCTL_WORKSPACE/task"\nexec sleep 600\n', { mode: 0o755 });
+  fs.writeFileSync(
+    path.join(bin, 'claude'),
+    '#!/bin/sh\nprintf "> "\nIFS= read -r line\nprintf "%s" "$line" > "$ORCHCTL_WORKSPACE/task"\nexec sleep 600\n',
+    { mode: 0o755 },
+  );
   return bin;
 }
 
@@ -38,12 +45,18 @@ describe('the canonical example', () => {
     const r = await h.orchctl(['apply', '-f', path.join(ROOT, 'examples/basic')]);
     expect(r.exitCode, r.stderr).toBe(0);
     h.start();
-    const s = await h.waitFor('fix-login got its task', async () => {
-      const x = await h.session('fix-login');
-      const ws = x?.status?.workspace;
-      return phaseOf(x) === 'Running' && !!ws && fs.existsSync(path.join(ws, 'task')) && x;
-    }, 60_000);
-    expect(fs.readFileSync(path.join(s.status!.workspace!, 'task'), 'utf8')).toBe('Fix the login bug in issues/42.md and add a test.');
+    const s = await h.waitFor(
+      'fix-login got its task',
+      async () => {
+        const x = await h.session('fix-login');
+        const ws = x?.status?.workspace;
+        return phaseOf(x) === 'Running' && !!ws && fs.existsSync(path.join(ws, 'task')) && x;
+      },
+      60_000,
+    );
+    expect(fs.readFileSync(path.join(s.status!.workspace!, 'task'), 'utf8')).toBe(
+      'Fix the login bug in issues/42.md and add a test.',
+    );
     await h.waitFor('Project Ready', async () => (await projectReady('webapp'))?.status === 'True');
   }, 90_000);
 });
@@ -53,7 +66,12 @@ describe('what a session needs and does not have', () => {
     const dir = path.join(h.dir, 'not-yet');
     await h.apply([
       { apiVersion: 'orchctl.io/v1alpha1', kind: 'Project', metadata: { name: 'later' }, spec: { path: dir } },
-      { apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name: 'w' }, spec: { projectRef: 'later', agent: { command: ['sh', '-c', 'exec sleep 600'], promptDelivery: 'none' } } },
+      {
+        apiVersion: 'orchctl.io/v1alpha1',
+        kind: 'AgentSession',
+        metadata: { name: 'w' },
+        spec: { projectRef: 'later', agent: { command: ['sh', '-c', 'exec sleep 600'], promptDelivery: 'none' } },
+      },
     ]);
     h.start();
     await h.waitFor('Project Ready=False', async () => {
@@ -73,7 +91,9 @@ describe('what a session needs and does not have', () => {
   }, 90_000);
 
   it('an agent CLI that is not installed: CommandNotFound, nothing launched, no restart loop', async () => {
-    await h.apply([shellSession('nocli', '', h.repo, { restartPolicy: 'Always' }, { command: ['orchctl-no-such-agent'] })]);
+    await h.apply([
+      shellSession('nocli', '', h.repo, { restartPolicy: 'Always' }, { command: ['orchctl-no-such-agent'] }),
+    ]);
     h.start();
     const s = await h.waitFor('CommandNotFound', async () => {
       const x = await h.session('nocli');
@@ -85,7 +105,9 @@ describe('what a session needs and does not have', () => {
   }, 60_000);
 
   it('exit 127 (a command inside the agent not found) ends as CommandNotFound and is not restarted', async () => {
-    await h.apply([shellSession('inner', 'exec orchctl-no-such-inner-tool', h.repo, { restartPolicy: 'OnFailure', maxRestarts: 5 })]);
+    await h.apply([
+      shellSession('inner', 'exec orchctl-no-such-inner-tool', h.repo, { restartPolicy: 'OnFailure', maxRestarts: 5 }),
+    ]);
     h.start();
     const s = await h.waitFor('Failed with CommandNotFound', async () => {
       const x = await h.session('inner');
@@ -150,7 +172,13 @@ describe('the quickstart', () => {
   it('logs for people when piped, and a second start says how to run the demo again', async () => {
     const env = { ...h.env, ORCHCTL_HOME: path.join(h.dir, 'qs-home'), ORCHCTL_TMUX_SOCKET: `${h.socket}-qs` };
     const start = async () => {
-      const p = execa(process.execPath, [path.join(ROOT, 'examples/quickstart/start.mjs')], { cwd: ROOT, env, extendEnv: false, reject: false, all: true });
+      const p = execa(process.execPath, [path.join(ROOT, 'examples/quickstart/start.mjs')], {
+        cwd: ROOT,
+        env,
+        extendEnv: false,
+        reject: false,
+        all: true,
+      });
       let out = '';
       p.all!.on('data', (d: Buffer) => (out += d.toString()));
       await h.waitFor('the controller leading', async () => out.includes('acquired the lease'), 60_000);

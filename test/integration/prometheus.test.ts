@@ -20,17 +20,32 @@ const RULES = path.join(MON, 'alerts.yml');
 const DASHBOARD = path.join(MON, 'grafana-dashboard.json');
 
 /** The core panels: these must show data from a controller that ran the scenario. */
-const CORE_PANELS = ['Sessions by phase', 'Sessions now', 'Reconciles per second by result', 'Reconcile latency', 'Work queue depth', 'Node memory', 'Controllers up / leading'];
+const CORE_PANELS = [
+  'Sessions by phase',
+  'Sessions now',
+  'Reconciles per second by result',
+  'Reconcile latency',
+  'Work queue depth',
+  'Node memory',
+  'Controllers up / leading',
+];
 
 /**
  * Grafana's variables, as Grafana would fill them in for "all namespaces" and the orchctl job.
  * $__rate_interval is at least four scrape intervals; 15 s is that for the 1 s scrapes here.
  */
-const GRAFANA_VARIABLES: Record<string, string> = { $namespace: '.*', $job: 'orchctl', $__rate_interval: '15s', $__range: '5m', $__interval: '1s' };
+const GRAFANA_VARIABLES: Record<string, string> = {
+  $namespace: '.*',
+  $job: 'orchctl',
+  $__rate_interval: '15s',
+  $__range: '5m',
+  $__interval: '1s',
+};
 
 function interpolate(expr: string): string {
   return expr.replace(/\$[a-z_]+/g, (v) => {
-    if (!(v in GRAFANA_VARIABLES)) throw new Error(`the dashboard uses ${v}, which the test does not know how to fill in`);
+    if (!(v in GRAFANA_VARIABLES))
+      throw new Error(`the dashboard uses ${v}, which the test does not know how to fill in`);
     return GRAFANA_VARIABLES[v];
   });
 }
@@ -97,7 +112,10 @@ describe('a real Prometheus scraping a real controller', () => {
 
   const query = async (expr: string) => {
     const r = await httpGet(promPort, `/api/v1/query?query=${encodeURIComponent(expr)}`);
-    return { http: r.status, ...(JSON.parse(r.body) as { status: string; error?: string; data?: { resultType: string; result: unknown[] } }) };
+    return {
+      http: r.status,
+      ...(JSON.parse(r.body) as { status: string; error?: string; data?: { resultType: string; result: unknown[] } }),
+    };
   };
 
   beforeAll(async () => {
@@ -112,17 +130,40 @@ describe('a real Prometheus scraping a real controller', () => {
     };
     const cfgFile = path.join(h.dir, 'prometheus.yml');
     fs.writeFileSync(cfgFile, YAML.stringify(cfg));
-    prom = execa(prometheusBinary('prometheus'), [`--config.file=${cfgFile}`, `--storage.tsdb.path=${path.join(h.dir, 'prometheus-data')}`, `--web.listen-address=127.0.0.1:${promPort}`], { reject: false, stdin: 'ignore' });
+    prom = execa(
+      prometheusBinary('prometheus'),
+      [
+        `--config.file=${cfgFile}`,
+        `--storage.tsdb.path=${path.join(h.dir, 'prometheus-data')}`,
+        `--web.listen-address=127.0.0.1:${promPort}`,
+      ],
+      { reject: false, stdin: 'ignore' },
+    );
     prom.stderr?.on('data', (d: Buffer) => (promLog += d.toString()));
-    await h.waitFor('Prometheus ready', async () => (await httpGet(promPort, '/-/ready').catch(() => undefined))?.status === 200, 30_000).catch((e: Error) => {
-      throw new Error(`${e.message}\nprometheus log:\n${promLog.slice(-3000)}`);
-    });
+    await h
+      .waitFor(
+        'Prometheus ready',
+        async () => (await httpGet(promPort, '/-/ready').catch(() => undefined))?.status === 200,
+        30_000,
+      )
+      .catch((e: Error) => {
+        throw new Error(`${e.message}\nprometheus log:\n${promLog.slice(-3000)}`);
+      });
     await runScenario(h);
     // Enough scrapes after the scenario for rate() over $__rate_interval to have samples.
-    await h.waitFor('a few scrapes with the scenario', async () => {
-      const r = await query('count_over_time(orchctl_agentsession_status_phase{agentsession="flaky", phase="Failed"}[15s])');
-      return r.status === 'success' && Number((r.data?.result[0] as { value: [number, string] } | undefined)?.value[1] ?? 0) >= 5;
-    }, 30_000);
+    await h.waitFor(
+      'a few scrapes with the scenario',
+      async () => {
+        const r = await query(
+          'count_over_time(orchctl_agentsession_status_phase{agentsession="flaky", phase="Failed"}[15s])',
+        );
+        return (
+          r.status === 'success' &&
+          Number((r.data?.result[0] as { value: [number, string] } | undefined)?.value[1] ?? 0) >= 5
+        );
+      },
+      30_000,
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -132,9 +173,15 @@ describe('a real Prometheus scraping a real controller', () => {
   });
 
   it('scrapes the controller on loopback with no errors', async () => {
-    const r = JSON.parse((await httpGet(promPort, '/api/v1/targets')).body) as { data: { activeTargets: { health: string; lastError: string; scrapeUrl: string }[] } };
+    const r = JSON.parse((await httpGet(promPort, '/api/v1/targets')).body) as {
+      data: { activeTargets: { health: string; lastError: string; scrapeUrl: string }[] };
+    };
     expect(r.data.activeTargets).toHaveLength(1);
-    expect(r.data.activeTargets[0]).toMatchObject({ health: 'up', lastError: '', scrapeUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/) });
+    expect(r.data.activeTargets[0]).toMatchObject({
+      health: 'up',
+      lastError: '',
+      scrapeUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/),
+    });
   });
 
   it('every dashboard expression parses, and the core panels return data', async () => {
@@ -146,16 +193,28 @@ describe('a real Prometheus scraping a real controller', () => {
       const q = interpolate(expr);
       const r = await query(q);
       if (r.status !== 'success') failures.push(`${panel}: ${q}: ${r.error}`);
-      else if (r.data!.result.length === 0 && (CORE_PANELS.includes(panel) || panel.startsWith('variable'))) empty.push(`${panel}: ${q}`);
+      else if (r.data!.result.length === 0 && (CORE_PANELS.includes(panel) || panel.startsWith('variable')))
+        empty.push(`${panel}: ${q}`);
     }
     expect(failures).toEqual([]);
     expect(empty).toEqual([]);
-    for (const p of CORE_PANELS) expect(exprs.some((e) => e.panel === p), `core panel "${p}" is in the dashboard`).toBe(true);
+    for (const p of CORE_PANELS)
+      expect(
+        exprs.some((e) => e.panel === p),
+        `core panel "${p}" is in the dashboard`,
+      ).toBe(true);
   });
 
   it('the core panels show the scenario', async () => {
-    const byPhase = await query(interpolate('sum by (phase) (orchctl_agentsession_status_phase{namespace=~"$namespace"})'));
-    const counts = Object.fromEntries((byPhase.data!.result as { metric: { phase: string }; value: [number, string] }[]).map((r) => [r.metric.phase, Number(r.value[1])]));
+    const byPhase = await query(
+      interpolate('sum by (phase) (orchctl_agentsession_status_phase{namespace=~"$namespace"})'),
+    );
+    const counts = Object.fromEntries(
+      (byPhase.data!.result as { metric: { phase: string }; value: [number, string] }[]).map((r) => [
+        r.metric.phase,
+        Number(r.value[1]),
+      ]),
+    );
     expect(counts).toMatchObject({ Succeeded: 1, Failed: 1, Running: 1, Pending: 0 });
     const leader = await query('leader_election_master_status{job="orchctl"}');
     expect((leader.data!.result[0] as { value: [number, string] }).value[1]).toBe('1');
@@ -166,15 +225,25 @@ describe('a real Prometheus scraping a real controller', () => {
       const r = await query(expr);
       expect(r.status, `${alert}: ${r.error}`).toBe('success');
     }
-    await h.waitFor('every rule evaluated', async () => {
-      const r = JSON.parse((await httpGet(promPort, '/api/v1/rules')).body) as { data: { groups: { rules: { name: string; health: string; lastError?: string }[] }[] } };
-      const rules = r.data.groups.flatMap((g) => g.rules);
-      const bad = rules.filter((x) => x.health !== 'ok');
-      return rules.length === ruleExprs().length && bad.length === 0 ? rules : false;
-    }, 15_000);
+    await h.waitFor(
+      'every rule evaluated',
+      async () => {
+        const r = JSON.parse((await httpGet(promPort, '/api/v1/rules')).body) as {
+          data: { groups: { rules: { name: string; health: string; lastError?: string }[] }[] };
+        };
+        const rules = r.data.groups.flatMap((g) => g.rules);
+        const bad = rules.filter((x) => x.health !== 'ok');
+        return rules.length === ruleExprs().length && bad.length === 0 ? rules : false;
+      },
+      15_000,
+    );
     // The scenario escalated a session: Prometheus sees the alert pending (it fires after its `for`).
-    const alerts = JSON.parse((await httpGet(promPort, '/api/v1/alerts')).body) as { data: { alerts: { labels: Record<string, string>; state: string }[] } };
-    expect(alerts.data.alerts.find((a) => a.labels.alertname === 'OrchctlSessionEscalated')?.labels.agentsession).toBe('flaky');
+    const alerts = JSON.parse((await httpGet(promPort, '/api/v1/alerts')).body) as {
+      data: { alerts: { labels: Record<string, string>; state: string }[] };
+    };
+    expect(alerts.data.alerts.find((a) => a.labels.alertname === 'OrchctlSessionEscalated')?.labels.agentsession).toBe(
+      'flaky',
+    );
     expect(alerts.data.alerts.some((a) => a.labels.alertname === 'OrchctlControllerDown')).toBe(false);
   });
 });

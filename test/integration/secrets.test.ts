@@ -43,7 +43,9 @@ function argvsContaining(needle: string): string[] {
 function storeText(dbFile: string): string {
   const db = new Database(dbFile, { readonly: true });
   try {
-    const rows = [...db.prepare('SELECT data FROM objects').all(), ...db.prepare('SELECT data FROM changes').all()] as { data: string }[];
+    const rows = [...db.prepare('SELECT data FROM objects').all(), ...db.prepare('SELECT data FROM changes').all()] as {
+      data: string;
+    }[];
     return rows.map((r) => r.data).join('\n');
   } finally {
     db.close();
@@ -58,7 +60,8 @@ describe('agent environment', () => {
     const secretFile = path.join(h.dir, 'token.txt');
     fs.writeFileSync(secretFile, `${fromFile}\n`, { mode: 0o600 });
     h.env.ORCHCTL_TEST_SECRET = fromEnv;
-    const script = 'printf "%s|%s|%s|%s" "$API_TOKEN" "$FROM_ENV" "$FROM_FILE" "$ORCHCTL_ENV_DIR" > "$ORCHCTL_WORKSPACE/seen"; exec sleep 600';
+    const script =
+      'printf "%s|%s|%s|%s" "$API_TOKEN" "$FROM_ENV" "$FROM_FILE" "$ORCHCTL_ENV_DIR" > "$ORCHCTL_WORKSPACE/seen"; exec sleep 600';
     await h.apply([
       shellSession('env', script, h.repo, {
         env: [
@@ -87,21 +90,27 @@ describe('agent environment', () => {
 
   it('a valueFrom that cannot be read fails the start with the variable named and launches nothing', async () => {
     await h.apply([
-      shellSession('missing', 'exec sleep 600', h.repo, { env: [{ name: 'TOKEN', valueFrom: { env: 'ORCHCTL_TEST_NOT_SET' } }] }),
+      shellSession('missing', 'exec sleep 600', h.repo, {
+        env: [{ name: 'TOKEN', valueFrom: { env: 'ORCHCTL_TEST_NOT_SET' } }],
+      }),
     ]);
     h.start();
     const s = await h.waitFor('the start failed', async () => {
       const x = await h.session('missing');
       return x?.status?.reason === 'EnvSourceNotFound' && x;
     });
-    expect(s.status!.message).toContain("env TOKEN: valueFrom.env ORCHCTL_TEST_NOT_SET is not set in the controller's environment");
+    expect(s.status!.message).toContain(
+      "env TOKEN: valueFrom.env ORCHCTL_TEST_NOT_SET is not set in the controller's environment",
+    );
     expect(await h.tmuxSessions()).toEqual([]);
   }, 60_000);
 
   it('apply refuses value and valueFrom together, naming the field', async () => {
     const r = await h.orchctl(
       ['apply', '-f', '-'],
-      JSON.stringify(shellSession('both', 'true', h.repo, { env: [{ name: 'T', value: 'x', valueFrom: { env: 'HOME' } }] })),
+      JSON.stringify(
+        shellSession('both', 'true', h.repo, { env: [{ name: 'T', value: 'x', valueFrom: { env: 'HOME' } }] }),
+      ),
     );
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain('spec.env[0].valueFrom: may not be set together with value');
@@ -115,7 +124,12 @@ describe('an LLM endpoint that echoes its key', () => {
     fake = await FakeOpenAI.start((req) => ({
       kind: 'json',
       status: 401,
-      body: { error: { message: `Incorrect API key provided: ${key} (header was "${req.headers.authorization}")`, type: 'invalid_request_error' } },
+      body: {
+        error: {
+          message: `Incorrect API key provided: ${key} (header was "${req.headers.authorization}")`,
+          type: 'invalid_request_error',
+        },
+      },
     }));
     h.env.ORCHCTL_JUDGE_KEY = key;
     await h.apply([
@@ -123,15 +137,27 @@ describe('an LLM endpoint that echoes its key', () => {
         apiVersion: 'orchctl.io/v1alpha1',
         kind: 'SessionPolicy',
         metadata: { name: 'default' },
-        spec: { judge: { backend: 'openai', endpoint: fake.endpoint, model: 'fake', apiKeyEnv: 'ORCHCTL_JUDGE_KEY', maxRetries: 0 } },
+        spec: {
+          judge: {
+            backend: 'openai',
+            endpoint: fake.endpoint,
+            model: 'fake',
+            apiKeyEnv: 'ORCHCTL_JUDGE_KEY',
+            maxRetries: 0,
+          },
+        },
       },
       shellSession('judged', 'echo done; exit 0', h.repo),
     ]);
     h.start();
-    const failed = await h.waitFor('the evaluation failed', async () => {
-      const evs = (await h.store.list('Evaluation', { namespace: 'default' })).items as Evaluation[];
-      return evs.find((e) => e.status?.conditions?.some((c) => c.type === 'JudgeFailed' && c.status === 'True'));
-    }, 30_000);
+    const failed = await h.waitFor(
+      'the evaluation failed',
+      async () => {
+        const evs = (await h.store.list('Evaluation', { namespace: 'default' })).items as Evaluation[];
+        return evs.find((e) => e.status?.conditions?.some((c) => c.type === 'JudgeFailed' && c.status === 'True'));
+      },
+      30_000,
+    );
     expect(fake.requests.length).toBeGreaterThan(0);
     expect(fake.requests[0].headers.authorization).toBe(`Bearer ${key}`); // the key was really sent (and echoed)
     expect(JSON.stringify(failed.status)).toContain('[REDACTED]');

@@ -55,12 +55,23 @@ describe('session lifecycle', () => {
     // The handoff workspace of the run.
     const ws = st.workspace!;
     expect(ws).toBe(path.join(h.home, 'sessions', 'default', 'ok', '1'));
-    for (const f of ['state.json', 'prompt.md', 'output.log', 'session.log']) expect(fs.existsSync(path.join(ws, f)), f).toBe(true);
-    expect(JSON.parse(fs.readFileSync(path.join(ws, 'state.json'), 'utf8'))).toMatchObject({ status: 'SUCCEEDED', exitCode: 0, run: 1 });
+    for (const f of ['state.json', 'prompt.md', 'output.log', 'session.log'])
+      expect(fs.existsSync(path.join(ws, f)), f).toBe(true);
+    expect(JSON.parse(fs.readFileSync(path.join(ws, 'state.json'), 'utf8'))).toMatchObject({
+      status: 'SUCCEEDED',
+      exitCode: 0,
+      run: 1,
+    });
     expect(fs.readFileSync(path.join(ws, 'output.log'), 'utf8')).toContain('finished');
-    expect(fs.readFileSync(path.join(ws, 'session.log'), 'utf8')).toMatch(/^\[\d{4}-\d\d-\d\dT[^\]]+\] \[INFO\] run 1 started/m);
+    expect(fs.readFileSync(path.join(ws, 'session.log'), 'utf8')).toMatch(
+      /^\[\d{4}-\d\d-\d\dT[^\]]+\] \[INFO\] run 1 started/m,
+    );
     expect(fs.statSync(ws).mode & 0o777).toBe(0o700);
-    const audit = fs.readFileSync(path.join(h.home, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const audit = fs
+      .readFileSync(path.join(h.home, 'audit.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(audit.filter((a) => a.name === 'ok').map((a) => a.to)).toEqual(['Starting', 'Running', 'Succeeded']);
     const reasons = (await h.events('ok')).map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['Started', 'Completed']));
@@ -90,7 +101,12 @@ describe('session lifecycle', () => {
     expect(backoffs.map((m) => m.match(/in (\S+)$/)?.[1])).toEqual(['200ms', '400ms', '800ms']);
     expect(events.find((e) => e.reason === 'Escalated')).toMatchObject({ type: 'Warning' });
     // The audit trail shows each run failing and coming back.
-    const audit = fs.readFileSync(path.join(h.home, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((a) => a.name === 'flaky');
+    const audit = fs
+      .readFileSync(path.join(h.home, 'audit.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((a) => a.name === 'flaky');
     expect(audit.filter((a) => a.to === 'Failed')).toHaveLength(4);
     expect(audit.filter((a) => a.to === 'Backoff')).toHaveLength(3);
     // Nothing restarts any more.
@@ -99,7 +115,9 @@ describe('session lifecycle', () => {
   });
 
   it('a time-boxed run is TimedOut and keeps its last output', async () => {
-    await h.apply([shellSession('slow', 'echo "last words before the box closes"; sleep 60', h.repo, { maxDuration: '1s' })]);
+    await h.apply([
+      shellSession('slow', 'echo "last words before the box closes"; sleep 60', h.repo, { maxDuration: '1s' }),
+    ]);
     h.start();
     const s = await h.waitFor('TimedOut', async () => {
       const s = await h.session('slow');
@@ -125,10 +143,20 @@ describe('session lifecycle', () => {
   it('desiredState Stopped stops the agent with C-c; an agent ignoring it is killed after the grace period', async () => {
     await h.apply([
       shellSession('polite', 'echo ready; sleep 60', h.repo),
-      shellSession('stubborn', `trap '' INT; echo $$ > "$ORCHCTL_WORKSPACE/agent.pid"; echo ignoring; while true; do sleep 1; done`, h.repo, {}, { stop: { keys: ['C-c'], gracePeriod: '1s' } }),
+      shellSession(
+        'stubborn',
+        `trap '' INT; echo $$ > "$ORCHCTL_WORKSPACE/agent.pid"; echo ignoring; while true; do sleep 1; done`,
+        h.repo,
+        {},
+        { stop: { keys: ['C-c'], gracePeriod: '1s' } },
+      ),
     ]);
     h.start();
-    await h.waitFor('both running', async () => phaseOf(await h.session('polite')) === 'Running' && phaseOf(await h.session('stubborn')) === 'Running');
+    await h.waitFor(
+      'both running',
+      async () =>
+        phaseOf(await h.session('polite')) === 'Running' && phaseOf(await h.session('stubborn')) === 'Running',
+    );
     for (const name of ['polite', 'stubborn']) {
       const s = (await h.session(name))!;
       await h.store.update({ ...s, spec: { ...s.spec, desiredState: 'Stopped' } });
@@ -143,18 +171,26 @@ describe('session lifecycle', () => {
       return phaseOf(s) === 'Killed' && s;
     });
     expect(stubborn.status!.reason).toBe('Stopped');
-    expect(Date.parse(stubborn.status!.completionTime!) - Date.parse(stubborn.status!.stopRequestTime!)).toBeGreaterThanOrEqual(1000);
-    expect(fs.readFileSync(path.join(stubborn.status!.workspace!, 'session.log'), 'utf8')).toContain('grace period over');
+    expect(
+      Date.parse(stubborn.status!.completionTime!) - Date.parse(stubborn.status!.stopRequestTime!),
+    ).toBeGreaterThanOrEqual(1000);
+    expect(fs.readFileSync(path.join(stubborn.status!.workspace!, 'session.log'), 'utf8')).toContain(
+      'grace period over',
+    );
     // Killing its tmux session takes the agent down too: nothing is left running.
     const pid = Number(fs.readFileSync(path.join(stubborn.status!.workspace!, 'agent.pid'), 'utf8'));
-    await h.waitFor('stubborn agent process gone', async () => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 10_000);
+    await h.waitFor(
+      'stubborn agent process gone',
+      async () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      10_000,
+    );
     await h.waitFor('no tmux sessions', async () => (await h.tmuxSessions()).length === 0);
     // desiredState back to Running starts a new run.
     const p = (await h.session('polite'))!;
@@ -197,7 +233,14 @@ describe('session lifecycle', () => {
   });
 
   it('a session waits in Pending while its Agent does not exist, and starts when it is applied', async () => {
-    await h.apply([{ apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name: 'waiting' }, spec: { agentRef: 'later', workdir: h.repo } }]);
+    await h.apply([
+      {
+        apiVersion: 'orchctl.io/v1alpha1',
+        kind: 'AgentSession',
+        metadata: { name: 'waiting' },
+        spec: { agentRef: 'later', workdir: h.repo },
+      },
+    ]);
     h.start();
     const s = await h.waitFor('AgentNotFound', async () => {
       const s = await h.session('waiting');
@@ -205,13 +248,25 @@ describe('session lifecycle', () => {
     });
     expect(phaseOf(s)).toBe('Pending');
     expect(condition(s, 'Ready')).toMatchObject({ status: 'False', reason: 'AgentNotFound' });
-    await h.apply([{ apiVersion: 'orchctl.io/v1alpha1', kind: 'Agent', metadata: { name: 'later' }, spec: { command: ['sh', '-c', 'exit 0'], promptDelivery: 'none' } }]);
+    await h.apply([
+      {
+        apiVersion: 'orchctl.io/v1alpha1',
+        kind: 'Agent',
+        metadata: { name: 'later' },
+        spec: { command: ['sh', '-c', 'exit 0'], promptDelivery: 'none' },
+      },
+    ]);
     await h.waitFor('Succeeded', async () => phaseOf(await h.session('waiting')) === 'Succeeded');
   });
 
   it('admission holds sessions beyond the policy limit in Pending with Admitted=False', async () => {
     await h.apply([
-      { apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'default' }, spec: { maxConcurrentSessions: 1 } },
+      {
+        apiVersion: 'orchctl.io/v1alpha1',
+        kind: 'SessionPolicy',
+        metadata: { name: 'default' },
+        spec: { maxConcurrentSessions: 1 },
+      },
       shellSession('first', 'sleep 2', h.repo),
       shellSession('second', 'sleep 2', h.repo),
     ]);
@@ -225,12 +280,23 @@ describe('session lifecycle', () => {
     });
     expect(condition(waiting, 'Admitted')).toMatchObject({ reason: 'MaxConcurrentSessions' });
     expect(condition(waiting, 'Admitted')!.message).toContain('maxConcurrentSessions 1');
-    await h.waitFor('both Succeeded', async () => phaseOf(await h.session('first')) === 'Succeeded' && phaseOf(await h.session('second')) === 'Succeeded', 30_000);
+    await h.waitFor(
+      'both Succeeded',
+      async () =>
+        phaseOf(await h.session('first')) === 'Succeeded' && phaseOf(await h.session('second')) === 'Succeeded',
+      30_000,
+    );
   });
 
   it('paste delivery types the prompt into the pane and submits it', async () => {
     await h.apply([
-      shellSession('pasted', 'printf "prompt> "; IFS= read -r line; printf "%s" "$line" > got.txt; echo; echo "got it"', h.repo, { prompt: 'fix the flaky test in src/app.ts' }, { promptDelivery: 'paste', readyTimeout: '5s' }),
+      shellSession(
+        'pasted',
+        'printf "prompt> "; IFS= read -r line; printf "%s" "$line" > got.txt; echo; echo "got it"',
+        h.repo,
+        { prompt: 'fix the flaky test in src/app.ts' },
+        { promptDelivery: 'paste', readyTimeout: '5s' },
+      ),
     ]);
     h.start();
     const s = await h.waitFor('Succeeded', async () => {
@@ -244,7 +310,9 @@ describe('session lifecycle', () => {
       return c?.status !== 'Unknown' && c;
     });
     expect(delivered).toMatchObject({ status: 'True', reason: 'Confirmed' });
-    expect(fs.readFileSync(path.join(s.status!.workspace!, 'prompt.md'), 'utf8')).toBe('fix the flaky test in src/app.ts\n');
+    expect(fs.readFileSync(path.join(s.status!.workspace!, 'prompt.md'), 'utf8')).toBe(
+      'fix the flaky test in src/app.ts\n',
+    );
   });
 
   it('orchctl logs prints the run output without escape sequences', async () => {

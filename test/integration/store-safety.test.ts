@@ -35,9 +35,16 @@ async function readStore<T>(fn: (s: SqliteStore) => Promise<T>): Promise<T> {
   }
 }
 
-const node = () => readStore(async (s) => (await s.list('Node')).items[0] as (Resource & { status?: { orphanSessions?: string[] } }) | undefined);
+const node = () =>
+  readStore(
+    async (s) => (await s.list('Node')).items[0] as (Resource & { status?: { orphanSessions?: string[] } }) | undefined,
+  );
 const nodeEvents = (reason: string) =>
-  readStore(async (s) => (await s.list('Event')).items.filter((e) => e.reason === reason && (e.involvedObject as { kind: string }).kind === 'Node'));
+  readStore(async (s) =>
+    (await s.list('Event')).items.filter(
+      (e) => e.reason === reason && (e.involvedObject as { kind: string }).kind === 'Node',
+    ),
+  );
 
 async function startTwoAgents(): Promise<string[]> {
   await h.apply([shellSession('a', 'exec sleep 600', h.repo), shellSession('b', 'echo hi; exec sleep 600', h.repo)]);
@@ -63,7 +70,12 @@ async function expectOrphansKept(live: string[]): Promise<void> {
   expect(events.map((e) => e.message).join('\n')).toContain('left running');
   // Another full pass (resync is 3 s in the harness) must not kill them either.
   await new Promise((r) => setTimeout(r, 4000));
-  expect((await h.tmuxSessions()).filter((s) => !s.dead).map((s) => s.name).sort()).toEqual([...live].sort());
+  expect(
+    (await h.tmuxSessions())
+      .filter((s) => !s.dead)
+      .map((s) => s.name)
+      .sort(),
+  ).toEqual([...live].sort());
 }
 
 describe('a store that cannot account for the running agents', () => {
@@ -118,7 +130,9 @@ describe('orchctl store backup and restore', () => {
     expect(b.stdout).toContain(backup);
     expect(fs.statSync(backup).mode & 0o777).toBe(0o600);
     const inBackup = new SqliteStore(backup, { readonly: true });
-    expect((await inBackup.get({ kind: 'AgentSession', namespace: 'default', name: 'a' }))?.status?.phase).toBe('Running');
+    expect((await inBackup.get({ kind: 'AgentSession', namespace: 'default', name: 'a' }))?.status?.phase).toBe(
+      'Running',
+    );
     await inBackup.close();
 
     await h.apply([shellSession('b', 'exec sleep 600', h.repo)]);
@@ -175,7 +189,9 @@ describe('reads', () => {
       { cwd: ROOT, reject: false },
     );
     try {
-      await new Promise<void>((resolve) => holder.stdout!.on('data', (d: Buffer) => d.toString().includes('locked') && resolve()));
+      await new Promise<void>((resolve) =>
+        holder.stdout!.on('data', (d: Buffer) => d.toString().includes('locked') && resolve()),
+      );
       const get = await h.orchctl(['get', 'agentsessions']);
       expect(get.stderr).toBe('');
       expect(get.exitCode).toBe(0);

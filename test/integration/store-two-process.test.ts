@@ -94,7 +94,10 @@ describe('two processes on one database file', () => {
       expect(ra.resourceVersion).toBeTruthy();
       expect(ra.resourceVersion).toBe(rb.resourceVersion);
       // ...then both try to write at once.
-      const [ua, ub] = await Promise.all([a.call({ op: 'updateHeld', value: `a${round}` }), b.call({ op: 'updateHeld', value: `b${round}` })]);
+      const [ua, ub] = await Promise.all([
+        a.call({ op: 'updateHeld', value: `a${round}` }),
+        b.call({ op: 'updateHeld', value: `b${round}` }),
+      ]);
       const results = [ua, ub];
       expect(results.filter((r) => r.ok)).toHaveLength(1);
       const loser = results.find((r) => !r.ok)!;
@@ -123,7 +126,10 @@ describe('two processes on one database file', () => {
     expect((await watcher.call({ op: 'watch', kind: 'AgentSession', fromRevision: from })).ok).toBe(true);
     const c = await writer.call({ op: 'create', object: session('remote') });
     await writer.call({ op: 'create', object: { ...session('proj'), kind: 'Project' } }); // another kind: filtered out
-    const u = await writer.call({ op: 'update', object: { ...c.object, spec: { ...c.object.spec, prompt: 'changed' } } });
+    const u = await writer.call({
+      op: 'update',
+      object: { ...c.object, spec: { ...c.object.spec, prompt: 'changed' } },
+    });
     expect(u.ok).toBe(true);
     const d = await writer.call({ op: 'delete', key: keyOf(c.object) });
     expect(d.ok).toBe(true);

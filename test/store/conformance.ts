@@ -27,7 +27,15 @@ export type StoreFactory = (opts?: StoreFactoryOptions) => Promise<Store>;
 const API = 'orchctl.io/v1alpha1';
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
-export function session(name: string, opts: { namespace?: string; labels?: Record<string, string>; spec?: Record<string, unknown>; finalizers?: string[] } = {}): Resource {
+export function session(
+  name: string,
+  opts: {
+    namespace?: string;
+    labels?: Record<string, string>;
+    spec?: Record<string, unknown>;
+    finalizers?: string[];
+  } = {},
+): Resource {
   return {
     apiVersion: API,
     kind: 'AgentSession',
@@ -46,7 +54,11 @@ export function node(name: string): Resource {
   return { apiVersion: API, kind: 'Node', metadata: { name }, spec: { unschedulable: false } };
 }
 
-export const keyOf = (o: Resource): ObjectKey => ({ kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name });
+export const keyOf = (o: Resource): ObjectKey => ({
+  kind: o.kind,
+  namespace: o.metadata.namespace ?? '',
+  name: o.metadata.name,
+});
 
 /** Awaits `p` and returns the ApiError it rejects with (fails the test when it resolves or throws something else). */
 export async function apiError(p: Promise<unknown>): Promise<ApiError> {
@@ -90,12 +102,17 @@ class Recorder {
     );
   }
   async waitFor(n: number): Promise<WatchEvent[]> {
-    await until(() => this.events.length >= n || this.errors.length > 0, `${n} watch events (have ${this.events.length})`);
+    await until(
+      () => this.events.length >= n || this.errors.length > 0,
+      `${n} watch events (have ${this.events.length})`,
+    );
     if (this.errors.length) throw this.errors[0];
     return this.events;
   }
   summary(): string[] {
-    return this.events.map((e) => `${e.type} ${e.object.kind}/${e.object.metadata.namespace ?? ''}/${e.object.metadata.name}`);
+    return this.events.map(
+      (e) => `${e.type} ${e.object.kind}/${e.object.metadata.namespace ?? ''}/${e.object.metadata.name}`,
+    );
   }
 }
 
@@ -142,7 +159,13 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
       it('ignores status and system-owned metadata sent by the caller', async () => {
         const input = session('a');
         input.status = { phase: 'Running' };
-        input.metadata = { ...input.metadata, uid: 'caller-uid', generation: 7, resourceVersion: '999', deletionTimestamp: '2020-01-01T00:00:00Z' };
+        input.metadata = {
+          ...input.metadata,
+          uid: 'caller-uid',
+          generation: 7,
+          resourceVersion: '999',
+          deletionTimestamp: '2020-01-01T00:00:00Z',
+        };
         const created = await store.create(input);
         expect(created.status).toBeUndefined();
         expect(created.metadata.uid).not.toBe('caller-uid');
@@ -198,13 +221,18 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
       });
 
       it('lists one namespace', async () => {
-        expect(names((await store.list('AgentSession', { namespace: 'default' })).items)).toEqual(['default/a', 'default/b', 'default/c']);
+        expect(names((await store.list('AgentSession', { namespace: 'default' })).items)).toEqual([
+          'default/a',
+          'default/b',
+          'default/c',
+        ]);
         expect(names((await store.list('AgentSession', { namespace: 'other' })).items)).toEqual(['other/d']);
         expect((await store.list('AgentSession', { namespace: 'empty' })).items).toEqual([]);
       });
 
       it('filters by label selector', async () => {
-        const sel = async (s: string, namespace?: string) => names((await store.list('AgentSession', { namespace, labelSelector: parseSelector(s) })).items);
+        const sel = async (s: string, namespace?: string) =>
+          names((await store.list('AgentSession', { namespace, labelSelector: parseSelector(s) })).items);
         expect(await sel('team=web')).toEqual(['default/a', 'other/d']);
         expect(await sel('team=web', 'default')).toEqual(['default/a']);
         expect(await sel('team!=web')).toEqual(['default/b', 'default/c']);
@@ -269,7 +297,10 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
 
       it('a spec change bumps generation; a metadata-only change (labels, annotations) does not', async () => {
         const v1 = await store.create(session('a'));
-        const v2 = await store.update({ ...v1, metadata: { ...v1.metadata, labels: { team: 'web' }, annotations: { note: 'x' } } });
+        const v2 = await store.update({
+          ...v1,
+          metadata: { ...v1.metadata, labels: { team: 'web' }, annotations: { note: 'x' } },
+        });
         expect(v2.metadata.labels).toEqual({ team: 'web' });
         expect(v2.metadata.generation).toBe(1);
         expect(Number(v2.metadata.resourceVersion)).toBeGreaterThan(Number(v1.metadata.resourceVersion));
@@ -413,7 +444,9 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
       it('does not let finalizers be added once the object is being deleted', async () => {
         const a = await store.create(session('a', { finalizers: ['orchctl.io/stop-tmux'] }));
         const d = await store.delete(keyOf(a));
-        const e = await apiError(store.update({ ...d, metadata: { ...d.metadata, finalizers: ['orchctl.io/stop-tmux', 'example.com/new'] } }));
+        const e = await apiError(
+          store.update({ ...d, metadata: { ...d.metadata, finalizers: ['orchctl.io/stop-tmux', 'example.com/new'] } }),
+        );
         expect(e.reason).toBe('Invalid');
         expect((await store.get(keyOf(a)))!.metadata.finalizers).toEqual(['orchctl.io/stop-tmux']);
       });
@@ -462,7 +495,11 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         expect(await store.get(keyOf(mentions))).toBeDefined();
         await w.waitFor(3);
         expect(w.summary().sort()).toEqual(
-          ['DELETED AgentSession/default/owner', 'DELETED Evaluation/default/owner-run-1', 'DELETED Event/default/owner-run-1.abc'].sort(),
+          [
+            'DELETED AgentSession/default/owner',
+            'DELETED Evaluation/default/owner-run-1',
+            'DELETED Event/default/owner-run-1.abc',
+          ].sort(),
         );
         w.handle.close();
       });
@@ -503,7 +540,13 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         expect(await store.get({ kind: 'Node', namespace: '', name: 'n' })).toBeUndefined();
         expect(await store.get(keyOf(x))).toEqual(x);
         expect((await store.get(keyOf(a)))!.spec!.prompt).toBe('changed');
-        await expectReason(store.txn([{ op: 'create', object: session('c') }, { op: 'create', object: session('c') }]), 'AlreadyExists');
+        await expectReason(
+          store.txn([
+            { op: 'create', object: session('c') },
+            { op: 'create', object: session('c') },
+          ]),
+          'AlreadyExists',
+        );
         expect(await store.get({ kind: 'AgentSession', namespace: 'default', name: 'c' })).toBeUndefined();
         expect(await store.revision()).toBe(rev);
         // Nothing of the failed transactions is ever seen by a watcher.
@@ -551,7 +594,13 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         await store.create(session('b'));
         await store.delete(keyOf(a));
         const events = await w.waitFor(5);
-        expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED a', 'MODIFIED a', 'MODIFIED a', 'ADDED b', 'DELETED a']);
+        expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual([
+          'ADDED a',
+          'MODIFIED a',
+          'MODIFIED a',
+          'ADDED b',
+          'DELETED a',
+        ]);
         for (let i = 1; i < events.length; i++) expect(events[i].revision).toBeGreaterThan(events[i - 1].revision);
         expect(events[0].revision).toBe(Number(a.metadata.resourceVersion));
         expect(events[0].object.metadata.resourceVersion).toBe(a.metadata.resourceVersion);
@@ -587,7 +636,11 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         await all.waitFor(5);
         await byKind.waitFor(3);
         await sleep(50);
-        expect(byKind.summary()).toEqual(['ADDED AgentSession/default/a', 'ADDED AgentSession/other/b', 'ADDED AgentSession/default/c']);
+        expect(byKind.summary()).toEqual([
+          'ADDED AgentSession/default/a',
+          'ADDED AgentSession/other/b',
+          'ADDED AgentSession/default/c',
+        ]);
         expect(byNs.summary()).toEqual(['ADDED AgentSession/other/b']);
         expect(nodes.summary()).toEqual(['ADDED Node//n']);
         expect(all.events).toHaveLength(5);
@@ -611,7 +664,15 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         // Enough revisions that any backend honouring retainRevisions: 10 compacts revision 1.
         for (let batch = 0; batch < 12; batch++) {
           const ops = [];
-          for (let i = 0; i < 100; i++) ops.push({ op: 'update' as const, object: { ...cur, metadata: { ...cur.metadata, resourceVersion: undefined }, spec: { prompt: `p${batch}-${i}` } } });
+          for (let i = 0; i < 100; i++)
+            ops.push({
+              op: 'update' as const,
+              object: {
+                ...cur,
+                metadata: { ...cur.metadata, resourceVersion: undefined },
+                spec: { prompt: `p${batch}-${i}` },
+              },
+            });
           const res = await s.txn(ops);
           cur = res[res.length - 1];
         }
@@ -632,7 +693,12 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
       it('are acquired, renewed by their holder, refused to others while fresh, taken over after expiry and released', async () => {
         expect(await store.getLease('ctl')).toBeUndefined();
         const a1 = await store.tryAcquireLease('ctl', 'host-a', 2);
-        expect(a1).toMatchObject({ name: 'ctl', holderIdentity: 'host-a', leaseDurationSeconds: 2, leaderTransitions: 0 });
+        expect(a1).toMatchObject({
+          name: 'ctl',
+          holderIdentity: 'host-a',
+          leaseDurationSeconds: 2,
+          leaderTransitions: 0,
+        });
         expect(a1!.acquireTime).toBeTruthy();
         expect(await store.tryAcquireLease('ctl', 'host-b', 2)).toBeUndefined();
         // Another lease name is independent.

@@ -29,7 +29,12 @@ export function fixturesDir(version = CLAUDE_CODE_VERSION): string {
 /** Path of the installed `claude` binary, or undefined when the cache has no install. */
 export function findClaudeCode(version = CLAUDE_CODE_VERSION): string | undefined {
   try {
-    return execFileSync(process.execPath, [installScript, '--check', '--version', version], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+    return (
+      execFileSync(process.execPath, [installScript, '--check', '--version', version], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim() || undefined
+    );
   } catch {
     return undefined;
   }
@@ -176,9 +181,12 @@ export function makeClaudeHome(opts: ClaudeHomeOptions): ClaudeHome {
     config.lastOnboardingVersion = CLAUDE_CODE_VERSION;
   }
   if (!omit.has('theme')) config.theme = 'dark';
-  if (!omit.has('customApiKeyResponses')) config.customApiKeyResponses = { approved: [apiKeyTail(apiKey)], rejected: [] };
+  if (!omit.has('customApiKeyResponses'))
+    config.customApiKeyResponses = { approved: [apiKeyTail(apiKey)], rejected: [] };
   if (!omit.has('trust')) {
-    config.projects = Object.fromEntries(opts.projectDirs.map((d) => [path.resolve(d), { hasTrustDialogAccepted: true }]));
+    config.projects = Object.fromEntries(
+      opts.projectDirs.map((d) => [path.resolve(d), { hasTrustDialogAccepted: true }]),
+    );
   }
   Object.assign(config, opts.config ?? {});
   fs.writeFileSync(path.join(configDir, '.claude.json'), JSON.stringify(config, null, 2) + '\n');
@@ -194,7 +202,9 @@ export function makeClaudeHome(opts: ClaudeHomeOptions): ClaudeHome {
   const command = opts.hookCommand ?? hookScript;
   const hooks: Record<string, unknown[]> = {};
   for (const ev of opts.hookEvents ?? HOOK_EVENTS) {
-    hooks[ev] = [{ ...(TOOL_EVENTS.has(ev) ? { matcher: '*' } : {}), hooks: [{ type: 'command', command, timeout: 10 }] }];
+    hooks[ev] = [
+      { ...(TOOL_EVENTS.has(ev) ? { matcher: '*' } : {}), hooks: [{ type: 'command', command, timeout: 10 }] },
+    ];
   }
   const settings: Record<string, unknown> = {
     permissions: { defaultMode: opts.permissionMode ?? 'default' },

@@ -28,8 +28,15 @@ export interface ClaudeScenario {
 }
 
 /** The built-in claude-code Agent, pointed at `binary` and the fake. */
-export function claudeAgent(binary: string, env: Record<string, string>, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const template = YAML.parse(fs.readFileSync(path.join(ROOT, 'manifests', 'agents', 'claude-code.yaml'), 'utf8')) as { metadata: { name: string }; spec: Record<string, unknown> };
+export function claudeAgent(
+  binary: string,
+  env: Record<string, string>,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const template = YAML.parse(fs.readFileSync(path.join(ROOT, 'manifests', 'agents', 'claude-code.yaml'), 'utf8')) as {
+    metadata: { name: string };
+    spec: Record<string, unknown>;
+  };
   const hooks = (template.spec.hooks ?? { kind: 'claude-code' }) as Record<string, unknown>;
   return {
     apiVersion: 'orchctl.io/v1alpha1',
@@ -45,24 +52,53 @@ export function claudeAgent(binary: string, env: Record<string, string>, extra: 
   };
 }
 
-export async function startClaudeScenario(opts: { omitConfig?: Array<'hasCompletedOnboarding' | 'customApiKeyResponses' | 'trust' | 'theme'>; agents?: Record<string, Record<string, unknown>> } = {}): Promise<ClaudeScenario> {
+export async function startClaudeScenario(
+  opts: {
+    omitConfig?: Array<'hasCompletedOnboarding' | 'customApiKeyResponses' | 'trust' | 'theme'>;
+    agents?: Record<string, Record<string, unknown>>;
+  } = {},
+): Promise<ClaudeScenario> {
   const binary = ensureClaudeCode();
   const fake = await FakeAnthropic.start();
   const h = await makeHarness();
-  const home = makeClaudeHome({ projectDirs: [h.repo], baseUrl: fake.url, hookEvents: [], root: path.join(h.dir, 'claude'), omitConfig: opts.omitConfig });
+  const home = makeClaudeHome({
+    projectDirs: [h.repo],
+    baseUrl: fake.url,
+    hookEvents: [],
+    root: path.join(h.dir, 'claude'),
+    omitConfig: opts.omitConfig,
+  });
   // Retries off so an API error shows at once; no proxy needed: QUIET_ENV keeps it off the network.
   // The throw-away HOME has no git identity: give the agent's commits one.
-  const ident = { GIT_AUTHOR_NAME: 'orchctl agent', GIT_AUTHOR_EMAIL: 'agent@orchctl.io', GIT_COMMITTER_NAME: 'orchctl agent', GIT_COMMITTER_EMAIL: 'agent@orchctl.io' };
+  const ident = {
+    GIT_AUTHOR_NAME: 'orchctl agent',
+    GIT_AUTHOR_EMAIL: 'agent@orchctl.io',
+    GIT_COMMITTER_NAME: 'orchctl agent',
+    GIT_COMMITTER_EMAIL: 'agent@orchctl.io',
+  };
   const env = { ...home.env, ...ident, CLAUDE_CODE_MAX_RETRIES: '0', TERM: 'tmux-256color', LANG: 'C.UTF-8' };
   // `claude`, plus variants (name → extra spec fields, e.g. autoAnswer).
-  await h.apply([claudeAgent(binary, env), ...Object.entries(opts.agents ?? {}).map(([name, extra]) => ({ ...claudeAgent(binary, env, extra), metadata: { name } }))]);
+  await h.apply([
+    claudeAgent(binary, env),
+    ...Object.entries(opts.agents ?? {}).map(([name, extra]) => ({
+      ...claudeAgent(binary, env, extra),
+      metadata: { name },
+    })),
+  ]);
   h.start();
   return {
     h,
     fake,
     home,
     async startSession(name, prompt, spec = {}) {
-      await h.apply([{ apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name }, spec: { agentRef: 'claude', workdir: h.repo, prompt, ...spec } }]);
+      await h.apply([
+        {
+          apiVersion: 'orchctl.io/v1alpha1',
+          kind: 'AgentSession',
+          metadata: { name },
+          spec: { agentRef: 'claude', workdir: h.repo, prompt, ...spec },
+        },
+      ]);
     },
     events: (name) => readEventLog(eventLogPath(h.home, 'default', name)).events,
     async cleanup() {
@@ -72,4 +108,13 @@ export async function startClaudeScenario(opts: { omitConfig?: Array<'hasComplet
   };
 }
 
-export const agentOf = (s: AgentSession | undefined) => (s?.status?.agent ?? {}) as { state?: string; turns?: number; lastAssistantMessage?: string; sessionId?: string; transcript?: string; ended?: { reason: string }; counts?: Record<string, number> };
+export const agentOf = (s: AgentSession | undefined) =>
+  (s?.status?.agent ?? {}) as {
+    state?: string;
+    turns?: number;
+    lastAssistantMessage?: string;
+    sessionId?: string;
+    transcript?: string;
+    ended?: { reason: string };
+    counts?: Record<string, number>;
+  };

@@ -81,7 +81,12 @@ export interface ScriptedTurn {
   /** Never finish the stream (until the client goes away or the fake closes): a stalled API. */
   stall?: boolean;
   /** Output/input token counts to report; defaults are small made-up numbers. */
-  usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    cache_read_input_tokens?: number;
+    cache_creation_input_tokens?: number;
+  };
 }
 
 /** An HTTP error answer, e.g. `{status: 429, type: 'rate_limit_error', message: '…'}`. */
@@ -123,7 +128,12 @@ export function bashTurn(
 }
 
 /** An HTTP error answer. */
-export function errorAnswer(status: number, type: string, message: string, headers?: Record<string, string>): ScriptedError {
+export function errorAnswer(
+  status: number,
+  type: string,
+  message: string,
+  headers?: Record<string, string>,
+): ScriptedError {
   return { error: { status, type, message, ...(headers ? { headers } : {}) } };
 }
 
@@ -193,7 +203,9 @@ function textOf(content: string | ContentBlockIn[] | Array<{ type: string; text?
 }
 
 /** The last message with role `user`, or undefined. */
-export function lastUserMessage(body: MessagesBody | undefined): { role: string; content: string | ContentBlockIn[] } | undefined {
+export function lastUserMessage(
+  body: MessagesBody | undefined,
+): { role: string; content: string | ContentBlockIn[] } | undefined {
   const msgs = body?.messages ?? [];
   for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i].role === 'user') return msgs[i];
   return undefined;
@@ -280,7 +292,14 @@ export class FakeAnthropic extends EventEmitter {
     this.server.keepAliveTimeout = 1000;
     // Proxy CONNECT (HTTPS through HTTPS_PROXY): record and refuse.
     this.server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {
-      const rec = this.record({ kind: 'egress', method: 'CONNECT', path: req.url ?? '', query: '', headers: req.headers, rawBody: '' });
+      const rec = this.record({
+        kind: 'egress',
+        method: 'CONNECT',
+        path: req.url ?? '',
+        query: '',
+        headers: req.headers,
+        rawBody: '',
+      });
       rec.answeredWith = '403';
       this.emit('request', rec);
       this.opts.log?.(`#${rec.seq} CONNECT ${req.url} egress → 403`);
@@ -347,7 +366,11 @@ export class FakeAnthropic extends EventEmitter {
       };
       const timer = setTimeout(() => {
         this.off('request', onReq);
-        reject(new Error(`fake-anthropic: no matching request within ${timeoutMs} ms; got: ${this.paths().join(', ') || 'none'}`));
+        reject(
+          new Error(
+            `fake-anthropic: no matching request within ${timeoutMs} ms; got: ${this.paths().join(', ') || 'none'}`,
+          ),
+        );
       }, timeoutMs);
       this.on('request', onReq);
     });
@@ -383,7 +406,8 @@ export class FakeAnthropic extends EventEmitter {
     if (/^https?:\/\//i.test(target)) {
       // Absolute-form request: we are being used as an HTTP proxy.
       const u = new URL(target);
-      if ((u.hostname === '127.0.0.1' || u.hostname === 'localhost') && Number(u.port) === this.port) target = u.pathname + u.search;
+      if ((u.hostname === '127.0.0.1' || u.hostname === 'localhost') && Number(u.port) === this.port)
+        target = u.pathname + u.search;
       else egress = true;
     }
     const [path, query = ''] = target.split('?', 2);
@@ -418,7 +442,9 @@ export class FakeAnthropic extends EventEmitter {
               answer = typeof step === 'function' ? await step(rec) : step;
               rec.answeredWith = 'scripted';
             } else {
-              answer = this.opts.onUnscripted ? await this.opts.onUnscripted(rec) : textTurn('(fake-anthropic: nothing scripted)');
+              answer = this.opts.onUnscripted
+                ? await this.opts.onUnscripted(rec)
+                : textTurn('(fake-anthropic: nothing scripted)');
               rec.answeredWith = 'unscripted';
             }
           } else {
@@ -460,7 +486,10 @@ export class FakeAnthropic extends EventEmitter {
             json(res, 200, {});
             rec.answeredWith = '200 {}';
           } else {
-            json(res, 404, { type: 'error', error: { type: 'not_found_error', message: `fake-anthropic: no route ${method} ${path}` } });
+            json(res, 404, {
+              type: 'error',
+              error: { type: 'not_found_error', message: `fake-anthropic: no route ${method} ${path}` },
+            });
             rec.answeredWith = '404';
           }
       }
@@ -469,7 +498,9 @@ export class FakeAnthropic extends EventEmitter {
       if (!res.headersSent) json(res, 500, { type: 'error', error: { type: 'api_error', message: String(err) } });
       else res.destroy();
     }
-    this.opts.log?.(`#${rec.seq} ${method} ${req.url} ${kind}${rec.mainIndex ? `#${rec.mainIndex}` : ''} → ${rec.answeredWith}`);
+    this.opts.log?.(
+      `#${rec.seq} ${method} ${req.url} ${kind}${rec.mainIndex ? `#${rec.mainIndex}` : ''} → ${rec.answeredWith}`,
+    );
   }
 
   private async answerMessages(rec: RecordedRequest, answer: ScriptedAnswer, res: http.ServerResponse): Promise<void> {
@@ -485,9 +516,17 @@ export class FakeAnthropic extends EventEmitter {
     const model = rec.body?.model ?? 'claude-sonnet-4-5';
     const msgId = `msg_fake${String(++this.msgCount).padStart(6, '0')}`;
     const content = answer.content.map((b) =>
-      b.type === 'tool_use' ? { type: 'tool_use' as const, id: b.id ?? `toolu_fake${String(rec.seq).padStart(4, '0')}${randomTail()}`, name: b.name, input: b.input } : b,
+      b.type === 'tool_use'
+        ? {
+            type: 'tool_use' as const,
+            id: b.id ?? `toolu_fake${String(rec.seq).padStart(4, '0')}${randomTail()}`,
+            name: b.name,
+            input: b.input,
+          }
+        : b,
     );
-    const stopReason: StopReason = answer.stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+    const stopReason: StopReason =
+      answer.stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
     const inputTokens = answer.usage?.input_tokens ?? Math.max(1, Math.ceil(rec.rawBody.length / 4));
     const outputTokens = answer.usage?.output_tokens ?? Math.max(1, Math.ceil(JSON.stringify(content).length / 4));
     const usage = {
@@ -500,7 +539,18 @@ export class FakeAnthropic extends EventEmitter {
 
     if (rec.body?.stream !== true) {
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId });
-      res.end(JSON.stringify({ id: msgId, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage }));
+      res.end(
+        JSON.stringify({
+          id: msgId,
+          type: 'message',
+          role: 'assistant',
+          model,
+          content,
+          stop_reason: stopReason,
+          stop_sequence: null,
+          usage,
+        }),
+      );
       return;
     }
 
@@ -528,7 +578,16 @@ export class FakeAnthropic extends EventEmitter {
 
     send('message_start', {
       type: 'message_start',
-      message: { id: msgId, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      message: {
+        id: msgId,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
     });
     send('ping', { type: 'ping' });
     for (let index = 0; index < content.length && !gone; index++) {
@@ -537,13 +596,25 @@ export class FakeAnthropic extends EventEmitter {
         send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
         for (const piece of splitInto(block.text, 3)) {
           await pause();
-          send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
+          send('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'text_delta', text: piece },
+          });
         }
       } else {
-        send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+        send('content_block_start', {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+        });
         for (const piece of splitInto(JSON.stringify(block.input), 2)) {
           await pause();
-          send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
+          send('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'input_json_delta', partial_json: piece },
+          });
         }
       }
       send('content_block_stop', { type: 'content_block_stop', index });
@@ -557,7 +628,12 @@ export class FakeAnthropic extends EventEmitter {
     send('message_delta', {
       type: 'message_delta',
       delta: { stop_reason: stopReason, stop_sequence: null },
-      usage: { input_tokens: inputTokens, output_tokens: outputTokens, cache_creation_input_tokens: usage.cache_creation_input_tokens, cache_read_input_tokens: usage.cache_read_input_tokens },
+      usage: {
+        input_tokens: inputTokens,
+        output_tokens: outputTokens,
+        cache_creation_input_tokens: usage.cache_creation_input_tokens,
+        cache_read_input_tokens: usage.cache_read_input_tokens,
+      },
     });
     send('message_stop', { type: 'message_stop' });
     if (!gone) res.end();
@@ -572,13 +648,21 @@ export class FakeAnthropic extends EventEmitter {
  */
 export function defaultSideAnswer(body: MessagesBody | undefined): ScriptedTurn {
   const format = (body?.output_config as { format?: { type?: string; schema?: unknown } } | undefined)?.format;
-  if (format?.type === 'json_schema' && format.schema) return textTurn(JSON.stringify(sampleOf(format.schema, 'value')));
+  if (format?.type === 'json_schema' && format.schema)
+    return textTurn(JSON.stringify(sampleOf(format.schema, 'value')));
   return textTurn('Fake title');
 }
 
 /** A minimal value that satisfies a (simple) JSON schema: strings are `Fake <name>`. */
 function sampleOf(schema: unknown, name: string): unknown {
-  const s = (schema ?? {}) as { type?: string | string[]; properties?: Record<string, unknown>; required?: string[]; items?: unknown; enum?: unknown[]; const?: unknown };
+  const s = (schema ?? {}) as {
+    type?: string | string[];
+    properties?: Record<string, unknown>;
+    required?: string[];
+    items?: unknown;
+    enum?: unknown[];
+    const?: unknown;
+  };
   if (s.const !== undefined) return s.const;
   if (Array.isArray(s.enum) && s.enum.length) return s.enum[0];
   const type = Array.isArray(s.type) ? s.type[0] : s.type;

@@ -10,16 +10,37 @@ import { ScriptedApi, ScriptedServer, type RecordedRequest, type Reply } from '.
 export function message(content: unknown[], stopReason = 'end_turn', model = 'claude-fake-judge'): Reply {
   return {
     kind: 'json',
-    body: { id: 'msg_fake', type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: 900, output_tokens: 120 } },
+    body: {
+      id: 'msg_fake',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: { input_tokens: 900, output_tokens: 120 },
+    },
   };
 }
 
 export const anthropic = {
   /** The forced tool is called with `input`. */
-  tool: (input: unknown, name = 'session_evaluation', delayMs?: number): Reply => ({ ...(message([{ type: 'tool_use', id: 'toolu_fake', name, input }], 'tool_use') as Extract<Reply, { kind: 'json' }>), delayMs }),
+  tool: (input: unknown, name = 'session_evaluation', delayMs?: number): Reply => ({
+    ...(message([{ type: 'tool_use', id: 'toolu_fake', name, input }], 'tool_use') as Extract<Reply, { kind: 'json' }>),
+    delayMs,
+  }),
   text: (text: string): Reply => message([{ type: 'text', text }]),
-  status: (status: number, type = 'api_error'): Reply => ({ kind: 'json', status, body: { type: 'error', error: { type, message: `${type} (fake)` } } }),
-  rateLimited: (retryAfterSeconds: number): Reply => ({ kind: 'json', status: 429, headers: { 'retry-after': String(retryAfterSeconds) }, body: { type: 'error', error: { type: 'rate_limit_error', message: 'rate limited (fake)' } } }),
+  status: (status: number, type = 'api_error'): Reply => ({
+    kind: 'json',
+    status,
+    body: { type: 'error', error: { type, message: `${type} (fake)` } },
+  }),
+  rateLimited: (retryAfterSeconds: number): Reply => ({
+    kind: 'json',
+    status: 429,
+    headers: { 'retry-after': String(retryAfterSeconds) },
+    body: { type: 'error', error: { type: 'rate_limit_error', message: 'rate limited (fake)' } },
+  }),
   hang: (): Reply => ({ kind: 'hang' }),
 };
 
@@ -28,11 +49,19 @@ export class FakeJudgeAnthropic extends ScriptedApi {
     super(server);
   }
 
-  static async start(fallback: (req: RecordedRequest) => Reply = () => anthropic.status(500)): Promise<FakeJudgeAnthropic> {
+  static async start(
+    fallback: (req: RecordedRequest) => Reply = () => anthropic.status(500),
+  ): Promise<FakeJudgeAnthropic> {
     return new FakeJudgeAnthropic(
       await ScriptedServer.start(fallback, (req) => {
-        if (req.method !== 'POST' || req.path !== '/v1/messages') return { kind: 'json', status: 404, body: { type: 'error', error: { type: 'not_found_error', message: req.path } } };
-        if (!req.headers['x-api-key'] || !req.headers['anthropic-version']) return anthropic.status(401, 'authentication_error');
+        if (req.method !== 'POST' || req.path !== '/v1/messages')
+          return {
+            kind: 'json',
+            status: 404,
+            body: { type: 'error', error: { type: 'not_found_error', message: req.path } },
+          };
+        if (!req.headers['x-api-key'] || !req.headers['anthropic-version'])
+          return anthropic.status(401, 'authentication_error');
         return undefined;
       }),
     );
@@ -41,5 +70,4 @@ export class FakeJudgeAnthropic extends ScriptedApi {
   get endpoint(): string {
     return this.server.url;
   }
-
 }

@@ -11,11 +11,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const [mode, dir, ...rest] = process.argv.slice(2);
-const calls = Number(fs.existsSync(path.join(dir, 'calls')) ? fs.readFileSync(path.join(dir, 'calls'), 'utf8') : '0') + 1;
+const calls =
+  Number(fs.existsSync(path.join(dir, 'calls')) ? fs.readFileSync(path.join(dir, 'calls'), 'utf8') : '0') + 1;
 fs.writeFileSync(path.join(dir, 'calls'), String(calls));
 fs.writeFileSync(path.join(dir, `argv-${calls}.json`), JSON.stringify(rest));
 
-const VALID = { score: 3, recommendation: 'continue', outcome: 'partial', confidence: 0.6, accomplishments: ['two commits'], failures: ['tests not run'], reasoning: 'Some real progress; nothing verified.' };
+const VALID = {
+  score: 3,
+  recommendation: 'continue',
+  outcome: 'partial',
+  confidence: 0.6,
+  accomplishments: ['two commits'],
+  failures: ['tests not run'],
+  reasoning: 'Some real progress; nothing verified.',
+};
 const INVALID = { score: 0, recommendation: 'maybe' };
 
 let input = '';
@@ -30,9 +39,23 @@ process.stdin.on('end', () => {
     case 'slow-valid':
       return setTimeout(() => out(VALID), 300);
     case 'claude':
-      return out({ type: 'result', subtype: 'success', is_error: false, duration_ms: 2100, num_turns: 1, result: 'Here is the evaluation.', structured_output: VALID, usage: { input_tokens: 1500, output_tokens: 200 } });
+      return out({
+        type: 'result',
+        subtype: 'success',
+        is_error: false,
+        duration_ms: 2100,
+        num_turns: 1,
+        result: 'Here is the evaluation.',
+        structured_output: VALID,
+        usage: { input_tokens: 1500, output_tokens: 200 },
+      });
     case 'claude-result':
-      return out({ type: 'result', subtype: 'success', is_error: false, result: 'Evaluation:\n```json\n' + JSON.stringify(VALID) + '\n```' });
+      return out({
+        type: 'result',
+        subtype: 'success',
+        is_error: false,
+        result: 'Evaluation:\n```json\n' + JSON.stringify(VALID) + '\n```',
+      });
     case 'garbage':
       return process.stdout.write('The session looks fine to me.\n');
     case 'invalid':

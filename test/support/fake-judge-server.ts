@@ -38,7 +38,10 @@ export class ScriptedServer {
   ) {}
 
   /** `guard` answers first (wrong path, missing headers) without using up a scripted reply. */
-  static async start(defaultReply: (req: RecordedRequest) => Reply, guard?: (req: RecordedRequest) => Reply | undefined): Promise<ScriptedServer> {
+  static async start(
+    defaultReply: (req: RecordedRequest) => Reply,
+    guard?: (req: RecordedRequest) => Reply | undefined,
+  ): Promise<ScriptedServer> {
     let self!: ScriptedServer;
     const server = http.createServer((req, res) => void self.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -84,7 +87,13 @@ export class ScriptedServer {
     } catch {
       /* keep the text */
     }
-    const rec: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, at: Date.now() };
+    const rec: RecordedRequest = {
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers: req.headers,
+      body,
+      at: Date.now(),
+    };
     this.requests.push(rec);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -106,7 +115,10 @@ export class ScriptedServer {
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (res.destroyed) return;
     const payload = reply.kind === 'json' ? JSON.stringify(reply.body) : reply.text;
-    res.writeHead(reply.status ?? 200, { 'content-type': reply.kind === 'json' ? 'application/json' : 'text/plain', ...(reply.headers ?? {}) });
+    res.writeHead(reply.status ?? 200, {
+      'content-type': reply.kind === 'json' ? 'application/json' : 'text/plain',
+      ...(reply.headers ?? {}),
+    });
     res.end(payload, finish);
   }
 

@@ -21,11 +21,23 @@ export function chatCompletion(content: string, model = 'fake-judge-1', finish =
 
 export const openai = {
   /** The assistant answers `value` as JSON text. */
-  answer: (value: unknown, delayMs?: number): Reply => ({ ...(chatCompletion(JSON.stringify(value)) as Extract<Reply, { kind: 'json' }>), delayMs }),
+  answer: (value: unknown, delayMs?: number): Reply => ({
+    ...(chatCompletion(JSON.stringify(value)) as Extract<Reply, { kind: 'json' }>),
+    delayMs,
+  }),
   /** The assistant answers prose instead of JSON. */
   garbage: (): Reply => chatCompletion('I think the session went quite well overall, probably a 4.'),
-  status: (status: number, message = 'upstream error'): Reply => ({ kind: 'json', status, body: { error: { message, type: 'server_error' } } }),
-  rateLimited: (retryAfterSeconds: number): Reply => ({ kind: 'json', status: 429, headers: { 'retry-after': String(retryAfterSeconds) }, body: { error: { message: 'Rate limit reached', type: 'rate_limit_error' } } }),
+  status: (status: number, message = 'upstream error'): Reply => ({
+    kind: 'json',
+    status,
+    body: { error: { message, type: 'server_error' } },
+  }),
+  rateLimited: (retryAfterSeconds: number): Reply => ({
+    kind: 'json',
+    status: 429,
+    headers: { 'retry-after': String(retryAfterSeconds) },
+    body: { error: { message: 'Rate limit reached', type: 'rate_limit_error' } },
+  }),
   hang: (): Reply => ({ kind: 'hang' }),
 };
 
@@ -35,9 +47,15 @@ export class FakeOpenAI extends ScriptedApi {
   }
 
   /** `fallback` answers requests beyond the script (default: a 500, so unscripted calls are visible). */
-  static async start(fallback: (req: RecordedRequest) => Reply = () => openai.status(500, 'unscripted request')): Promise<FakeOpenAI> {
+  static async start(
+    fallback: (req: RecordedRequest) => Reply = () => openai.status(500, 'unscripted request'),
+  ): Promise<FakeOpenAI> {
     return new FakeOpenAI(
-      await ScriptedServer.start(fallback, (req) => (req.method === 'POST' && req.path === '/v1/chat/completions' ? undefined : { kind: 'json', status: 404, body: { error: { message: `no route ${req.path}` } } })),
+      await ScriptedServer.start(fallback, (req) =>
+        req.method === 'POST' && req.path === '/v1/chat/completions'
+          ? undefined
+          : { kind: 'json', status: 404, body: { error: { message: `no route ${req.path}` } } },
+      ),
     );
   }
 
@@ -45,5 +63,4 @@ export class FakeOpenAI extends ScriptedApi {
   get endpoint(): string {
     return `${this.server.url}/v1`;
   }
-
 }

@@ -68,10 +68,24 @@ export class TmuxPane {
     execFileSync(
       'tmux',
       [
-        '-u', '-L', spec.socket, '-f', '/dev/null',
-        'new-session', '-d', '-s', spec.session, '-x', String(spec.width ?? 120), '-y', String(spec.height ?? 40), '-c', spec.cwd,
+        '-u',
+        '-L',
+        spec.socket,
+        '-f',
+        '/dev/null',
+        'new-session',
+        '-d',
+        '-s',
+        spec.session,
+        '-x',
+        String(spec.width ?? 120),
+        '-y',
+        String(spec.height ?? 40),
+        '-c',
+        spec.cwd,
         // remain-on-exit must be set before the program can exit, so start a placeholder, set it, respawn.
-        'sleep', '3600',
+        'sleep',
+        '3600',
       ],
       { stdio: 'pipe', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', TMUX: '' } },
     );
@@ -80,7 +94,13 @@ export class TmuxPane {
     // A handler (not an ignore) for the signals, so the shell outlives the program but the program
     // still gets default dispositions; the status is written even when the program is killed.
     const argv = spec.exitFile
-      ? ['/bin/sh', '-c', 'trap : INT TERM; "$@"; code=$?; printf "%s\\n" "$code" > "$0"; exit "$code"', spec.exitFile, ...spec.argv]
+      ? [
+          '/bin/sh',
+          '-c',
+          'trap : INT TERM; "$@"; code=$?; printf "%s\\n" "$code" > "$0"; exit "$code"',
+          spec.exitFile,
+          ...spec.argv,
+        ]
       : spec.argv;
     pane.tmux(['respawn-pane', '-k', '-t', pane.target, '-c', spec.cwd, 'env', '-i', ...envArgs, ...argv]);
     return pane;
@@ -107,7 +127,13 @@ export class TmuxPane {
   }
 
   state(): PaneState {
-    const out = this.tmux(['display-message', '-p', '-t', this.target, '#{pane_dead}\t#{pane_dead_status}\t#{pane_pid}\t#{pane_current_command}\t#{pane_in_mode}\t#{pane_dead_signal}']).trim();
+    const out = this.tmux([
+      'display-message',
+      '-p',
+      '-t',
+      this.target,
+      '#{pane_dead}\t#{pane_dead_status}\t#{pane_pid}\t#{pane_current_command}\t#{pane_in_mode}\t#{pane_dead_signal}',
+    ]).trim();
     const [dead, status, pid, cmd, inMode, signal] = out.split('\t');
     let recorded: number | undefined;
     if (dead === '1' && this.exitFile) {
@@ -120,7 +146,11 @@ export class TmuxPane {
     }
     return {
       dead: dead === '1',
-      ...(recorded !== undefined ? { exitStatus: recorded } : dead === '1' && status !== '' ? { exitStatus: Number(status) } : {}),
+      ...(recorded !== undefined
+        ? { exitStatus: recorded }
+        : dead === '1' && status !== ''
+          ? { exitStatus: Number(status) }
+          : {}),
       ...(dead === '1' && signal !== undefined && signal !== '' ? { exitSignal: Number(signal) } : {}),
       pid: Number(pid),
       currentCommand: cmd,
@@ -139,7 +169,8 @@ export class TmuxPane {
     for (;;) {
       last = this.capture();
       if (test(last)) return last;
-      if (Date.now() > deadline) throw new Error(`screen did not match ${String(pred)} within ${timeoutMs} ms; last screen:\n${last}`);
+      if (Date.now() > deadline)
+        throw new Error(`screen did not match ${String(pred)} within ${timeoutMs} ms; last screen:\n${last}`);
       await new Promise((r) => setTimeout(r, intervalMs));
     }
   }

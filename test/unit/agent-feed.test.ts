@@ -23,7 +23,10 @@ describe('AgentFeed', () => {
     const log = new EventLog(path.join(dir, 'events.jsonl'));
     const feed = new AgentFeed();
     const hooks = path.join(ws, 'hooks.jsonl');
-    fs.writeFileSync(hooks, hookLine({ hook_event_name: 'SessionStart', transcript_path: '/x/t.jsonl' }) + '{"t":1,"payl');
+    fs.writeFileSync(
+      hooks,
+      hookLine({ hook_event_name: 'SessionStart', transcript_path: '/x/t.jsonl' }) + '{"t":1,"payl',
+    );
     expect(feed.ingest(log, { run: 1, workspace: ws })).toBe(1);
     expect(feed.ingest(log, { run: 1, workspace: ws })).toBe(0);
     fs.appendFileSync(hooks, 'oad":{"hook_event_name":"Stop"}}\n');
@@ -71,7 +74,9 @@ describe('AgentFeed', () => {
     feed.ingest(log, { run: 1, workspace: ws, pane: { state: 'dialog', detail: 'workspace-trust' } });
     feed.ingest(log, { run: 1, workspace: ws, pane: { state: 'dialog', detail: 'workspace-trust' } });
     feed.ingest(log, { run: 1, workspace: ws, pane: { state: 'idle' } });
-    const states = readEventLog(log.file).events.map((e) => (e.type === 'pane_signal' ? `${e.state}${e.detail ? `:${e.detail}` : ''}` : ''));
+    const states = readEventLog(log.file).events.map((e) =>
+      e.type === 'pane_signal' ? `${e.state}${e.detail ? `:${e.detail}` : ''}` : '',
+    );
     expect(states).toEqual(['dialog:workspace-trust', 'idle']);
     log.close();
   });

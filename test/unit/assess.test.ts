@@ -23,17 +23,33 @@ describe('orchctl assess helpers', () => {
   });
 });
 
-const session = (name: string, status: Record<string, unknown>): AgentSession => ({ apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name, namespace: 'default', uid: `u-${name}` }, spec: {}, status }) as AgentSession;
+const session = (name: string, status: Record<string, unknown>): AgentSession =>
+  ({
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'AgentSession',
+    metadata: { name, namespace: 'default', uid: `u-${name}` },
+    spec: {},
+    status,
+  }) as AgentSession;
 
 describe('assessment metrics', () => {
   it('breaker state as a StateSet and the EMAs, from status; nothing for a session not yet assessed', async () => {
     const reg = new Registry();
-    const sessions = [session('open', { breaker: { state: 'Open' }, detector: { frustrationEma: 0.76, successEma: 0.2 } }), session('new', { phase: 'Pending' })];
+    const sessions = [
+      session('open', { breaker: { state: 'Open' }, detector: { frustrationEma: 0.76, successEma: 0.2 } }),
+      session('new', { phase: 'Pending' }),
+    ];
     registerAssessmentSessionMetrics(reg, () => sessions);
     const text = await reg.metrics();
-    expect(text).toContain('orchctl_agentsession_breaker_state{namespace="default",agentsession="open",state="Closed"} 0');
-    expect(text).toContain('orchctl_agentsession_breaker_state{namespace="default",agentsession="open",state="Open"} 1');
-    expect(text).toContain('orchctl_agentsession_breaker_state{namespace="default",agentsession="open",state="HalfOpen"} 0');
+    expect(text).toContain(
+      'orchctl_agentsession_breaker_state{namespace="default",agentsession="open",state="Closed"} 0',
+    );
+    expect(text).toContain(
+      'orchctl_agentsession_breaker_state{namespace="default",agentsession="open",state="Open"} 1',
+    );
+    expect(text).toContain(
+      'orchctl_agentsession_breaker_state{namespace="default",agentsession="open",state="HalfOpen"} 0',
+    );
     expect(text).toContain('orchctl_agentsession_frustration_ema{namespace="default",agentsession="open"} 0.76');
     expect(text).toContain('orchctl_agentsession_success_ema{namespace="default",agentsession="open"} 0.2');
     expect(text).not.toContain('agentsession="new"');

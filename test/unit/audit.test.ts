@@ -12,11 +12,21 @@ it('appends one JSON line per record and rotates by size, keeping N old files', 
   const files = fs.readdirSync(dir).sort();
   expect(files).toEqual(['audit.log', 'audit.log.1', 'audit.log.2']);
   for (const f of files) expect(fs.statSync(path.join(dir, f)).size).toBeLessThanOrEqual(400);
-  const current = fs.readFileSync(path.join(dir, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const current = fs
+    .readFileSync(path.join(dir, 'audit.log'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   expect(current[current.length - 1]).toMatchObject({ name: 's19', to: 'Starting' });
   expect(current[0].time).toMatch(/^\d{4}-/);
   // Nothing is lost between the files that are kept: their records are consecutive.
-  const kept = ['audit.log.2', 'audit.log.1', 'audit.log'].flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l).name as string));
+  const kept = ['audit.log.2', 'audit.log.1', 'audit.log'].flatMap((f) =>
+    fs
+      .readFileSync(path.join(dir, f), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).name as string),
+  );
   const nums = kept.map((n) => Number(n.slice(1)));
   expect(nums).toEqual(Array.from({ length: nums.length }, (_, i) => nums[0] + i));
   expect(fs.statSync(path.join(dir, 'audit.log')).mode & 0o777).toBe(0o600);

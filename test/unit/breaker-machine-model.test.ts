@@ -11,7 +11,13 @@
 import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
 import { createTestModel, getAdjacencyMap, getShortestPaths, getSimplePaths } from 'xstate/graph';
-import { breakerMachine, stepBreaker, type BreakerEvent, type BreakerStateName, type BreakerThresholds } from '../../controller/reconcilers/assessment/breaker.js';
+import {
+  breakerMachine,
+  stepBreaker,
+  type BreakerEvent,
+  type BreakerStateName,
+  type BreakerThresholds,
+} from '../../controller/reconcilers/assessment/breaker.js';
 
 type Snap = ReturnType<typeof initialTransition<typeof breakerMachine>>[0];
 interface Path {
@@ -20,7 +26,14 @@ interface Path {
 }
 
 const STATES: BreakerStateName[] = ['Closed', 'Open', 'HalfOpen'];
-const cfg: BreakerThresholds = { failureThreshold: 2, correctionThreshold: 2, correctionWindowMs: 60_000, frustrationThreshold: 0.7, noProgressTurns: 2, cooldownMs: 1000 };
+const cfg: BreakerThresholds = {
+  failureThreshold: 2,
+  correctionThreshold: 2,
+  correctionWindowMs: 60_000,
+  frustrationThreshold: 0.7,
+  noProgressTurns: 2,
+  cooldownMs: 1000,
+};
 
 /** Event samples: what the detector and the turn logic send, at t=0 (trips) and later (ticks). */
 const EVENTS: BreakerEvent[] = [
@@ -38,7 +51,15 @@ const EVENTS: BreakerEvent[] = [
 
 const cap = (n: number) => Math.min(n, 3);
 const serializeState = (s: Snap) =>
-  JSON.stringify([s.value, cap(s.context.consecutiveFailures), cap(s.context.corrections.length), cap(s.context.noProgressTurns), Math.min(s.context.turnFailures, 1), s.context.frustrationEma >= 0.7, s.context.reason ?? null]);
+  JSON.stringify([
+    s.value,
+    cap(s.context.consecutiveFailures),
+    cap(s.context.corrections.length),
+    cap(s.context.noProgressTurns),
+    Math.min(s.context.turnFailures, 1),
+    s.context.frustrationEma >= 0.7,
+    s.context.reason ?? null,
+  ]);
 const serializeEvent = (e: BreakerEvent) => JSON.stringify(e);
 const opts = { events: EVENTS, serializeState, serializeEvent } as const;
 const depth = (n: number) => (s: Snap) => s.context.trips > n;
@@ -70,8 +91,13 @@ function replay(path: Path): Snap {
       expect(next.context.why, where).toBeTruthy();
       // The reason follows the evidence in the event, in priority order.
       if (e.type !== 'SIGNALS') expect(next.context.reason, where).toBe('ApproachPivot');
-      else if (e.signals.includes('UserCorrection') && next.context.corrections.length >= cfg.correctionThreshold) expect(next.context.reason, where).toBe('ClarificationPause');
-      else if (e.signals.some((s) => s === 'TestFailure' || s === 'UserCorrection') && next.context.consecutiveFailures >= cfg.failureThreshold) expect(next.context.reason, where).toBe('ApproachPivot');
+      else if (e.signals.includes('UserCorrection') && next.context.corrections.length >= cfg.correctionThreshold)
+        expect(next.context.reason, where).toBe('ClarificationPause');
+      else if (
+        e.signals.some((s) => s === 'TestFailure' || s === 'UserCorrection') &&
+        next.context.consecutiveFailures >= cfg.failureThreshold
+      )
+        expect(next.context.reason, where).toBe('ApproachPivot');
       else expect(next.context.reason, where).toBe('ExplicitCheckIn');
     } else expect(next.context.trips, where).toBe(snap.context.trips);
     // The cooldown: Open is left only by a TICK after cooldownMs, and only for HalfOpen.
@@ -88,14 +114,25 @@ function replay(path: Path): Snap {
       expect(e.type, where).toBe('TURN_END');
       expect(snap.context.turnFailures, where).toBe(0);
       expect(actions, where).toContain('closed');
-      expect(next.context, where).toMatchObject({ consecutiveFailures: 0, corrections: [], noProgressTurns: 0, turnFailures: 0 });
+      expect(next.context, where).toMatchObject({
+        consecutiveFailures: 0,
+        corrections: [],
+        noProgressTurns: 0,
+        turnFailures: 0,
+      });
     }
     if (to === 'HalfOpen' && from === 'Open') expect(next.context.turnFailures, where).toBe(0);
     // Counters: a success resets consecutive failures; a turn with progress resets no-progress.
-    if (e.type === 'SIGNALS' && e.signals.includes('BuildSuccess')) expect(next.context.consecutiveFailures, where).toBe(0);
-    if (e.type === 'SIGNALS' && e.signals.includes('TestFailure')) expect(next.context.consecutiveFailures, where).toBe(snap.context.consecutiveFailures + 1);
-    if (e.type === 'TURN_END') expect(next.context.noProgressTurns, where).toBe(e.progress ? 0 : to === 'Closed' && from === 'HalfOpen' ? 0 : snap.context.noProgressTurns + 1);
-    if (e.type === 'TICK') expect({ ...next.context, turnFailures: 0 }, where).toEqual({ ...snap.context, turnFailures: 0 });
+    if (e.type === 'SIGNALS' && e.signals.includes('BuildSuccess'))
+      expect(next.context.consecutiveFailures, where).toBe(0);
+    if (e.type === 'SIGNALS' && e.signals.includes('TestFailure'))
+      expect(next.context.consecutiveFailures, where).toBe(snap.context.consecutiveFailures + 1);
+    if (e.type === 'TURN_END')
+      expect(next.context.noProgressTurns, where).toBe(
+        e.progress ? 0 : to === 'Closed' && from === 'HalfOpen' ? 0 : snap.context.noProgressTurns + 1,
+      );
+    if (e.type === 'TICK')
+      expect({ ...next.context, turnFailures: 0 }, where).toEqual({ ...snap.context, turnFailures: 0 });
     snap = next;
   }
   expect(snap.value).toEqual(path.state.value);
@@ -117,7 +154,11 @@ describe('breakerMachine model: reachability', () => {
   });
 
   it('without TICK the breaker never leaves Open (the cooldown needs time to pass)', () => {
-    const paths = getShortestPaths(breakerMachine, { ...opts, stopWhen: depth(2), filterEvents: (_s, e) => e.type !== 'TICK' }) as unknown as Path[];
+    const paths = getShortestPaths(breakerMachine, {
+      ...opts,
+      stopWhen: depth(2),
+      filterEvents: (_s, e) => e.type !== 'TICK',
+    }) as unknown as Path[];
     expect(paths.some((p) => p.state.value === 'HalfOpen')).toBe(false);
     for (const p of paths) {
       const firstOpen = p.steps.findIndex((s) => s.state.value === 'Open');
@@ -126,13 +167,22 @@ describe('breakerMachine model: reachability', () => {
   });
 
   it('a TICK before the cooldown is over changes nothing', () => {
-    const paths = getShortestPaths(breakerMachine, { ...opts, stopWhen: depth(2), filterEvents: (_s, e) => e.type !== 'TICK' || e.at < cfg.cooldownMs }) as unknown as Path[];
+    const paths = getShortestPaths(breakerMachine, {
+      ...opts,
+      stopWhen: depth(2),
+      filterEvents: (_s, e) => e.type !== 'TICK' || e.at < cfg.cooldownMs,
+    }) as unknown as Path[];
     expect(paths.some((p) => p.state.value === 'HalfOpen')).toBe(false);
   });
 
   it('with only successes, progress and calm messages, it stays Closed', () => {
-    const calm = (e: BreakerEvent) => e.type !== 'SIGNALS' || e.signals.every((s) => s === 'BuildSuccess' || s === 'ToolFailure' || s === 'Commit');
-    const paths = getShortestPaths(breakerMachine, { ...opts, stopWhen: depth(2), filterEvents: (_s, e) => calm(e) && !(e.type === 'TURN_END' && !e.progress) }) as unknown as Path[];
+    const calm = (e: BreakerEvent) =>
+      e.type !== 'SIGNALS' || e.signals.every((s) => s === 'BuildSuccess' || s === 'ToolFailure' || s === 'Commit');
+    const paths = getShortestPaths(breakerMachine, {
+      ...opts,
+      stopWhen: depth(2),
+      filterEvents: (_s, e) => calm(e) && !(e.type === 'TURN_END' && !e.progress),
+    }) as unknown as Path[];
     expect(new Set(paths.map((p) => p.state.value))).toEqual(new Set(['Closed']));
   });
 });
@@ -143,9 +193,17 @@ describe('breakerMachine model: the transition relation is the documented diagra
     const edges = new Set<string>();
     for (const { state, transitions } of Object.values(adj))
       for (const { event, state: next } of Object.values(transitions) as { event: BreakerEvent; state: Snap }[])
-        if ((state as Snap).value !== next.value) edges.add(`${(state as Snap).value} --${event.type}--> ${next.value}`);
+        if ((state as Snap).value !== next.value)
+          edges.add(`${(state as Snap).value} --${event.type}--> ${next.value}`);
     expect([...edges].sort()).toEqual(
-      ['Closed --SIGNALS--> Open', 'Closed --TURN_END--> Open', 'Open --TICK--> HalfOpen', 'HalfOpen --SIGNALS--> Open', 'HalfOpen --TURN_END--> Open', 'HalfOpen --TURN_END--> Closed'].sort(),
+      [
+        'Closed --SIGNALS--> Open',
+        'Closed --TURN_END--> Open',
+        'Open --TICK--> HalfOpen',
+        'HalfOpen --SIGNALS--> Open',
+        'HalfOpen --TURN_END--> Open',
+        'HalfOpen --TURN_END--> Closed',
+      ].sort(),
     );
   });
 
@@ -162,14 +220,20 @@ describe('breakerMachine model: generated paths keep the invariants', () => {
     expect(paths.length).toBeGreaterThan(20);
     for (const p of paths) replay(p);
     // Each trip reason is reached (the priority is checked in replay).
-    expect(new Set(paths.filter((p) => p.state.value === 'Open').map((p) => p.state.context.reason))).toEqual(new Set(['ClarificationPause', 'ApproachPivot', 'ExplicitCheckIn']));
+    expect(new Set(paths.filter((p) => p.state.value === 'Open').map((p) => p.state.context.reason))).toEqual(
+      new Set(['ClarificationPause', 'ApproachPivot', 'ExplicitCheckIn']),
+    );
   });
 
   it('every simple path over the coarse graph (state and reason only, ≤ 2 trips) replays with the invariants holding', () => {
     // Simple paths explode on the fine graph (its Open region is strongly connected); on the
     // coarse one they are the distinct routes between states and reasons.
     const coarse = (s: Snap) => JSON.stringify([s.value, s.context.reason ?? null]);
-    const paths = getSimplePaths(breakerMachine, { ...opts, serializeState: coarse, stopWhen: depth(2) }) as unknown as Path[];
+    const paths = getSimplePaths(breakerMachine, {
+      ...opts,
+      serializeState: coarse,
+      stopWhen: depth(2),
+    }) as unknown as Path[];
     expect(paths.length).toBeGreaterThanOrEqual(STATES.length);
     expect(paths.length).toBeLessThan(5000);
     for (const p of paths) replay(p);
@@ -178,7 +242,7 @@ describe('breakerMachine model: generated paths keep the invariants', () => {
 
   it('long random walks (seeded) keep the invariants', () => {
     let seed = 42;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let walk = 0; walk < 300; walk++) {
       let at = 0;
       const steps: Path['steps'] = [];
@@ -195,7 +259,9 @@ describe('breakerMachine model: generated paths keep the invariants', () => {
   });
 
   it('createTestModel: per-state assertions along its shortest paths', async () => {
-    const model = createTestModel(breakerMachine, { ...opts, stopWhen: depth(2) } as Parameters<typeof createTestModel<typeof breakerMachine>>[1]);
+    const model = createTestModel(breakerMachine, { ...opts, stopWhen: depth(2) } as Parameters<
+      typeof createTestModel<typeof breakerMachine>
+    >[1]);
     const visited = new Set<string>();
     for (const p of model.getShortestPaths()) {
       replay(p as unknown as Path);

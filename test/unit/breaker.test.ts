@@ -4,16 +4,30 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { SessionPolicy } from '../../controller/api/kinds.js';
-import { assessStep, newAssessmentState, type AssessmentState, type StepResult } from '../../controller/reconcilers/assessment/assess.js';
+import {
+  assessStep,
+  newAssessmentState,
+  type AssessmentState,
+  type StepResult,
+} from '../../controller/reconcilers/assessment/assess.js';
 import { assessmentConfig, type AssessmentConfig } from '../../controller/reconcilers/assessment/config.js';
 import type { AgentEvent } from '../../controller/store/eventlog.js';
 import { toolOutput, TranscriptBuilder } from '../fixtures/assessment/transcript.js';
 
 const policy = (spec: Record<string, unknown>, gen = 1): SessionPolicy =>
-  ({ apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'test', uid: `uid-${JSON.stringify(spec)}`, generation: gen }, spec }) as SessionPolicy;
+  ({
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'SessionPolicy',
+    metadata: { name: 'test', uid: `uid-${JSON.stringify(spec)}`, generation: gen },
+    spec,
+  }) as SessionPolicy;
 
 /** Runs events through the step in batches (as the reconciler does), collecting everything. */
-function run(events: AgentEvent[], cfg: AssessmentConfig = assessmentConfig(undefined), opts: { batch?: number; now?: number; state?: AssessmentState; git?: (i: number) => string | undefined } = {}) {
+function run(
+  events: AgentEvent[],
+  cfg: AssessmentConfig = assessmentConfig(undefined),
+  opts: { batch?: number; now?: number; state?: AssessmentState; git?: (i: number) => string | undefined } = {},
+) {
   let state = opts.state ?? newAssessmentState();
   const all: Omit<StepResult, 'state'> = { signals: [], interventions: [], transitions: [], checkpoints: [] };
   const batch = opts.batch ?? 7;
@@ -48,25 +62,39 @@ describe('correction storm', () => {
     const r = run(t.events());
     expect(r.state.detector.counts.UserCorrection).toBe(3);
     expect(r.interventions).toHaveLength(1);
-    expect(r.interventions[0]).toMatchObject({ type: 'ClarificationPause', why: 'correction storm: 3 corrections within 5m (threshold 3)' });
+    expect(r.interventions[0]).toMatchObject({
+      type: 'ClarificationPause',
+      why: 'correction storm: 3 corrections within 5m (threshold 3)',
+    });
     expect(r.state.breaker.state).toBe('Open');
     expect(r.transitions.map((x) => `${x.from}→${x.to}`)).toEqual(['Closed→Open']);
     // The trip is the last user message's event.
-    const last = t.events().filter((e) => e.type === 'user_message').at(-1)!;
+    const last = t
+      .events()
+      .filter((e) => e.type === 'user_message')
+      .at(-1)!;
     expect(r.interventions[0].seq).toBe(last.seq);
     expect(r.interventions[0].id).toBe(`1-${last.seq}`);
   });
 
   it('corrections spread over more than the window do not', () => {
     const t = new TranscriptBuilder('2026-11-22T03:00:00.000Z', 20_000).user('Rename the config loader.');
-    for (const msg of ["No, that's wrong", 'I said loadSettings', 'not what I asked']) t.wait(3 * 60_000).edit('src/config.ts').endTurn('Done.').user(msg);
+    for (const msg of ["No, that's wrong", 'I said loadSettings', 'not what I asked'])
+      t.wait(3 * 60_000)
+        .edit('src/config.ts')
+        .endTurn('Done.')
+        .user(msg);
     const r = run(t.events());
     expect(r.state.detector.counts.UserCorrection).toBe(3);
     expect(r.interventions.filter((i) => i.type === 'ClarificationPause')).toEqual([]);
   });
 
   it('refused tool calls count as corrections', () => {
-    const t = new TranscriptBuilder().user('tidy the repo').rejected('rm -rf build').rejected('git clean -fdx').rejected('rm -rf node_modules');
+    const t = new TranscriptBuilder()
+      .user('tidy the repo')
+      .rejected('rm -rf build')
+      .rejected('git clean -fdx')
+      .rejected('rm -rf node_modules');
     const r = run(t.events());
     expect(r.interventions.map((i) => i.type)).toEqual(['ClarificationPause']);
   });
@@ -75,11 +103,26 @@ describe('correction storm', () => {
 describe('consecutive failures', () => {
   it('five failing test runs open the breaker with ApproachPivot', () => {
     const t = new TranscriptBuilder().user('Make the test suite pass.');
-    for (const name of failingTests) t.say('Running the tests again.').bash(name === 'go-test-fail' ? 'go test ./...' : name.startsWith('cargo') ? 'cargo test' : name.startsWith('pytest') ? 'python3 -m pytest -q' : name.startsWith('jest') ? 'npx jest' : 'npx vitest run', toolOutput(name));
+    for (const name of failingTests)
+      t.say('Running the tests again.').bash(
+        name === 'go-test-fail'
+          ? 'go test ./...'
+          : name.startsWith('cargo')
+            ? 'cargo test'
+            : name.startsWith('pytest')
+              ? 'python3 -m pytest -q'
+              : name.startsWith('jest')
+                ? 'npx jest'
+                : 'npx vitest run',
+        toolOutput(name),
+      );
     const r = run(t.events());
     expect(r.state.detector.counts.TestFailure).toBe(5);
     expect(r.interventions).toHaveLength(1);
-    expect(r.interventions[0]).toMatchObject({ type: 'ApproachPivot', why: '5 consecutive failures (threshold 5), the last a TestFailure' });
+    expect(r.interventions[0]).toMatchObject({
+      type: 'ApproachPivot',
+      why: '5 consecutive failures (threshold 5), the last a TestFailure',
+    });
     expect(r.state.breaker.context.consecutiveFailures).toBe(5);
   });
 
@@ -98,7 +141,9 @@ describe('consecutive failures', () => {
   it('the threshold comes from the policy', () => {
     const t = new TranscriptBuilder().user('Fix the build.');
     for (let i = 0; i < 2; i++) t.bash('cargo build', toolOutput('cargo-build-fail'));
-    expect(run(t.events(), assessmentConfig(policy({ breaker: { failureThreshold: 2 } }))).interventions.map((i) => i.type)).toEqual(['ApproachPivot']);
+    expect(
+      run(t.events(), assessmentConfig(policy({ breaker: { failureThreshold: 2 } }))).interventions.map((i) => i.type),
+    ).toEqual(['ApproachPivot']);
     expect(run(t.events()).interventions).toEqual([]);
   });
 });
@@ -106,7 +151,13 @@ describe('consecutive failures', () => {
 describe('frustration EMA', () => {
   it('reaching the threshold on a frustrated message opens with ExplicitCheckIn', () => {
     const t = new TranscriptBuilder('2026-11-22T03:00:00.000Z', 120_000).user('Add pagination to the list endpoint.');
-    for (const msg of ['why did you add a new dependency for this', 'still not paginating the second page', 'this sucks, try again', 'why are you ignoring the cursor??']) t.edit('src/api.ts').endTurn('Implemented.').user(msg);
+    for (const msg of [
+      'why did you add a new dependency for this',
+      'still not paginating the second page',
+      'this sucks, try again',
+      'why are you ignoring the cursor??',
+    ])
+      t.edit('src/api.ts').endTurn('Implemented.').user(msg);
     const r = run(t.events());
     expect(r.state.detector.frustrationEma).toBeGreaterThanOrEqual(0.7);
     expect(r.interventions.map((i) => i.type)).toEqual(['ExplicitCheckIn']);
@@ -125,7 +176,9 @@ describe('no progress', () => {
     expect(run(t.events(), cfg).interventions).toEqual([]);
     t.user('go on').endTurn('Thinking about it.');
     const r = run(t.events(), cfg);
-    expect(r.interventions.map((i) => [i.type, i.why])).toEqual([['ApproachPivot', '3 turns without progress (no commit, no file written; threshold 3)']]);
+    expect(r.interventions.map((i) => [i.type, i.why])).toEqual([
+      ['ApproachPivot', '3 turns without progress (no commit, no file written; threshold 3)'],
+    ]);
   });
 
   it('a change of status.git between turns is progress', () => {
@@ -134,11 +187,20 @@ describe('no progress', () => {
     for (let i = 0; i < 4; i++) t.user('continue').endTurn('Working.');
     // Batches of 3 events: each pass sees a different git state.
     expect(run(t.events(), cfg, { batch: 3, git: (i) => `head${i}:${i}` }).interventions).toEqual([]);
-    expect(run(t.events(), cfg, { batch: 3, git: () => 'same' }).interventions.map((i) => i.type)).toEqual(['ApproachPivot']);
+    expect(run(t.events(), cfg, { batch: 3, git: () => 'same' }).interventions.map((i) => i.type)).toEqual([
+      'ApproachPivot',
+    ]);
   });
 
   it('a turn is counted once whether the Stop hook, the end_turn message or both mark it', () => {
-    const t = new TranscriptBuilder().user('one').endTurn('a').user('two').bash('ls', { output: 'x', exitCode: 0 }).endTurn('b').user('three').endTurn('c');
+    const t = new TranscriptBuilder()
+      .user('one')
+      .endTurn('a')
+      .user('two')
+      .bash('ls', { output: 'x', exitCode: 0 })
+      .endTurn('b')
+      .user('three')
+      .endTurn('c');
     expect(run(t.events({ hooks: true })).state.turn.count).toBe(3);
     expect(run(t.events({ hooks: false })).state.turn.count).toBe(3);
     // The Stop hook may be ingested before the transcript's last line: still once.
@@ -175,8 +237,14 @@ describe('cooldown and half-open', () => {
   });
 
   it('after the cooldown the breaker is half-open; a healthy turn closes it and resets the counters', () => {
-    const t = failing(new TranscriptBuilder('2026-11-22T03:00:00.000Z', 10_000).user('Make pytest pass.'), 3).endTurn('Stuck.');
-    t.wait(11 * 60_000).user('Try a different approach: fix calc.mul.').edit('calc.py').bash('python3 -m pytest -q', toolOutput('pytest-pass')).endTurn('All tests pass now.');
+    const t = failing(new TranscriptBuilder('2026-11-22T03:00:00.000Z', 10_000).user('Make pytest pass.'), 3).endTurn(
+      'Stuck.',
+    );
+    t.wait(11 * 60_000)
+      .user('Try a different approach: fix calc.mul.')
+      .edit('calc.py')
+      .bash('python3 -m pytest -q', toolOutput('pytest-pass'))
+      .endTurn('All tests pass now.');
     const r = run(t.events(), cfg);
     expect(r.transitions.map((x) => `${x.from}→${x.to}`)).toEqual(['Closed→Open', 'Open→HalfOpen', 'HalfOpen→Closed']);
     expect(r.state.breaker.state).toBe('Closed');
@@ -185,7 +253,9 @@ describe('cooldown and half-open', () => {
   });
 
   it('a failure while half-open opens it again with a new intervention', () => {
-    const t = failing(new TranscriptBuilder('2026-11-22T03:00:00.000Z', 10_000).user('Make pytest pass.'), 3).endTurn('Stuck.');
+    const t = failing(new TranscriptBuilder('2026-11-22T03:00:00.000Z', 10_000).user('Make pytest pass.'), 3).endTurn(
+      'Stuck.',
+    );
     failing(t.wait(11 * 60_000).user('Try again differently.'), 1);
     const r = run(t.events(), cfg);
     expect(r.transitions.map((x) => `${x.from}→${x.to}`)).toEqual(['Closed→Open', 'Open→HalfOpen', 'HalfOpen→Open']);
@@ -198,9 +268,19 @@ describe('cooldown and half-open', () => {
     const evs = t.events();
     const opened = run(evs, cfg);
     expect(opened.state.breaker.state).toBe('Open');
-    const later = assessStep(opened.state, { events: [], from: { seq: 0, offset: 0 }, cfg, now: Date.parse(evs.at(-1)!.ts) + 9 * 60_000 });
+    const later = assessStep(opened.state, {
+      events: [],
+      from: { seq: 0, offset: 0 },
+      cfg,
+      now: Date.parse(evs.at(-1)!.ts) + 9 * 60_000,
+    });
     expect(later.state.breaker.state).toBe('Open');
-    const after = assessStep(opened.state, { events: [], from: { seq: 0, offset: 0 }, cfg, now: Date.parse(evs.at(-1)!.ts) + 10 * 60_000 });
+    const after = assessStep(opened.state, {
+      events: [],
+      from: { seq: 0, offset: 0 },
+      cfg,
+      now: Date.parse(evs.at(-1)!.ts) + 10 * 60_000,
+    });
     expect(after.state.breaker.state).toBe('HalfOpen');
     expect(after.transitions.map((x) => x.to)).toEqual(['HalfOpen']);
   });
@@ -228,7 +308,10 @@ describe('batches and runs', () => {
     const t = new TranscriptBuilder().user('Make the tests pass.');
     for (let i = 0; i < 5; i++) t.bash('npx vitest run', toolOutput('vitest-fail'));
     const first = t.events({ run: 1 });
-    const second = new TranscriptBuilder('2026-11-22T04:00:00.000Z').user('Make the tests pass.').bash('npx vitest run', toolOutput('vitest-fail')).events({ run: 2, startSeq: first.length + 1 });
+    const second = new TranscriptBuilder('2026-11-22T04:00:00.000Z')
+      .user('Make the tests pass.')
+      .bash('npx vitest run', toolOutput('vitest-fail'))
+      .events({ run: 2, startSeq: first.length + 1 });
     const r = run([...first, ...second]);
     expect(r.state.detector.run).toBe(2);
     expect(r.state.detector.counts).toEqual({ TestFailure: 1 });

@@ -2,7 +2,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { claudeSessionId, claudeSettings, claudeTranscriptPath, newTranscriptState, transcriptEvents } from '../../controller/agents/claude-code.js';
+import {
+  claudeSessionId,
+  claudeSettings,
+  claudeTranscriptPath,
+  newTranscriptState,
+  transcriptEvents,
+} from '../../controller/agents/claude-code.js';
 import type { NewEvent } from '../../controller/store/eventlog.js';
 import { fixturesDir } from '../support/claude-code.js';
 
@@ -39,7 +45,10 @@ describe('Claude Code transcript → events', () => {
   });
 
   it('keeps assistant text with token usage and the stop reason', () => {
-    const texts = events.filter((e) => e.type === 'assistant_message') as Extract<NewEvent, { type: 'assistant_message' }>[];
+    const texts = events.filter((e) => e.type === 'assistant_message') as Extract<
+      NewEvent,
+      { type: 'assistant_message' }
+    >[];
     const done = texts.find((t) => t.text.startsWith('Committed hello.txt'));
     expect(done?.stopReason).toBe('end_turn');
     expect(done?.usage?.inputTokens).toBeGreaterThan(10_000);
@@ -47,7 +56,15 @@ describe('Claude Code transcript → events', () => {
 
   it('marks interrupt lines as the agent’s own markers, not messages a person wrote', () => {
     const st = newTranscriptState();
-    const [e] = transcriptEvents({ type: 'user', timestamp: '2026-11-22T00:00:00Z', message: { role: 'user', content: '[Request interrupted by user for tool use]' } }, 2, st);
+    const [e] = transcriptEvents(
+      {
+        type: 'user',
+        timestamp: '2026-11-22T00:00:00Z',
+        message: { role: 'user', content: '[Request interrupted by user for tool use]' },
+      },
+      2,
+      st,
+    );
     expect(e).toMatchObject({ type: 'user_message', interrupt: true, run: 2 });
     expect((e as { index?: number }).index).toBeUndefined();
     expect(st.users).toBe(0);
@@ -57,7 +74,13 @@ describe('Claude Code transcript → events', () => {
     const st = newTranscriptState();
     expect(transcriptEvents({ type: 'attachment', attachment: {} }, 1, st)).toEqual([]);
     expect(transcriptEvents({ type: 'user', isMeta: true, message: { content: 'x' } }, 1, st)).toEqual([]);
-    expect(transcriptEvents({ type: 'assistant', isSidechain: true, message: { content: [{ type: 'text', text: 'x' }] } }, 1, st)).toEqual([]);
+    expect(
+      transcriptEvents(
+        { type: 'assistant', isSidechain: true, message: { content: [{ type: 'text', text: 'x' }] } },
+        1,
+        st,
+      ),
+    ).toEqual([]);
     expect(transcriptEvents({ type: 'last-prompt' }, 1, st)).toEqual([]);
   });
 
@@ -65,7 +88,16 @@ describe('Claude Code transcript → events', () => {
     const st = newTranscriptState();
     st.tools.set('t1', { tool: 'Bash', command: 'npm test' });
     const long = `start\n${'x'.repeat(50_000)}\nFAIL the end`;
-    const [e] = transcriptEvents({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 't1', content: `Exit code 1\n${long}`, is_error: true }] } }, 1, st);
+    const [e] = transcriptEvents(
+      {
+        type: 'user',
+        message: {
+          content: [{ type: 'tool_result', tool_use_id: 't1', content: `Exit code 1\n${long}`, is_error: true }],
+        },
+      },
+      1,
+      st,
+    );
     const out = (e as { output: string }).output;
     expect(out.length).toBeLessThan(9000);
     expect(out).toMatch(/^Exit code 1/);
@@ -82,15 +114,39 @@ describe('Claude Code launch pieces', () => {
   });
 
   it('encodes the working directory as Claude Code does for the transcript path', () => {
-    expect(claudeTranscriptPath('/h/.claude', '/tmp/orchctl-claude-spike/project', 'id')).toBe('/h/.claude/projects/-tmp-orchctl-claude-spike-project/id.jsonl');
+    expect(claudeTranscriptPath('/h/.claude', '/tmp/orchctl-claude-spike/project', 'id')).toBe(
+      '/h/.claude/projects/-tmp-orchctl-claude-spike-project/id.jsonl',
+    );
     expect(claudeTranscriptPath('/h/.claude', '/tmp/a.b_c', 'id')).toBe('/h/.claude/projects/-tmp-a-b-c/id.jsonl');
     expect(claudeTranscriptPath('/h/.claude', `/${'x'.repeat(250)}`, 'id')).toBeUndefined();
   });
 
   it('installs the hook command on every event, quoted for sh, and merges the Agent’s settings', () => {
-    const s = claudeSettings({ kind: 'claude-code', settings: { permissions: { defaultMode: 'default' }, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'mine' }] }] } } }, ['/usr/bin/node', "/opt/it's/bin/orchctl", 'hook']);
+    const s = claudeSettings(
+      {
+        kind: 'claude-code',
+        settings: {
+          permissions: { defaultMode: 'default' },
+          hooks: { Stop: [{ hooks: [{ type: 'command', command: 'mine' }] }] },
+        },
+      },
+      ['/usr/bin/node', "/opt/it's/bin/orchctl", 'hook'],
+    );
     const hooks = s.hooks as Record<string, { matcher?: string; hooks: { command: string }[] }[]>;
-    expect(Object.keys(hooks)).toEqual(expect.arrayContaining(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'PostToolUseFailure', 'Notification', 'Stop', 'StopFailure', 'SessionEnd']));
+    expect(Object.keys(hooks)).toEqual(
+      expect.arrayContaining([
+        'SessionStart',
+        'UserPromptSubmit',
+        'PreToolUse',
+        'PermissionRequest',
+        'PostToolUse',
+        'PostToolUseFailure',
+        'Notification',
+        'Stop',
+        'StopFailure',
+        'SessionEnd',
+      ]),
+    );
     expect(hooks.PreToolUse[0].matcher).toBe('*');
     expect(hooks.SessionStart[0].hooks[0].command).toBe(`'/usr/bin/node' '/opt/it'\\''s/bin/orchctl' 'hook'`);
     expect(hooks.Stop).toHaveLength(2);

@@ -17,8 +17,21 @@ describe('setCondition', () => {
   it('keeps lastTransitionTime when only reason, message or observedGeneration change', () => {
     const list: Condition[] = [];
     setCondition(list, { type: 'Ready', status: 'False', reason: 'Starting', observedGeneration: 1 }, T0);
-    expect(setCondition(list, { type: 'Ready', status: 'False', reason: 'WaitingForPrompt', message: 'pasting', observedGeneration: 2 }, T1)).toBe(true);
-    expect(list[0]).toEqual({ type: 'Ready', status: 'False', reason: 'WaitingForPrompt', message: 'pasting', lastTransitionTime: T0, observedGeneration: 2 });
+    expect(
+      setCondition(
+        list,
+        { type: 'Ready', status: 'False', reason: 'WaitingForPrompt', message: 'pasting', observedGeneration: 2 },
+        T1,
+      ),
+    ).toBe(true);
+    expect(list[0]).toEqual({
+      type: 'Ready',
+      status: 'False',
+      reason: 'WaitingForPrompt',
+      message: 'pasting',
+      lastTransitionTime: T0,
+      observedGeneration: 2,
+    });
   });
 
   it('moves lastTransitionTime when status flips', () => {
@@ -35,7 +48,13 @@ describe('setCondition', () => {
     const list: Condition[] = [];
     setCondition(list, { type: 'Ready', status: 'True', reason: 'Running', message: 'ok', observedGeneration: 3 }, T0);
     const before = structuredClone(list);
-    expect(setCondition(list, { type: 'Ready', status: 'True', reason: 'Running', message: 'ok', observedGeneration: 3 }, T1)).toBe(false);
+    expect(
+      setCondition(
+        list,
+        { type: 'Ready', status: 'True', reason: 'Running', message: 'ok', observedGeneration: 3 },
+        T1,
+      ),
+    ).toBe(false);
     expect(setCondition(list, { type: 'Ready', status: 'True', reason: 'Running', message: 'ok' }, T2)).toBe(false); // no observedGeneration given: kept
     expect(list).toEqual(before);
   });
@@ -45,7 +64,13 @@ describe('setCondition', () => {
     setCondition(list, { type: 'Ready', status: 'True', reason: 'Running' }, T0);
     setCondition(list, { type: 'Stalled', status: 'False', reason: 'Progressing' }, T0);
     setCondition(list, { type: 'Stalled', status: 'True', reason: 'NoProgress' }, T1);
-    expect(getCondition(list, 'Ready')).toEqual({ type: 'Ready', status: 'True', reason: 'Running', message: '', lastTransitionTime: T0 });
+    expect(getCondition(list, 'Ready')).toEqual({
+      type: 'Ready',
+      status: 'True',
+      reason: 'Running',
+      message: '',
+      lastTransitionTime: T0,
+    });
     expect(getCondition(list, 'Stalled')!.lastTransitionTime).toBe(T1);
     expect(list.map((c) => c.type)).toEqual(['Ready', 'Stalled']);
   });

@@ -7,7 +7,11 @@ describe('prompt delivery metrics', () => {
   it('counts deliveries by result and the extra submit presses they needed', async () => {
     const registry = new Registry();
     const m = new RunMetrics(registry);
-    const s = { apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name: 'a', namespace: 'team' } } as AgentSession;
+    const s = {
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'AgentSession',
+      metadata: { name: 'a', namespace: 'team' },
+    } as AgentSession;
     m.onDelivery(s, { delivered: true, reason: 'Confirmed', message: '', retries: 0 });
     m.onDelivery(s, { delivered: true, reason: 'Confirmed', message: '', retries: 2 });
     m.onDelivery(s, { delivered: false, reason: 'Unconfirmed', message: '', retries: 3 });

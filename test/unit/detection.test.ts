@@ -24,7 +24,8 @@ import type { AgentSpec } from '../../controller/api/kinds.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CLAUDE_DIR = path.join(ROOT, 'test/support/fixtures/claude-code/2.1.330');
-const claudeSpec = (): AgentSpec => YAML.parse(fs.readFileSync(path.join(ROOT, 'manifests/agents/claude-code.yaml'), 'utf8')).spec;
+const claudeSpec = (): AgentSpec =>
+  YAML.parse(fs.readFileSync(path.join(ROOT, 'manifests/agents/claude-code.yaml'), 'utf8')).spec;
 const claude: DetectionProfile = detectionFor(claudeSpec(), '2.1.330')!;
 const fixture = (f: string) => fs.readFileSync(path.join(CLAUDE_DIR, f), 'utf8');
 const RULE = '─'.repeat(80);
@@ -32,10 +33,25 @@ const NBSP = '\u00a0';
 
 /** A Claude-shaped screen: header, content lines, the input box with `typed`, footer. */
 function claudeScreen(content: string[], typed = '', footer = '  ⏸ manual mode on · ? for shortcuts'): string {
-  return [' ▐▛███▛█   Claude Code v2.1.330', '▝▜██████▀  Opus 5.5 · API Usage Billing', ' ▝▝   ▝▝   /tmp/project', '', ...content, '', RULE, `❯${NBSP}${typed}`, RULE, footer, ''].join('\n');
+  return [
+    ' ▐▛███▛█   Claude Code v2.1.330',
+    '▝▜██████▀  Opus 5.5 · API Usage Billing',
+    ' ▝▝   ▝▝   /tmp/project',
+    '',
+    ...content,
+    '',
+    RULE,
+    `❯${NBSP}${typed}`,
+    RULE,
+    footer,
+    '',
+  ].join('\n');
 }
 
-const minimal = (extra: Record<string, unknown> = {}) => ({ agent: 'demo', profiles: [{ versions: ['1.0.0'], ...extra }] });
+const minimal = (extra: Record<string, unknown> = {}) => ({
+  agent: 'demo',
+  profiles: [{ versions: ['1.0.0'], ...extra }],
+});
 
 describe('validateDetection / compileDetection', () => {
   it('accepts the built-in shape and an empty profile list', () => {
@@ -46,12 +62,19 @@ describe('validateDetection / compileDetection', () => {
 
   it('names the field of a bad regex', () => {
     const errs = validateDetection(minimal({ busy: ['ok', { regex: '(unclosed' }] }), 'spec.detection');
-    expect(errs).toEqual([{ path: 'spec.detection.profiles[0].busy[1].regex', message: expect.stringMatching(/^invalid regular expression "\(unclosed": .*/) }]);
+    expect(errs).toEqual([
+      {
+        path: 'spec.detection.profiles[0].busy[1].regex',
+        message: expect.stringMatching(/^invalid regular expression "\(unclosed": .*/),
+      },
+    ]);
   });
 
   it('rejects a regex that can backtrack catastrophically', () => {
     const errs = validateDetection(minimal({ waiting: ['^(a+)+$'] }), 'spec.detection');
-    expect(errs).toEqual([{ path: 'spec.detection.profiles[0].waiting[0]', message: expect.stringContaining('backtrack') }]);
+    expect(errs).toEqual([
+      { path: 'spec.detection.profiles[0].waiting[0]', message: expect.stringContaining('backtrack') },
+    ]);
   });
 
   it('reports shape errors with their paths, unknown fields included', () => {
@@ -62,7 +85,12 @@ describe('validateDetection / compileDetection', () => {
         bussy: [],
         profiles: [
           { versions: [] },
-          { versions: ['1.0.0'], input: { line: '^> ', within: 0 }, dialogs: [{ name: 'Trust Dialog', answerKeys: ['Down Enter'] }], otherwise: 'sleepy' },
+          {
+            versions: ['1.0.0'],
+            input: { line: '^> ', within: 0 },
+            dialogs: [{ name: 'Trust Dialog', answerKeys: ['Down Enter'] }],
+            otherwise: 'sleepy',
+          },
           { versions: ['1.0.0'], busy: [{ regex: 'x', region: 'middle', box: 'maybe', since: '[', speed: 1 }] },
         ],
       },
@@ -87,7 +115,9 @@ describe('validateDetection / compileDetection', () => {
   });
 
   it('requires profiles, and compileDetection throws one error naming where and each path', () => {
-    expect(validateDetection({ agent: 'x' }, 'spec.detection')).toEqual([{ path: 'spec.detection.profiles', message: expect.stringContaining('required') }]);
+    expect(validateDetection({ agent: 'x' }, 'spec.detection')).toEqual([
+      { path: 'spec.detection.profiles', message: expect.stringContaining('required') },
+    ]);
     let e: unknown;
     try {
       compileDetection(minimal({ idle: ['['] }), 'manifests/agents/demo.yaml');
@@ -95,12 +125,19 @@ describe('validateDetection / compileDetection', () => {
       e = x;
     }
     expect(e).toBeInstanceOf(DetectionDataError);
-    expect((e as Error).message).toMatch(/^manifests\/agents\/demo\.yaml: invalid detection data: spec\.detection\.profiles\[0\]\.idle\[0\]: invalid regular expression/);
+    expect((e as Error).message).toMatch(
+      /^manifests\/agents\/demo\.yaml: invalid detection data: spec\.detection\.profiles\[0\]\.idle\[0\]: invalid regular expression/,
+    );
   });
 
   it('top-level fields are defaults a profile inherits or replaces', () => {
     const [a, b] = compileDetection(
-      { agent: 'demo', approveKeys: ['y'], contextWindowTokens: 1000, profiles: [{ versions: ['1.0.0'] }, { versions: ['2.0.0'], approveKeys: ['1'] }] },
+      {
+        agent: 'demo',
+        approveKeys: ['y'],
+        contextWindowTokens: 1000,
+        profiles: [{ versions: ['1.0.0'] }, { versions: ['2.0.0'], approveKeys: ['1'] }],
+      },
       'test',
     );
     expect([a.approveKeys, a.contextWindowTokens, a.denyKeys]).toEqual([['y'], 1000, ['Escape']]);
@@ -109,7 +146,10 @@ describe('validateDetection / compileDetection', () => {
 });
 
 describe('versions', () => {
-  const profiles = compileDetection({ agent: 'demo', profiles: [{ versions: ['1.2.0', '1.2.1'] }, { versions: ['1.10.0'] }, { versions: ['0.9.*'] }] }, 'test');
+  const profiles = compileDetection(
+    { agent: 'demo', profiles: [{ versions: ['1.2.0', '1.2.1'] }, { versions: ['1.10.0'] }, { versions: ['0.9.*'] }] },
+    'test',
+  );
 
   it('selects the profile listing the version, with wildcards', () => {
     expect(selectProfile(profiles, '1.2.1').versions).toEqual(['1.2.0', '1.2.1']);
@@ -123,7 +163,9 @@ describe('versions', () => {
 
   it('an unlisted version throws DetectionVersionError naming agent, version and the verified ones', () => {
     expect(() => selectProfile(profiles, '1.3.0')).toThrow(DetectionVersionError);
-    expect(() => selectProfile(profiles, '1.3.0')).toThrow('agent demo: no detection profile is verified for version 1.3.0 (verified: 1.2.0, 1.2.1, 1.10.0, 0.9.*)');
+    expect(() => selectProfile(profiles, '1.3.0')).toThrow(
+      'agent demo: no detection profile is verified for version 1.3.0 (verified: 1.2.0, 1.2.1, 1.10.0, 0.9.*)',
+    );
   });
 
   it('parses the version out of --version outputs', () => {
@@ -159,7 +201,9 @@ describe('detectionFor', () => {
   });
 
   it('throws DetectionDataError for bad data', () => {
-    expect(() => detectionFor({ command: ['x'], detection: { profiles: [{ versions: ['1'], busy: ['('] }] } })).toThrow(DetectionDataError);
+    expect(() => detectionFor({ command: ['x'], detection: { profiles: [{ versions: ['1'], busy: ['('] }] } })).toThrow(
+      DetectionDataError,
+    );
   });
 });
 
@@ -179,18 +223,31 @@ describe('classifyScreen rules (Claude Code 2.1.330 template)', () => {
   });
 
   it('matches the DONE line with its " · done <time>" suffix as idle, the spinner as busy', () => {
-    expect(classifyScreen(claudeScreen(['● Done.', '✻ Cogitated for 1m 42s · done 2:40 AM']), claude).state).toBe('idle');
+    expect(classifyScreen(claudeScreen(['● Done.', '✻ Cogitated for 1m 42s · done 2:40 AM']), claude).state).toBe(
+      'idle',
+    );
     expect(classifyScreen(claudeScreen(['✢ Warping… (2s · ↓ 71 tokens)']), claude).state).toBe('busy');
-    expect(classifyScreen(claudeScreen(['✳ Simplifying recompute_tangents… (2m 18s · ↓ 4.8k tokens)', '  ⎿  ◻ task list items...']), claude).state).toBe('busy');
+    expect(
+      classifyScreen(
+        claudeScreen(['✳ Simplifying recompute_tangents… (2m 18s · ↓ 4.8k tokens)', '  ⎿  ◻ task list items...']),
+        claude,
+      ).state,
+    ).toBe('busy');
   });
 
   it('busy counts only above the box: busy words typed into the box or in the footer hint do not', () => {
-    expect(classifyScreen(claudeScreen([], 'press esc to interrupt (3s · ↓ 5 tokens)'), claude)).toEqual({ state: 'idle', inputReady: false });
+    expect(classifyScreen(claudeScreen([], 'press esc to interrupt (3s · ↓ 5 tokens)'), claude)).toEqual({
+      state: 'idle',
+      inputReady: false,
+    });
     expect(classifyScreen(claudeScreen([], '', '  ⏸ manual mode on · esc to interrupt'), claude).state).toBe('busy');
   });
 
   it('never matches the header: a project path full of busy and dialog words changes nothing', () => {
-    const s = claudeScreen(['● Done.']).replace('/tmp/project', '/tmp/esc to interrupt/Do you want to proceed?/Yes, I trust this folder');
+    const s = claudeScreen(['● Done.']).replace(
+      '/tmp/project',
+      '/tmp/esc to interrupt/Do you want to proceed?/Yes, I trust this folder',
+    );
     expect(classifyScreen(s, claude)).toEqual({ state: 'idle', inputReady: true });
   });
 
@@ -236,29 +293,102 @@ describe('classifyScreen rules (Claude Code 2.1.330 template)', () => {
   });
 
   it('reference samples: an older Bash dialog, a Chrome permission, a usage-limit menu', () => {
-    const a2 = ['⏺ Bash(npm test 2>&1 | tail -50) timeout: 3m 0s', '  ⎿  Running…', '', RULE, ' Bash command', '', '   npm test 2>&1 | tail -50', '   Run unit tests', '', ' Do you want to proceed?', ' ❯ 1. Yes', "   2. Yes, and don't ask again for npm test commands", '   3. No', '', ' Esc to cancel · Tab to add additional instructions'].join('\n');
-    expect(classifyScreen(a2, claude)).toMatchObject({ state: 'waiting', prompt: expect.stringMatching(/^Bash command\nnpm test 2>&1 \| tail -50\n/) });
-    const a5 = ['  ⏺ Calling claude-in-chrome…', '', '  Claude in Chrome wants to run JavaScript on localhost:8787', '', '  http://localhost:8787/', '', '  ❯ 1. Allow', '    2. Allow all actions on localhost:8787 for this session', '    3. Deny (esc)'].join('\n');
-    expect(classifyScreen(a5, claude)).toMatchObject({ state: 'waiting', prompt: expect.stringContaining('wants to run JavaScript') });
-    const a4 = ["You've reached your usage limit · resets 3am", '', '❯ 1. Continue with usage credits', '  2. Stop and wait for limit to reset'].join('\n');
+    const a2 = [
+      '⏺ Bash(npm test 2>&1 | tail -50) timeout: 3m 0s',
+      '  ⎿  Running…',
+      '',
+      RULE,
+      ' Bash command',
+      '',
+      '   npm test 2>&1 | tail -50',
+      '   Run unit tests',
+      '',
+      ' Do you want to proceed?',
+      ' ❯ 1. Yes',
+      "   2. Yes, and don't ask again for npm test commands",
+      '   3. No',
+      '',
+      ' Esc to cancel · Tab to add additional instructions',
+    ].join('\n');
+    expect(classifyScreen(a2, claude)).toMatchObject({
+      state: 'waiting',
+      prompt: expect.stringMatching(/^Bash command\nnpm test 2>&1 \| tail -50\n/),
+    });
+    const a5 = [
+      '  ⏺ Calling claude-in-chrome…',
+      '',
+      '  Claude in Chrome wants to run JavaScript on localhost:8787',
+      '',
+      '  http://localhost:8787/',
+      '',
+      '  ❯ 1. Allow',
+      '    2. Allow all actions on localhost:8787 for this session',
+      '    3. Deny (esc)',
+    ].join('\n');
+    expect(classifyScreen(a5, claude)).toMatchObject({
+      state: 'waiting',
+      prompt: expect.stringContaining('wants to run JavaScript'),
+    });
+    const a4 = [
+      "You've reached your usage limit · resets 3am",
+      '',
+      '❯ 1. Continue with usage credits',
+      '  2. Stop and wait for limit to reset',
+    ].join('\n');
     expect(classifyScreen(a4, claude)).toMatchObject({ state: 'waiting', quotaExhausted: true });
   });
 
   it('quota text and the interrupt notice are flags next to the state', () => {
-    expect(classifyScreen(fixture('api-error-429.txt'), claude)).toEqual({ state: 'idle', quotaExhausted: true, inputReady: true });
-    expect(classifyScreen(claudeScreen(["You've hit your limit. Please wait and try again later.", 'Your usage resets in approximately 4 hours.']), claude).quotaExhausted).toBe(true);
+    expect(classifyScreen(fixture('api-error-429.txt'), claude)).toEqual({
+      state: 'idle',
+      quotaExhausted: true,
+      inputReady: true,
+    });
+    expect(
+      classifyScreen(
+        claudeScreen([
+          "You've hit your limit. Please wait and try again later.",
+          'Your usage resets in approximately 4 hours.',
+        ]),
+        claude,
+      ).quotaExhausted,
+    ).toBe(true);
     // A quota notice followed by a new prompt that is being worked on is stale.
-    const retried = claudeScreen(['● API Error: Request rejected (429) · This request would exceed your account\'s rate limit.', '❯ try again', '● Working on it.', '✢ Warping… (2s · ↓ 71 tokens)']);
+    const retried = claudeScreen([
+      "● API Error: Request rejected (429) · This request would exceed your account's rate limit.",
+      '❯ try again',
+      '● Working on it.',
+      '✢ Warping… (2s · ↓ 71 tokens)',
+    ]);
     expect(classifyScreen(retried, claude)).toEqual({ state: 'busy', inputReady: true });
-    expect(classifyScreen(fixture('interrupted.txt'), claude)).toEqual({ state: 'idle', interrupted: true, inputReady: true });
+    expect(classifyScreen(fixture('interrupted.txt'), claude)).toEqual({
+      state: 'idle',
+      interrupted: true,
+      inputReady: true,
+    });
     // Not the latest thing any more: a later turn finished after the interruption.
-    const later = claudeScreen(['  ⎿ \u00a0Interrupted · What should Claude do instead?', '❯ try again', '● Done.', '✻ Baked for 2s · done 2:41 AM']);
+    const later = claudeScreen([
+      '  ⎿ \u00a0Interrupted · What should Claude do instead?',
+      '❯ try again',
+      '● Done.',
+      '✻ Baked for 2s · done 2:41 AM',
+    ]);
     expect(classifyScreen(later, claude).interrupted).toBeUndefined();
   });
 
   it('dialogs win over waiting and carry their name and text', () => {
-    expect(classifyScreen(fixture('dialog-api-key.txt'), claude)).toMatchObject({ state: 'dialog', dialog: 'custom-api-key', prompt: expect.stringContaining('Do you want to use this API key?') });
-    const mcp = [RULE, ' New MCP server found in .mcp.json: postgres', ' ❯ 1. Use this and all future MCP servers in this project', '   2. Continue without using this MCP server', ' Enter to confirm · Esc to cancel'].join('\n');
+    expect(classifyScreen(fixture('dialog-api-key.txt'), claude)).toMatchObject({
+      state: 'dialog',
+      dialog: 'custom-api-key',
+      prompt: expect.stringContaining('Do you want to use this API key?'),
+    });
+    const mcp = [
+      RULE,
+      ' New MCP server found in .mcp.json: postgres',
+      ' ❯ 1. Use this and all future MCP servers in this project',
+      '   2. Continue without using this MCP server',
+      ' Enter to confirm · Esc to cancel',
+    ].join('\n');
     expect(classifyScreen(mcp, claude)).toMatchObject({ state: 'dialog', dialog: 'mcp-server' });
   });
 
@@ -270,7 +400,9 @@ describe('classifyScreen rules (Claude Code 2.1.330 template)', () => {
 describe('capBytes', () => {
   it('keeps short text and cuts long text to the limit, keeping head and tail', () => {
     expect(capBytes('short', 1024)).toBe('short');
-    const long = ['Question?', ...Array.from({ length: 200 }, (_, i) => `line ${i} ✓ ünïcode`), '1. Yes', '2. No'].join('\n');
+    const long = ['Question?', ...Array.from({ length: 200 }, (_, i) => `line ${i} ✓ ünïcode`), '1. Yes', '2. No'].join(
+      '\n',
+    );
     const c = capBytes(long, 1024);
     expect(Buffer.byteLength(c)).toBeLessThanOrEqual(1024);
     expect(c.startsWith('Question?')).toBe(true);

@@ -7,7 +7,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assessmentConfig } from '../../controller/reconcilers/assessment/config.js';
-import { detect, LAST_SIGNALS, newDetectorState, trajectoryPoints, TRAJECTORY, type Signal } from '../../controller/reconcilers/assessment/detector.js';
+import {
+  detect,
+  LAST_SIGNALS,
+  newDetectorState,
+  trajectoryPoints,
+  TRAJECTORY,
+  type Signal,
+} from '../../controller/reconcilers/assessment/detector.js';
 import { classifyToolResult } from '../../controller/reconcilers/assessment/tools.js';
 import type { AgentEvent } from '../../controller/store/eventlog.js';
 import { outputNames, toEvents, toolOutput, TranscriptBuilder } from '../fixtures/assessment/transcript.js';
@@ -62,41 +69,116 @@ describe('tool signals from real outputs', () => {
       expect(signalsOf(bashSession(command, out))).toEqual(signal ? [signal] : []);
       // As an agent that reports the exit status reports it.
       const s = newDetectorState(1);
-      const d = detect(s, { seq: 1, ts: '2026-11-22T03:00:00Z', run: 1, source: 'transcript', type: 'tool_result', tool: 'Bash', command, isError: out.exitCode !== 0, exitCode: out.exitCode, output: out.output }, cfg);
+      const d = detect(
+        s,
+        {
+          seq: 1,
+          ts: '2026-11-22T03:00:00Z',
+          run: 1,
+          source: 'transcript',
+          type: 'tool_result',
+          tool: 'Bash',
+          command,
+          isError: out.exitCode !== 0,
+          exitCode: out.exitCode,
+          output: out.output,
+        },
+        cfg,
+      );
       expect(d.signals).toEqual(signal ? [signal] : []);
     });
   }
 
   it('exit status first: a failing status with no summary in the text is still a failure', () => {
-    expect(classifyToolResult({ tool: 'Bash', command: 'npm test', isError: true, exitCode: 1, output: 'Error: Cannot find module vitest' })).toMatchObject({ kind: 'test', ok: false, exitCode: 1 });
-    expect(classifyToolResult({ tool: 'Bash', command: 'cargo build', isError: false, exitCode: 0, output: '' })).toMatchObject({ kind: 'build', ok: true });
+    expect(
+      classifyToolResult({
+        tool: 'Bash',
+        command: 'npm test',
+        isError: true,
+        exitCode: 1,
+        output: 'Error: Cannot find module vitest',
+      }),
+    ).toMatchObject({ kind: 'test', ok: false, exitCode: 1 });
+    expect(
+      classifyToolResult({ tool: 'Bash', command: 'cargo build', isError: false, exitCode: 0, output: '' }),
+    ).toMatchObject({ kind: 'build', ok: true });
   });
 
-  it('text second: behind a pipe the status is the last stage\'s, so the summary decides', () => {
+  it("text second: behind a pipe the status is the last stage's, so the summary decides", () => {
     const fail = toolOutput('vitest-fail').output.split('\n').slice(-8).join('\n');
-    expect(classifyToolResult({ tool: 'Bash', command: 'npm test 2>&1 | tail -8', isError: false, exitCode: 0, output: fail })).toMatchObject({ kind: 'test', ok: false });
-    expect(classifyToolResult({ tool: 'Bash', command: 'set -o pipefail; npm test 2>&1 | tail -8', isError: false, exitCode: 0, output: fail })).toMatchObject({ ok: true });
+    expect(
+      classifyToolResult({
+        tool: 'Bash',
+        command: 'npm test 2>&1 | tail -8',
+        isError: false,
+        exitCode: 0,
+        output: fail,
+      }),
+    ).toMatchObject({ kind: 'test', ok: false });
+    expect(
+      classifyToolResult({
+        tool: 'Bash',
+        command: 'set -o pipefail; npm test 2>&1 | tail -8',
+        isError: false,
+        exitCode: 0,
+        output: fail,
+      }),
+    ).toMatchObject({ ok: true });
     // Without an exit status at all (no exitCode, not an error) a failure summary still counts.
-    expect(classifyToolResult({ tool: 'Bash', command: 'pytest', isError: false, output: toolOutput('pytest-fail').output })).toMatchObject({ kind: 'test', ok: false });
+    expect(
+      classifyToolResult({ tool: 'Bash', command: 'pytest', isError: false, output: toolOutput('pytest-fail').output }),
+    ).toMatchObject({ kind: 'test', ok: false });
   });
 
   it('in a compound command the tool whose summary matches the outcome is named', () => {
     const out = `${toolOutput('vitest-pass').output}\n${toolOutput('tsc-fail').output}`;
-    expect(classifyToolResult({ tool: 'Bash', command: 'npx vitest run && npx tsc --noEmit', isError: true, exitCode: 2, output: out })).toMatchObject({ kind: 'build', tool: 'tsc', ok: false });
+    expect(
+      classifyToolResult({
+        tool: 'Bash',
+        command: 'npx vitest run && npx tsc --noEmit',
+        isError: true,
+        exitCode: 2,
+        output: out,
+      }),
+    ).toMatchObject({ kind: 'build', tool: 'tsc', ok: false });
   });
 
   it('a script the command does not name is recognised by its output', () => {
-    expect(classifyToolResult({ tool: 'Bash', command: './scripts/ci.sh', isError: true, output: `Exit code 1\n${toolOutput('cargo-test-fail').output}` })).toMatchObject({ kind: 'test', tool: 'cargo', ok: false, exitCode: 1 });
+    expect(
+      classifyToolResult({
+        tool: 'Bash',
+        command: './scripts/ci.sh',
+        isError: true,
+        output: `Exit code 1\n${toolOutput('cargo-test-fail').output}`,
+      }),
+    ).toMatchObject({ kind: 'test', tool: 'cargo', ok: false, exitCode: 1 });
   });
 
   it('text shown by a viewer is data, not a verdict', () => {
     const s = newDetectorState(1);
-    const d = detect(s, { seq: 1, ts: '2026-11-22T03:00:00Z', run: 1, source: 'transcript', type: 'tool_result', tool: 'Bash', command: 'cat ci.log', isError: false, output: toolOutput('pytest-fail').output }, cfg);
+    const d = detect(
+      s,
+      {
+        seq: 1,
+        ts: '2026-11-22T03:00:00Z',
+        run: 1,
+        source: 'transcript',
+        type: 'tool_result',
+        tool: 'Bash',
+        command: 'cat ci.log',
+        isError: false,
+        output: toolOutput('pytest-fail').output,
+      },
+      cfg,
+    );
     expect(d.signals).toEqual([]);
   });
 
   it('other failing calls are ToolFailure; a refusal is ToolRejected', () => {
-    const t = new TranscriptBuilder().user('clean up').bash('ls /nonexistent', { output: "ls: cannot access '/nonexistent': No such file or directory", exitCode: 2 }).rejected('rm -rf build');
+    const t = new TranscriptBuilder()
+      .user('clean up')
+      .bash('ls /nonexistent', { output: "ls: cannot access '/nonexistent': No such file or directory", exitCode: 2 })
+      .rejected('rm -rf build');
     const s = newDetectorState(1);
     const evs = t.events({ hooks: false });
     expect(signalsOf(evs, s)).toEqual(['ToolFailure', 'ToolRejected']);
@@ -108,8 +190,14 @@ describe('tool signals from real outputs', () => {
 
 describe('the Claude Code 2.1.330 transcript fixture', () => {
   const file = path.join(import.meta.dirname, '../support/fixtures/claude-code/2.1.330/transcript.jsonl');
-  const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-  const events = toEvents(lines).flatMap((x) => x.events).map((e, i) => ({ ...e, seq: i + 1 }) as AgentEvent);
+  const lines = fs
+    .readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const events = toEvents(lines)
+    .flatMap((x) => x.events)
+    .map((e, i) => ({ ...e, seq: i + 1 }) as AgentEvent);
 
   it('gives a Commit, a ToolFailure (exit 2) and a ToolRejected, and no linguistic signals', () => {
     const s = newDetectorState(1);
@@ -128,7 +216,10 @@ describe('user messages', () => {
     const t = new TranscriptBuilder().user('Add a farewell() function to greeter.ts with a test.');
     for (const x of texts) t.endTurn('Done.').user(x);
     const s = newDetectorState(1);
-    const per = t.events({ hooks: false }).filter((e) => e.type === 'user_message').map((e) => detect(s, e, cfg));
+    const per = t
+      .events({ hooks: false })
+      .filter((e) => e.type === 'user_message')
+      .map((e) => detect(s, e, cfg));
     return { s, per: per.slice(1).map((d) => d.signals) };
   };
 
@@ -177,10 +268,28 @@ describe('user messages', () => {
   });
 
   it('policy patterns replace the defaults', () => {
-    const policy = { apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'p', uid: 'u1', generation: 1 }, spec: { detector: { frustrationPatterns: [String.raw`\bnicht\b`], satisfactionPatterns: [], correctionPatterns: [String.raw`^falsch`], emaAlpha: 0.5 } } };
+    const policy = {
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'SessionPolicy',
+      metadata: { name: 'p', uid: 'u1', generation: 1 },
+      spec: {
+        detector: {
+          frustrationPatterns: [String.raw`\bnicht\b`],
+          satisfactionPatterns: [],
+          correctionPatterns: [String.raw`^falsch`],
+          emaAlpha: 0.5,
+        },
+      },
+    };
     const c = assessmentConfig(policy).detector;
     const s = newDetectorState(1);
-    const evs = new TranscriptBuilder().user('task').endTurn('ok').user('Das ist nicht gut').user('Falsch!').user('perfect').events({ hooks: false });
+    const evs = new TranscriptBuilder()
+      .user('task')
+      .endTurn('ok')
+      .user('Das ist nicht gut')
+      .user('Falsch!')
+      .user('perfect')
+      .events({ hooks: false });
     const got = evs.filter((e) => e.type === 'user_message').map((e) => detect(s, e, c).signals);
     expect(got).toEqual([[], ['Frustration'], ['UserCorrection'], []]);
     // 0.5, 0.75, then a message no pattern matches: 0.375

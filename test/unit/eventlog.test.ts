@@ -12,7 +12,14 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const hook = (i: number): NewEvent => ({ ts: new Date(1_700_000_000_000 + i).toISOString(), run: 1, source: 'hook', type: 'hook', hook: 'Tick', payload: { i } });
+const hook = (i: number): NewEvent => ({
+  ts: new Date(1_700_000_000_000 + i).toISOString(),
+  run: 1,
+  source: 'hook',
+  type: 'hook',
+  hook: 'Tick',
+  payload: { i },
+});
 
 describe('EventLog', () => {
   it('numbers events densely and reads them from a position in pages', () => {

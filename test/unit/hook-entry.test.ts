@@ -29,7 +29,12 @@ async function hook(input: string | undefined, env: Record<string, string | unde
   return r;
 }
 
-const lines = () => fs.readFileSync(path.join(ws, 'hooks.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+const lines = () =>
+  fs
+    .readFileSync(path.join(ws, 'hooks.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('orchctl hook', () => {
   it('appends the payload with a timestamp and prints nothing', async () => {
@@ -44,7 +49,11 @@ describe('orchctl hook', () => {
   });
 
   it('keeps concurrent calls as whole separate lines', async () => {
-    await Promise.all(Array.from({ length: 8 }, (_, i) => hook(JSON.stringify({ hook_event_name: 'PreToolUse', i, pad: 'x'.repeat(3000) }), { ORCHCTL_WORKSPACE: ws })));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        hook(JSON.stringify({ hook_event_name: 'PreToolUse', i, pad: 'x'.repeat(3000) }), { ORCHCTL_WORKSPACE: ws }),
+      ),
+    );
     const recs = lines();
     expect(recs).toHaveLength(8);
     expect(new Set(recs.map((r) => (r.payload as { i: number }).i))).toEqual(new Set([0, 1, 2, 3, 4, 5, 6, 7]));
@@ -89,7 +98,9 @@ describe('orchctl hook', () => {
   });
 
   it('cuts a huge payload and marks it', async () => {
-    const r = await hook(JSON.stringify({ hook_event_name: 'PostToolUse', out: 'y'.repeat(400 * 1024) }), { ORCHCTL_WORKSPACE: ws });
+    const r = await hook(JSON.stringify({ hook_event_name: 'PostToolUse', out: 'y'.repeat(400 * 1024) }), {
+      ORCHCTL_WORKSPACE: ws,
+    });
     expect(r.exitCode).toBe(0);
     const [rec] = lines();
     expect(rec.truncated).toBe(true);

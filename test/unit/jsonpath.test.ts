@@ -15,7 +15,12 @@ const a = {
     ],
   },
 };
-const b = { kind: 'AgentSession', metadata: { name: 'refactor' }, spec: { agentRef: 'codex' }, status: { phase: 'Pending' } };
+const b = {
+  kind: 'AgentSession',
+  metadata: { name: 'refactor' },
+  spec: { agentRef: 'codex' },
+  status: { phase: 'Pending' },
+};
 const list = { apiVersion: 'v1', kind: 'List', items: [a, b] };
 
 describe('evalPath (printer columns)', () => {
@@ -49,16 +54,23 @@ describe('renderTemplate (-o jsonpath=)', () => {
   });
 
   it('mixes literal text, quoted strings and several values', () => {
-    expect(renderTemplate('name={.metadata.name} phase={.status.phase}{"\\n"}', a)).toBe('name=fix-login phase=Running\n');
+    expect(renderTemplate('name={.metadata.name} phase={.status.phase}{"\\n"}', a)).toBe(
+      'name=fix-login phase=Running\n',
+    );
     expect(renderTemplate('{.items[*].metadata.name}', list)).toBe('fix-login refactor');
     expect(renderTemplate('{"{literal}"}', a)).toBe('{literal}');
   });
 
   it('ranges over lists, nested too', () => {
-    expect(renderTemplate('{range .items[*]}{.metadata.name}{"\\t"}{.spec.agentRef}{"\\n"}{end}', list)).toBe('fix-login\tclaude-code\nrefactor\tcodex\n');
-    expect(renderTemplate('{range .items[*]}{.metadata.name}:{range .status.conditions[*]}[{.type}={.status}]{end};{end}', list)).toBe(
-      'fix-login:[Ready=True][Progressing=False];refactor:;',
+    expect(renderTemplate('{range .items[*]}{.metadata.name}{"\\t"}{.spec.agentRef}{"\\n"}{end}', list)).toBe(
+      'fix-login\tclaude-code\nrefactor\tcodex\n',
     );
+    expect(
+      renderTemplate(
+        '{range .items[*]}{.metadata.name}:{range .status.conditions[*]}[{.type}={.status}]{end};{end}',
+        list,
+      ),
+    ).toBe('fix-login:[Ready=True][Progressing=False];refactor:;');
   });
 
   it('prints maps and lists as JSON and missing values as nothing', () => {
@@ -70,7 +82,9 @@ describe('renderTemplate (-o jsonpath=)', () => {
 
   it('reports malformed templates', () => {
     expect(() => renderTemplate('{.metadata.name', a)).toThrow('unclosed action in template "{.metadata.name"');
-    expect(() => renderTemplate('{range .items[*]}{.metadata.name}', list)).toThrow('{range} without {end} in template');
+    expect(() => renderTemplate('{range .items[*]}{.metadata.name}', list)).toThrow(
+      '{range} without {end} in template',
+    );
     expect(() => renderTemplate('{.metadata.name}{end}', a)).toThrow('{end} without {range} in template');
   });
 });

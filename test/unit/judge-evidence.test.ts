@@ -6,7 +6,13 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentSession, SessionPolicy } from '../../controller/api/kinds.js';
 import type { AgentEvent } from '../../controller/store/eventlog.js';
-import { buildEvidence, endedPhase, fromEvents, MAX_EVIDENCE_BYTES, testSummary } from '../../controller/reconcilers/judge/evidence.js';
+import {
+  buildEvidence,
+  endedPhase,
+  fromEvents,
+  MAX_EVIDENCE_BYTES,
+  testSummary,
+} from '../../controller/reconcilers/judge/evidence.js';
 import { buildJudgePrompt, MAX_PROMPT_CHARS } from '../../controller/reconcilers/judge/prompt.js';
 import { MAX_RESUME_CHARS, resumeNotes } from '../../controller/reconcilers/judge/resume.js';
 import { shouldJudge } from '../../controller/reconcilers/judge/should-judge.js';
@@ -35,14 +41,22 @@ const ended = (over: AgentSession['status'] = {}) =>
     startTime: T0,
     completionTime: T1,
     headBefore: 'a'.repeat(40),
-    git: { head: 'b'.repeat(40), commits: 2, insertions: 40, deletions: 5, filesChanged: 3, lastCommit: { sha: 'b'.repeat(40), subject: 'parser: handle quoted newlines', time: T1 } },
+    git: {
+      head: 'b'.repeat(40),
+      commits: 2,
+      insertions: 40,
+      deletions: 5,
+      filesChanged: 3,
+      lastCommit: { sha: 'b'.repeat(40), subject: 'parser: handle quoted newlines', time: T1 },
+    },
     lastOutput: '\x1b[31mFAIL\x1b[0m test/parser.test.ts\n Tests  1 failed | 12 passed (13)\n',
     conditions: [{ type: 'Succeeded', status: 'False', reason: 'Error', message: '', lastTransitionTime: T1 }],
     ...over,
   });
 
 let seq = 0;
-const ev = (run: number, e: Partial<AgentEvent> & { type: AgentEvent['type'] }): AgentEvent => ({ seq: ++seq, ts: T0, run, source: 'transcript', ...e }) as AgentEvent;
+const ev = (run: number, e: Partial<AgentEvent> & { type: AgentEvent['type'] }): AgentEvent =>
+  ({ seq: ++seq, ts: T0, run, source: 'transcript', ...e }) as AgentEvent;
 
 describe('evidence', () => {
   it('takes the run outcome, duration, git progress and the stripped output tail from status', () => {
@@ -56,7 +70,15 @@ describe('evidence', () => {
       durationSeconds: 1530,
       maxDurationSeconds: 2700,
       restarts: 1,
-      git: { headBefore: 'a'.repeat(40), head: 'b'.repeat(40), commits: 2, insertions: 40, deletions: 5, filesChanged: 3, lastCommitSubject: 'parser: handle quoted newlines' },
+      git: {
+        headBefore: 'a'.repeat(40),
+        head: 'b'.repeat(40),
+        commits: 2,
+        insertions: 40,
+        deletions: 5,
+        filesChanged: 3,
+        lastCommitSubject: 'parser: handle quoted newlines',
+      },
       tests: { signal: 'failing', passed: 12, failed: 1, source: 'output' },
     });
     expect(e.outputTail).not.toMatch(/\x1b/);
@@ -64,9 +86,31 @@ describe('evidence', () => {
   });
 
   it('knows the ended phase of a run whose session already went on to Backoff or Pending', () => {
-    expect(endedPhase({ phase: 'Backoff', completionTime: T1, exitCode: 3, conditions: [{ type: 'Succeeded', status: 'False', reason: 'Error', message: '', lastTransitionTime: T1 }] })).toBe('Failed');
-    expect(endedPhase({ phase: 'Backoff', completionTime: T1, reason: 'Restarting', conditions: [{ type: 'Succeeded', status: 'True', reason: 'Completed', message: '', lastTransitionTime: T1 }] })).toBe('Succeeded');
-    expect(endedPhase({ phase: 'Pending', completionTime: T1, conditions: [{ type: 'Succeeded', status: 'False', reason: 'TmuxSessionLost', message: '', lastTransitionTime: T1 }] })).toBe('Killed');
+    expect(
+      endedPhase({
+        phase: 'Backoff',
+        completionTime: T1,
+        exitCode: 3,
+        conditions: [{ type: 'Succeeded', status: 'False', reason: 'Error', message: '', lastTransitionTime: T1 }],
+      }),
+    ).toBe('Failed');
+    expect(
+      endedPhase({
+        phase: 'Backoff',
+        completionTime: T1,
+        reason: 'Restarting',
+        conditions: [{ type: 'Succeeded', status: 'True', reason: 'Completed', message: '', lastTransitionTime: T1 }],
+      }),
+    ).toBe('Succeeded');
+    expect(
+      endedPhase({
+        phase: 'Pending',
+        completionTime: T1,
+        conditions: [
+          { type: 'Succeeded', status: 'False', reason: 'TmuxSessionLost', message: '', lastTransitionTime: T1 },
+        ],
+      }),
+    ).toBe('Killed');
     expect(endedPhase({ phase: 'TimedOut' })).toBe('TimedOut');
     expect(endedPhase({ phase: 'Running', startTime: T0 })).toBeUndefined();
   });
@@ -76,17 +120,55 @@ describe('evidence', () => {
       ev(1, { type: 'tool_result', isError: true, exitCode: 1, command: 'npm test', output: 'old run' }),
       ev(2, { type: 'user_message', text: 'Fix the CSV parser' }),
       ev(2, { type: 'tool_use', tool: 'Bash', toolUseId: 't1', command: 'npx vitest run test/parser.test.ts' }),
-      ev(2, { type: 'tool_result', tool: 'Bash', toolUseId: 't1', isError: false, exitCode: 1, output: ' Tests  2 failed | 10 passed (12)' }),
-      ev(2, { type: 'tool_result', tool: 'Bash', command: 'npx vitest run test/parser.test.ts', isError: true, exitCode: 1, output: 'Tests  1 failed | 11 passed (12)' }),
+      ev(2, {
+        type: 'tool_result',
+        tool: 'Bash',
+        toolUseId: 't1',
+        isError: false,
+        exitCode: 1,
+        output: ' Tests  2 failed | 10 passed (12)',
+      }),
+      ev(2, {
+        type: 'tool_result',
+        tool: 'Bash',
+        command: 'npx vitest run test/parser.test.ts',
+        isError: true,
+        exitCode: 1,
+        output: 'Tests  1 failed | 11 passed (12)',
+      }),
       ev(2, { type: 'tool_result', tool: 'Edit', isError: false, output: 'ok' }),
-      ev(2, { type: 'tool_result', tool: 'Bash', command: 'npx vitest run test/parser.test.ts', isError: false, exitCode: 0, output: ' Tests  12 passed (12)' }),
-      ev(2, { type: 'tool_result', tool: 'Bash', command: 'git push', isError: true, exitCode: 128, output: 'no remote' }),
+      ev(2, {
+        type: 'tool_result',
+        tool: 'Bash',
+        command: 'npx vitest run test/parser.test.ts',
+        isError: false,
+        exitCode: 0,
+        output: ' Tests  12 passed (12)',
+      }),
+      ev(2, {
+        type: 'tool_result',
+        tool: 'Bash',
+        command: 'git push',
+        isError: true,
+        exitCode: 128,
+        output: 'no remote',
+      }),
       ev(2, { type: 'assistant_message', text: 'All 12 parser tests pass now.' }),
       ev(3, { type: 'assistant_message', text: 'a later run' }),
     ];
     const f = fromEvents(events, 2);
-    expect(f.tools).toEqual({ calls: 5, failures: 3, consecutiveFailures: 1, repeatedFailure: { command: 'npx vitest run test/parser.test.ts', count: 2 } });
-    expect(f.tests).toEqual({ signal: 'passing', passed: 12, failed: 0, source: 'tool:npx vitest run test/parser.test.ts' });
+    expect(f.tools).toEqual({
+      calls: 5,
+      failures: 3,
+      consecutiveFailures: 1,
+      repeatedFailure: { command: 'npx vitest run test/parser.test.ts', count: 2 },
+    });
+    expect(f.tests).toEqual({
+      signal: 'passing',
+      passed: 12,
+      failed: 0,
+      source: 'tool:npx vitest run test/parser.test.ts',
+    });
     expect(f.lastAssistantMessage).toBe('All 12 parser tests pass now.');
     // The exit status of the test command wins over the failing text in the output tail.
     const e = buildEvidence({ session: ended(), run: 2, trigger: 'SessionEnded', events });
@@ -95,10 +177,18 @@ describe('evidence', () => {
   });
 
   it('reads test summaries of common runners', () => {
-    expect(testSummary('Tests:       1 failed, 11 passed, 12 total')).toMatchObject({ signal: 'failing', failed: 1, passed: 11 });
+    expect(testSummary('Tests:       1 failed, 11 passed, 12 total')).toMatchObject({
+      signal: 'failing',
+      failed: 1,
+      passed: 11,
+    });
     expect(testSummary('===== 3 failed, 10 passed in 1.21s =====')).toMatchObject({ signal: 'failing', failed: 3 });
     expect(testSummary('===== 10 passed in 0.52s =====')).toMatchObject({ signal: 'passing', passed: 10 });
-    expect(testSummary('test result: ok. 7 passed; 0 failed; 0 ignored')).toMatchObject({ signal: 'passing', passed: 7, failed: 0 });
+    expect(testSummary('test result: ok. 7 passed; 0 failed; 0 ignored')).toMatchObject({
+      signal: 'passing',
+      passed: 7,
+      failed: 0,
+    });
     expect(testSummary('  14 passing (2s)\n  1 failing')).toMatchObject({ signal: 'failing', failed: 1 });
     expect(testSummary('ok  \tgithub.com/x/y\t0.012s')).toMatchObject({ signal: 'passing' });
     expect(testSummary('--- FAIL: TestParse (0.00s)')).toMatchObject({ signal: 'failing' });
@@ -106,21 +196,46 @@ describe('evidence', () => {
   });
 
   it('a previous run is described from its workspace state.json, not from the current status', () => {
-    const s = ended({ phase: 'Running', run: 3, completionTime: undefined, exitCode: undefined, lastOutput: 'run 3 output' });
+    const s = ended({
+      phase: 'Running',
+      run: 3,
+      completionTime: undefined,
+      exitCode: undefined,
+      lastOutput: 'run 3 output',
+    });
     const e = buildEvidence({
       session: s,
       run: 2,
       trigger: 'SessionEnded',
-      runState: { status: 'TIMEDOUT', reason: 'TimedOut', exitCode: 130, startTime: T0, completedTime: T1, headBefore: 'c'.repeat(40), git: { commits: 0, insertions: 0, deletions: 0, filesChanged: 0 } },
+      runState: {
+        status: 'TIMEDOUT',
+        reason: 'TimedOut',
+        exitCode: 130,
+        startTime: T0,
+        completedTime: T1,
+        headBefore: 'c'.repeat(40),
+        git: { commits: 0, insertions: 0, deletions: 0, filesChanged: 0 },
+      },
       rawOutput: 'run 2 \x1b[1mthinking\x1b[0m\n',
       result: { status: 'partial' },
     });
-    expect(e).toMatchObject({ phase: 'TimedOut', reason: 'TimedOut', exitCode: 130, durationSeconds: 1530, git: { commits: 0, headBefore: 'c'.repeat(40) }, outputTail: 'run 2 thinking', result: { status: 'partial' } });
+    expect(e).toMatchObject({
+      phase: 'TimedOut',
+      reason: 'TimedOut',
+      exitCode: 130,
+      durationSeconds: 1530,
+      git: { commits: 0, headBefore: 'c'.repeat(40) },
+      outputTail: 'run 2 thinking',
+      result: { status: 'partial' },
+    });
     expect(e.breaker).toBeUndefined();
   });
 
   it('summarises breaker and detector status of unknown shape, bounded', () => {
-    const s = ended({ breaker: { state: 'Open', trips: 2, lastTrip: { reason: 'ConsecutiveFailures', at: T1 }, history: [1, 2, 3] }, detector: { frustrationEma: 0.41234, successEma: 0.1, lastSignal: 'x'.repeat(500), nested: { a: 1 } } });
+    const s = ended({
+      breaker: { state: 'Open', trips: 2, lastTrip: { reason: 'ConsecutiveFailures', at: T1 }, history: [1, 2, 3] },
+      detector: { frustrationEma: 0.41234, successEma: 0.1, lastSignal: 'x'.repeat(500), nested: { a: 1 } },
+    });
     const e = buildEvidence({ session: s, run: 2, trigger: 'SessionEnded' });
     expect(e.breaker).toEqual({ state: 'Open', openings: 2, reason: 'ConsecutiveFailures' });
     expect(e.detector?.frustrationEma).toBe(0.412);
@@ -130,7 +245,10 @@ describe('evidence', () => {
 
   it('is bounded whatever the agent printed: fields clipped and the whole under MAX_EVIDENCE_BYTES', () => {
     const huge = 'é'.repeat(50_000) + '\n';
-    const s = ended({ lastOutput: Array.from({ length: 500 }, (_, i) => `line ${i} ${'x'.repeat(200)}`).join('\n'), result: { status: 'done', blob: huge } });
+    const s = ended({
+      lastOutput: Array.from({ length: 500 }, (_, i) => `line ${i} ${'x'.repeat(200)}`).join('\n'),
+      result: { status: 'done', blob: huge },
+    });
     s.spec!.prompt = huge;
     const events = [ev(2, { type: 'assistant_message', text: huge })];
     const e = buildEvidence({ session: s, run: 2, trigger: 'SessionEnded', events });
@@ -171,17 +289,30 @@ describe('prompt', () => {
   });
 });
 
-function evaluation(name: string, over: Partial<Evaluation['spec']> & { sessionRef: string; run: number }, status: Evaluation['status'], uid = 'uid-1'): Evaluation {
+function evaluation(
+  name: string,
+  over: Partial<Evaluation['spec']> & { sessionRef: string; run: number },
+  status: Evaluation['status'],
+  uid = 'uid-1',
+): Evaluation {
   return {
     apiVersion: 'orchctl.io/v1alpha1',
     kind: 'Evaluation',
-    metadata: { name, namespace: 'default', ownerReferences: [{ apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', name: over.sessionRef, uid }] },
+    metadata: {
+      name,
+      namespace: 'default',
+      ownerReferences: [{ apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', name: over.sessionRef, uid }],
+    },
     spec: { trigger: 'SessionEnded', ...over },
     status,
   };
 }
 
-const verdict = (score: number, at: string, extra: Partial<NonNullable<Evaluation['status']>> = {}): Evaluation['status'] => ({
+const verdict = (
+  score: number,
+  at: string,
+  extra: Partial<NonNullable<Evaluation['status']>> = {},
+): Evaluation['status'] => ({
   phase: 'Judged',
   score,
   recommendation: 'continue',
@@ -198,7 +329,11 @@ const verdict = (score: number, at: string, extra: Partial<NonNullable<Evaluatio
 describe('resume notes', () => {
   it("gives the session's latest judged run: score, outcome, accomplishments and failures", () => {
     const evs = [
-      evaluation('fix-parser-run-1', { sessionRef: 'fix-parser', run: 1 }, verdict(2, T0, { failures: ['nothing committed'] })),
+      evaluation(
+        'fix-parser-run-1',
+        { sessionRef: 'fix-parser', run: 1 },
+        verdict(2, T0, { failures: ['nothing committed'] }),
+      ),
       evaluation('fix-parser-run-2', { sessionRef: 'fix-parser', run: 2 }, verdict(3, T1)),
       evaluation('fix-parser-run-3', { sessionRef: 'fix-parser', run: 3 }, { phase: 'Failed' }),
       evaluation('fix-parser-run-9', { sessionRef: 'fix-parser', run: 9 }, verdict(5, T1), 'uid-of-a-deleted-namesake'),
@@ -214,7 +349,11 @@ describe('resume notes', () => {
   it('a follow-up session in the same project gets the latest judged run of another session there', () => {
     const evs = [
       evaluation('old-run-1', { sessionRef: 'old', run: 1, projectRef: 'shop' }, verdict(4, T0)),
-      evaluation('older-run-1', { sessionRef: 'older', run: 1, projectRef: 'shop' }, verdict(2, '2026-01-01T00:00:00Z')),
+      evaluation(
+        'older-run-1',
+        { sessionRef: 'older', run: 1, projectRef: 'shop' },
+        verdict(2, '2026-01-01T00:00:00Z'),
+      ),
       evaluation('elsewhere-run-1', { sessionRef: 'elsewhere', run: 1, projectRef: 'other' }, verdict(1, T1)),
     ];
     const notes = resumeNotes(session(), evs)!;
@@ -225,7 +364,13 @@ describe('resume notes', () => {
 
   it('is bounded and keeps control characters out of the prompt', () => {
     const long = Array.from({ length: 20 }, (_, i) => `item ${i} ${'z'.repeat(400)}\x1b[2J`);
-    const notes = resumeNotes(ended(), [evaluation('fix-parser-run-2', { sessionRef: 'fix-parser', run: 2 }, verdict(3, T1, { accomplishments: long, failures: long }))])!;
+    const notes = resumeNotes(ended(), [
+      evaluation(
+        'fix-parser-run-2',
+        { sessionRef: 'fix-parser', run: 2 },
+        verdict(3, T1, { accomplishments: long, failures: long }),
+      ),
+    ])!;
     expect(notes.length).toBeLessThanOrEqual(MAX_RESUME_CHARS);
     expect(notes).not.toMatch(/\x1b/);
     expect(notes).not.toContain('item 5');
@@ -233,7 +378,12 @@ describe('resume notes', () => {
 });
 
 describe('shouldJudge', () => {
-  const policy = (judge?: object): SessionPolicy => ({ apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'p', namespace: 'default' }, spec: judge ? { judge } : {} });
+  const policy = (judge?: object): SessionPolicy => ({
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'SessionPolicy',
+    metadata: { name: 'p', namespace: 'default' },
+    spec: judge ? { judge } : {},
+  });
   it('judges sessions whose policy has a judge section not disabled', () => {
     expect(shouldJudge(ended(), undefined)).toBe(false);
     expect(shouldJudge(ended(), policy())).toBe(false);

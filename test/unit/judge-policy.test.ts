@@ -13,18 +13,32 @@ afterAll(() => fs.rmSync(path.dirname(home), { recursive: true, force: true }));
 
 function manifest(judge: string): string {
   const file = path.join(path.dirname(home), `policy-${Math.random().toString(36).slice(2)}.yaml`);
-  fs.writeFileSync(file, `apiVersion: orchctl.io/v1alpha1\nkind: SessionPolicy\nmetadata:\n  name: judged\nspec:\n  judge:\n${judge.replace(/^/gm, '    ')}\n`);
+  fs.writeFileSync(
+    file,
+    `apiVersion: orchctl.io/v1alpha1\nkind: SessionPolicy\nmetadata:\n  name: judged\nspec:\n  judge:\n${judge.replace(/^/gm, '    ')}\n`,
+  );
   return file;
 }
 
 describe('SessionPolicy judge configuration', () => {
   it('accepts every backend with its settings and fills in the defaults', async () => {
-    const f = manifest('backend: command\ncommand: [claude, -p, --output-format, json, --json-schema, "{{schema}}"]\ntimeout: 90s\nmaxConcurrent: 1');
+    const f = manifest(
+      'backend: command\ncommand: [claude, -p, --output-format, json, --json-schema, "{{schema}}"]\ntimeout: 90s\nmaxConcurrent: 1',
+    );
     const r = await orchctl(home, ['apply', '-f', f]);
     expect(r.stderr).toBe('');
     const got = JSON.parse((await orchctl(home, ['get', 'sessionpolicy', 'judged', '-o', 'json'])).stdout);
-    expect(got.spec.judge).toEqual({ backend: 'command', command: ['claude', '-p', '--output-format', 'json', '--json-schema', '{{schema}}'], timeout: '90s', maxConcurrent: 1, enabled: true, maxRetries: 2 });
-    const o = manifest('backend: openai\nmodel: qwen2.5-coder:7b\nendpoint: http://127.0.0.1:11434/v1\napiKeyEnv: OLLAMA_KEY');
+    expect(got.spec.judge).toEqual({
+      backend: 'command',
+      command: ['claude', '-p', '--output-format', 'json', '--json-schema', '{{schema}}'],
+      timeout: '90s',
+      maxConcurrent: 1,
+      enabled: true,
+      maxRetries: 2,
+    });
+    const o = manifest(
+      'backend: openai\nmodel: qwen2.5-coder:7b\nendpoint: http://127.0.0.1:11434/v1\napiKeyEnv: OLLAMA_KEY',
+    );
     expect((await orchctl(home, ['apply', '-f', o])).exitCode).toBe(0);
   });
 

@@ -14,7 +14,12 @@ import type { Resource } from '../../controller/api/types.js';
 import { validateObject } from '../../controller/api/validate.js';
 import { EventRecorder } from '../../controller/client/events.js';
 import { runWorkspace, writeState } from '../../controller/observers/workspace.js';
-import { JudgeReconciler, newEvaluation, policyLimiter, type JudgeMetricsHooks } from '../../controller/reconcilers/judge/reconciler.js';
+import {
+  JudgeReconciler,
+  newEvaluation,
+  policyLimiter,
+  type JudgeMetricsHooks,
+} from '../../controller/reconcilers/judge/reconciler.js';
 import type { Evaluation } from '../../controller/reconcilers/judge/types.js';
 import { Informer } from '../../controller/runtime/informer.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
@@ -78,19 +83,48 @@ afterEach(async () => {
 });
 
 async function policy(judgeSpec: object | undefined, name = 'default') {
-  await store.create({ apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name, namespace: 'default' }, spec: judgeSpec ? { judge: judgeSpec } : {} });
+  await store.create({
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'SessionPolicy',
+    metadata: { name, namespace: 'default' },
+    spec: judgeSpec ? { judge: judgeSpec } : {},
+  });
   await until(() => policies.list().some((p) => p.metadata.name === name));
 }
 
 /** A session whose run `run` ended as the session controller records it. */
-async function endedSession(name: string, st: AgentSession['status'], spec: AgentSession['spec'] = {}): Promise<AgentSession> {
-  const created = await store.create({ apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name, namespace: 'default' }, spec: { agent: { command: ['sh', '-c', 'true'] }, prompt: 'Fix the parser and add tests.', projectRef: 'shop', ...spec } });
+async function endedSession(
+  name: string,
+  st: AgentSession['status'],
+  spec: AgentSession['spec'] = {},
+): Promise<AgentSession> {
+  const created = await store.create({
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'AgentSession',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      agent: { command: ['sh', '-c', 'true'] },
+      prompt: 'Fix the parser and add tests.',
+      projectRef: 'shop',
+      ...spec,
+    },
+  });
   const run = st?.run ?? 1;
   const ws = runWorkspace(home, 'default', name, run);
   fs.mkdirSync(ws.dir, { recursive: true });
   const phaseWord = String(st?.phase ?? 'Succeeded').toUpperCase();
-  writeState(ws, { session: `default/${name}`, run, status: ['BACKOFF', 'PENDING'].includes(phaseWord) ? 'FAILED' : phaseWord, startTime: T0, completedTime: T1, exitCode: st?.exitCode ?? null });
-  return (await store.updateStatus({ ...created, status: { startTime: T0, completionTime: T1, workspace: ws.dir, ...st } })) as AgentSession;
+  writeState(ws, {
+    session: `default/${name}`,
+    run,
+    status: ['BACKOFF', 'PENDING'].includes(phaseWord) ? 'FAILED' : phaseWord,
+    startTime: T0,
+    completedTime: T1,
+    exitCode: st?.exitCode ?? null,
+  });
+  return (await store.updateStatus({
+    ...created,
+    status: { startTime: T0, completionTime: T1, workspace: ws.dir, ...st },
+  })) as AgentSession;
 }
 
 async function until<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> {
@@ -103,10 +137,18 @@ async function until<T>(fn: () => T | undefined | false | Promise<T | undefined 
   }
 }
 
-const getEval = async (name: string) => (await store.get({ kind: 'Evaluation', namespace: 'default', name })) as Evaluation | undefined;
-const getSession = async (name: string) => (await store.get({ kind: 'AgentSession', namespace: 'default', name })) as AgentSession;
-const evalsOf = async (session: string) => ((await store.list('Evaluation', { namespace: 'default' })).items as Evaluation[]).filter((e) => e.spec?.sessionRef === session);
-const eventsOf = async (name: string) => (await store.list('Event', { namespace: 'default' })).items.filter((e) => (e.involvedObject as { name: string }).name === name) as (Resource & { reason: string; type: string; message: string })[];
+const getEval = async (name: string) =>
+  (await store.get({ kind: 'Evaluation', namespace: 'default', name })) as Evaluation | undefined;
+const getSession = async (name: string) =>
+  (await store.get({ kind: 'AgentSession', namespace: 'default', name })) as AgentSession;
+const evalsOf = async (session: string) =>
+  ((await store.list('Evaluation', { namespace: 'default' })).items as Evaluation[]).filter(
+    (e) => e.spec?.sessionRef === session,
+  );
+const eventsOf = async (name: string) =>
+  (await store.list('Event', { namespace: 'default' })).items.filter(
+    (e) => (e.involvedObject as { name: string }).name === name,
+  ) as (Resource & { reason: string; type: string; message: string })[];
 
 /**
  * What the controller's queue does: reconcile, let the background judgements finish (each brings
@@ -120,27 +162,83 @@ async function settle(key: string) {
     await until(async () => {
       const stored = await evalsOf(name);
       const cached = evaluations.list('default') as Evaluation[];
-      return stored.every((e) => cached.some((c) => c.metadata.name === e.metadata.name && c.metadata.resourceVersion === e.metadata.resourceVersion));
+      return stored.every((e) =>
+        cached.some(
+          (c) => c.metadata.name === e.metadata.name && c.metadata.resourceVersion === e.metadata.resourceVersion,
+        ),
+      );
     });
   }
 }
 
-const COMMITTED = { head: 'b'.repeat(40), commits: 2, insertions: 60, deletions: 4, filesChanged: 3, lastCommit: { sha: 'b'.repeat(40), subject: 'parser: quoted newlines', time: T1 } };
+const COMMITTED = {
+  head: 'b'.repeat(40),
+  commits: 2,
+  insertions: 60,
+  deletions: 4,
+  filesChanged: 3,
+  lastCommit: { sha: 'b'.repeat(40), subject: 'parser: quoted newlines', time: T1 },
+};
 
 describe('judge reconciler', () => {
   it('creates one Evaluation per ended run, owned by the session, and records the heuristic verdict and the summary', async () => {
     await policy({});
-    const s = await endedSession('fix-parser', { phase: 'Succeeded', run: 1, exitCode: 0, reason: 'Completed', headBefore: 'a'.repeat(40), git: COMMITTED, lastOutput: 'Tests  12 passed (12)' });
+    const s = await endedSession('fix-parser', {
+      phase: 'Succeeded',
+      run: 1,
+      exitCode: 0,
+      reason: 'Completed',
+      headBefore: 'a'.repeat(40),
+      git: COMMITTED,
+      lastOutput: 'Tests  12 passed (12)',
+    });
     await settle('default/fix-parser');
     const ev = (await getEval('fix-parser-run-1'))!;
-    expect(ev.metadata.ownerReferences).toEqual([{ apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', name: 'fix-parser', uid: s.metadata.uid, controller: true, blockOwnerDeletion: true }]);
-    expect(ev.metadata.labels).toEqual({ 'orchctl.io/session': 'fix-parser', 'orchctl.io/run': '1', 'orchctl.io/trigger': 'SessionEnded' });
-    expect(ev.spec).toMatchObject({ sessionRef: 'fix-parser', run: 1, trigger: 'SessionEnded', projectRef: 'shop', evidence: { phase: 'Succeeded', git: { commits: 2 }, tests: { signal: 'passing' } } });
-    expect(ev.status).toMatchObject({ phase: 'Judged', score: 4, outcome: 'success', recommendation: 'complete', backend: 'heuristic', model: 'rules-v1', attempts: 1 });
-    expect(ev.status?.conditions?.find((c) => c.type === 'Judged')).toMatchObject({ status: 'True', reason: 'VerdictRecorded' });
+    expect(ev.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: 'orchctl.io/v1alpha1',
+        kind: 'AgentSession',
+        name: 'fix-parser',
+        uid: s.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    expect(ev.metadata.labels).toEqual({
+      'orchctl.io/session': 'fix-parser',
+      'orchctl.io/run': '1',
+      'orchctl.io/trigger': 'SessionEnded',
+    });
+    expect(ev.spec).toMatchObject({
+      sessionRef: 'fix-parser',
+      run: 1,
+      trigger: 'SessionEnded',
+      projectRef: 'shop',
+      evidence: { phase: 'Succeeded', git: { commits: 2 }, tests: { signal: 'passing' } },
+    });
+    expect(ev.status).toMatchObject({
+      phase: 'Judged',
+      score: 4,
+      outcome: 'success',
+      recommendation: 'complete',
+      backend: 'heuristic',
+      model: 'rules-v1',
+      attempts: 1,
+    });
+    expect(ev.status?.conditions?.find((c) => c.type === 'Judged')).toMatchObject({
+      status: 'True',
+      reason: 'VerdictRecorded',
+    });
     expect(validateObject(ev, registry().resolve('evaluation'))).toEqual([]);
     const after = await getSession('fix-parser');
-    expect(after.status?.lastEvaluation).toEqual({ name: 'fix-parser-run-1', run: 1, score: 4, recommendation: 'complete', outcome: 'success', evaluatedAt: ev.status!.evaluatedAt });
+    expect(after.status?.lastEvaluation).toEqual({
+      name: 'fix-parser-run-1',
+      run: 1,
+      score: 4,
+      recommendation: 'complete',
+      outcome: 'success',
+      evaluatedAt: ev.status!.evaluatedAt,
+    });
     expect(validateObject(after, registry().resolve('agentsession'))).toEqual([]);
     expect((await eventsOf('fix-parser')).map((e) => e.reason)).toContain('Evaluated');
     expect(metrics.evaluated).toEqual(['heuristic/complete/4']);
@@ -162,14 +260,25 @@ describe('judge reconciler', () => {
       headBefore: 'a'.repeat(40),
       git: { head: 'a'.repeat(40), commits: 0, insertions: 0, deletions: 0, filesChanged: 0 },
       nextRestartTime: T1,
-      conditions: [{ type: 'Succeeded', status: 'False', reason: 'Error', message: 'agent exited with code 3', lastTransitionTime: T1 }],
+      conditions: [
+        {
+          type: 'Succeeded',
+          status: 'False',
+          reason: 'Error',
+          message: 'agent exited with code 3',
+          lastTransitionTime: T1,
+        },
+      ],
     });
     await settle('default/flaky');
     const ev = (await getEval('flaky-run-1'))!;
     expect(ev.status).toMatchObject({ score: 1, outcome: 'failure', recommendation: 'retry' });
     expect(ev.spec?.evidence).toMatchObject({ phase: 'Failed', exitCode: 3 });
     const s = await getSession('flaky');
-    expect(s.status?.conditions?.find((c) => c.type === 'Escalated')).toMatchObject({ status: 'True', reason: 'JudgeEscalated' });
+    expect(s.status?.conditions?.find((c) => c.type === 'Escalated')).toMatchObject({
+      status: 'True',
+      reason: 'JudgeEscalated',
+    });
     expect(s.status?.phase).toBe('Backoff'); // only its own fields were written
     const warn = (await eventsOf('flaky')).find((e) => e.reason === 'Escalated');
     expect(warn).toMatchObject({ type: 'Warning' });
@@ -178,15 +287,35 @@ describe('judge reconciler', () => {
 
   it('judges the previous run from its workspace when the session has already started the next one', async () => {
     await policy({});
-    const s = await endedSession('next', { phase: 'Running', run: 2, restarts: 1, exitCode: undefined, completionTime: undefined, startTime: T1 });
+    const s = await endedSession('next', {
+      phase: 'Running',
+      run: 2,
+      restarts: 1,
+      exitCode: undefined,
+      completionTime: undefined,
+      startTime: T1,
+    });
     const ws1 = runWorkspace(home, 'default', 'next', 1);
     fs.mkdirSync(ws1.dir, { recursive: true });
-    writeState(ws1, { run: 1, status: 'TIMEDOUT', reason: 'TimedOut', exitCode: 130, startTime: T0, completedTime: T1, git: { commits: 1, insertions: 10, deletions: 0, filesChanged: 1 } });
+    writeState(ws1, {
+      run: 1,
+      status: 'TIMEDOUT',
+      reason: 'TimedOut',
+      exitCode: 130,
+      startTime: T0,
+      completedTime: T1,
+      git: { commits: 1, insertions: 10, deletions: 0, filesChanged: 1 },
+    });
     fs.writeFileSync(ws1.outputLog, 'working on run 1\n');
     expect(judge.endedRuns(s)).toEqual([1]);
     await settle('default/next');
     expect((await evalsOf('next')).map((e) => e.metadata.name)).toEqual(['next-run-1']);
-    expect((await getEval('next-run-1'))!.spec?.evidence).toMatchObject({ phase: 'TimedOut', durationSeconds: 1200, outputTail: 'working on run 1', git: { commits: 1 } });
+    expect((await getEval('next-run-1'))!.spec?.evidence).toMatchObject({
+      phase: 'TimedOut',
+      durationSeconds: 1200,
+      outputTail: 'working on run 1',
+      git: { commits: 1 },
+    });
   });
 
   it('without a judge policy nothing is created, but an OnDemand Evaluation is filled with evidence and judged', async () => {
@@ -211,10 +340,16 @@ describe('judge reconciler', () => {
     expect(ev.status?.score).toBeUndefined();
     expect(ev.status?.recommendation).toBeUndefined();
     expect(ev.status?.phase).toBe('Failed');
-    expect(ev.status?.conditions?.find((c) => c.type === 'JudgeFailed')).toMatchObject({ status: 'True', reason: 'InvalidOutput' });
+    expect(ev.status?.conditions?.find((c) => c.type === 'JudgeFailed')).toMatchObject({
+      status: 'True',
+      reason: 'InvalidOutput',
+    });
     expect(fake.requests).toHaveLength(2); // the answer and one repair; bad output is not "retried"
     const s = await getSession('bad');
-    expect(s.status?.conditions?.find((c) => c.type === 'JudgeFailed')).toMatchObject({ status: 'True', reason: 'InvalidOutput' });
+    expect(s.status?.conditions?.find((c) => c.type === 'JudgeFailed')).toMatchObject({
+      status: 'True',
+      reason: 'InvalidOutput',
+    });
     expect(s.status?.lastEvaluation).toBeUndefined();
     expect((await eventsOf('bad')).find((e) => e.reason === 'JudgeFailed')).toMatchObject({ type: 'Warning' });
     expect(metrics.failed).toEqual(['openai/InvalidOutput']);
@@ -229,19 +364,31 @@ describe('judge reconciler', () => {
     const s = await endedSession('down', { phase: 'Succeeded', run: 1, exitCode: 0, reason: 'Completed' });
     await settle('default/down');
     expect(fake.requests).toHaveLength(2);
-    expect((await getSession('down')).status?.conditions?.find((c) => c.type === 'JudgeFailed')).toMatchObject({ status: 'True', reason: 'BackendError' });
+    expect((await getSession('down')).status?.conditions?.find((c) => c.type === 'JudgeFailed')).toMatchObject({
+      status: 'True',
+      reason: 'BackendError',
+    });
     fake.server.setDefault(() => openai.answer(GOOD_VERDICT));
     await store.create(newEvaluation(s, 'down-run-1-ondemand-1', 1, 'OnDemand'));
     await until(() => evaluations.list('default').length === 2);
     await settle('default/down');
     const after = await getSession('down');
-    expect(after.status?.conditions?.find((c) => c.type === 'JudgeFailed')).toMatchObject({ status: 'False', reason: 'VerdictRecorded' });
+    expect(after.status?.conditions?.find((c) => c.type === 'JudgeFailed')).toMatchObject({
+      status: 'False',
+      reason: 'VerdictRecorded',
+    });
     expect(after.status?.lastEvaluation).toMatchObject({ name: 'down-run-1-ondemand-1', score: 4 });
   });
 
   it('restart-safe: an Evaluation left in Judging by a killed controller is judged again; after 3 attempts it fails', async () => {
     await policy({});
-    const s = await endedSession('crashy', { phase: 'Succeeded', run: 1, exitCode: 0, reason: 'Completed', git: COMMITTED });
+    const s = await endedSession('crashy', {
+      phase: 'Succeeded',
+      run: 1,
+      exitCode: 0,
+      reason: 'Completed',
+      git: COMMITTED,
+    });
     const left = (await store.create(newEvaluation(s, 'crashy-run-1', 1, 'SessionEnded'))) as Evaluation;
     await store.updateStatus({ ...left, status: { phase: 'Judging', attempts: 1 } });
     await until(() => evaluations.list('default').length === 1);
@@ -256,15 +403,36 @@ describe('judge reconciler', () => {
     await settle('default/crashier');
     const failed = (await getEval('crashier-run-1'))!;
     expect(failed.status?.score).toBeUndefined();
-    expect(failed.status?.conditions?.find((c) => c.type === 'JudgeFailed')).toMatchObject({ status: 'True', reason: 'TooManyAttempts' });
+    expect(failed.status?.conditions?.find((c) => c.type === 'JudgeFailed')).toMatchObject({
+      status: 'True',
+      reason: 'TooManyAttempts',
+    });
   });
 
   it('never overwrites a verdict and never calls the backend for a judged Evaluation', async () => {
     fake = await FakeOpenAI.start(() => openai.answer({ ...GOOD_VERDICT, score: 1 }));
     await policy({ backend: 'openai', model: 'm', endpoint: fake.endpoint });
     const s = await endedSession('done', { phase: 'Succeeded', run: 1, exitCode: 0, reason: 'Completed' });
-    const e = (await store.create(newEvaluation(s, 'done-run-1', 1, 'SessionEnded', { session: 'default/done', run: 1, trigger: 'SessionEnded', phase: 'Succeeded' }))) as Evaluation;
-    const verdict = { phase: 'Judged' as const, score: 5, recommendation: 'complete' as const, outcome: 'success' as const, confidence: 0.9, accomplishments: [], failures: [], reasoning: 'r', backend: 'openai', evaluatedAt: T1 };
+    const e = (await store.create(
+      newEvaluation(s, 'done-run-1', 1, 'SessionEnded', {
+        session: 'default/done',
+        run: 1,
+        trigger: 'SessionEnded',
+        phase: 'Succeeded',
+      }),
+    )) as Evaluation;
+    const verdict = {
+      phase: 'Judged' as const,
+      score: 5,
+      recommendation: 'complete' as const,
+      outcome: 'success' as const,
+      confidence: 0.9,
+      accomplishments: [],
+      failures: [],
+      reasoning: 'r',
+      backend: 'openai',
+      evaluatedAt: T1,
+    };
     await store.updateStatus({ ...e, status: verdict });
     await until(() => (evaluations.list('default') as Evaluation[]).some((x) => x.status?.score === 5));
     for (let i = 0; i < 2; i++) await settle('default/done');

@@ -12,7 +12,9 @@ describe('parseSelector', () => {
     expect(parseSelector('env notin (dev)')).toEqual([{ key: 'env', op: 'notin', values: ['dev'] }]);
     expect(parseSelector('gpu')).toEqual([{ key: 'gpu', op: 'exists' }]);
     expect(parseSelector('!gpu')).toEqual([{ key: 'gpu', op: '!exists' }]);
-    expect(parseSelector('app.kubernetes.io/name=orchctl')).toEqual([{ key: 'app.kubernetes.io/name', op: 'in', values: ['orchctl'] }]);
+    expect(parseSelector('app.kubernetes.io/name=orchctl')).toEqual([
+      { key: 'app.kubernetes.io/name', op: 'in', values: ['orchctl'] },
+    ]);
     expect(parseSelector('tier=')).toEqual([{ key: 'tier', op: 'in', values: [''] }]);
   });
 
@@ -34,9 +36,18 @@ describe('parseSelector', () => {
     ['a b c', 'unable to parse requirement: "a b c" in label selector "a b c"'],
     ['team=web=x', 'unable to parse requirement: "team=web=x" in label selector "team=web=x"'],
     ['env in prod', 'unable to parse requirement: "env in prod" in label selector "env in prod"'],
-    ['-bad=x', `invalid label key "-bad" in "-bad=x": name part must be 63 characters or less, alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character`],
-    ['team=-web', 'invalid label value "-web" in "team=-web": must be empty or alphanumeric, \'-\', \'_\' or \'.\', starting and ending with an alphanumeric character'],
-    [`k=${'v'.repeat(64)}`, `invalid label value "${'v'.repeat(64)}" in "k=${'v'.repeat(64)}": must be no more than 63 characters`],
+    [
+      '-bad=x',
+      `invalid label key "-bad" in "-bad=x": name part must be 63 characters or less, alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character`,
+    ],
+    [
+      'team=-web',
+      "invalid label value \"-web\" in \"team=-web\": must be empty or alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character",
+    ],
+    [
+      `k=${'v'.repeat(64)}`,
+      `invalid label value "${'v'.repeat(64)}" in "k=${'v'.repeat(64)}": must be no more than 63 characters`,
+    ],
   ])('rejects %j with a BadRequest', (sel, message) => {
     let err: unknown;
     try {

@@ -26,7 +26,16 @@ import { FakeOpenAI, openai } from '../support/fake-openai.js';
 const CLI = path.resolve(__dirname, '../support/fake-judge-cli.mjs');
 
 function request(over: Partial<LlmRequest> = {}): LlmRequest {
-  return { purpose: 'judge', system: 'You judge runs.', prompt: 'OBJECTIVE EVIDENCE\n- run 1 ended Succeeded', schema: VERDICT_SCHEMA, schemaName: VERDICT_SCHEMA_NAME, timeoutMs: 5000, maxTokens: 512, ...over };
+  return {
+    purpose: 'judge',
+    system: 'You judge runs.',
+    prompt: 'OBJECTIVE EVIDENCE\n- run 1 ended Succeeded',
+    schema: VERDICT_SCHEMA,
+    schemaName: VERDICT_SCHEMA_NAME,
+    timeoutMs: 5000,
+    maxTokens: 512,
+    ...over,
+  };
 }
 
 /** Records requested waits instead of waiting. */
@@ -47,7 +56,10 @@ async function kindOf(p: Promise<unknown>): Promise<string> {
 
 const call = (b: LlmBackend, opts: Partial<StructuredOptions> = {}, req: Partial<LlmRequest> = {}) => {
   const s = recordingSleep();
-  return { waits: s.waits, p: completeStructured<Verdict>(b, request(req), { maxRetries: 2, sleep: s.sleep, ...opts }) };
+  return {
+    waits: s.waits,
+    p: completeStructured<Verdict>(b, request(req), { maxRetries: 2, sleep: s.sleep, ...opts }),
+  };
 };
 
 describe('openai backend against a fake OpenAI-compatible server', () => {
@@ -58,7 +70,8 @@ describe('openai backend against a fake OpenAI-compatible server', () => {
   });
   afterAll(() => fake.close());
   afterEach(() => fake.server.reset());
-  const make = (key?: string) => new OpenAiBackend({ model: 'qwen2.5-coder:7b', endpoint: fake.endpoint, apiKey: () => key });
+  const make = (key?: string) =>
+    new OpenAiBackend({ model: 'qwen2.5-coder:7b', endpoint: fake.endpoint, apiKey: () => key });
 
   it('sends chat completions with a strict json_schema response_format and returns the validated answer', async () => {
     fake.script(openai.answer(GOOD_VERDICT));
@@ -73,7 +86,10 @@ describe('openai backend against a fake OpenAI-compatible server', () => {
     expect(req.headers.authorization).toBe('Bearer sk-test-123');
     expect(req.body.model).toBe('qwen2.5-coder:7b');
     expect(req.body.messages.map((m: { role: string }) => m.role)).toEqual(['system', 'user']);
-    expect(req.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: VERDICT_SCHEMA_NAME, schema: VERDICT_SCHEMA, strict: true } });
+    expect(req.body.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: VERDICT_SCHEMA_NAME, schema: VERDICT_SCHEMA, strict: true },
+    });
     expect(req.body.max_tokens).toBe(512);
   });
 
@@ -99,7 +115,9 @@ describe('openai backend against a fake OpenAI-compatible server', () => {
     fake.script(openai.answer(INVALID_VERDICT), openai.answer(INVALID_VERDICT), openai.answer(GOOD_VERDICT));
     expect(await kindOf(call(make()).p)).toBe('bad_output');
     expect(fake.requests).toHaveLength(2); // exactly one repair, the third reply is never asked for
-    expect(fake.requests[1].body.messages[1].content).toMatch(/score must be <= 5|recommendation must be equal to one of the allowed values/);
+    expect(fake.requests[1].body.messages[1].content).toMatch(
+      /score must be <= 5|recommendation must be equal to one of the allowed values/,
+    );
   });
 
   it('HTTP 500: retried with growing backoff, at most maxRetries times', async () => {
@@ -143,7 +161,9 @@ describe('openai backend against a fake OpenAI-compatible server', () => {
     const limiter = new Semaphore(() => 2);
     const b = make();
     for (let i = 0; i < 6; i++) fake.script(openai.answer(GOOD_VERDICT, 150));
-    const results = await Promise.all(Array.from({ length: 6 }, () => limiter.run(() => completeStructured(b, request(), { maxRetries: 0 }))));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => limiter.run(() => completeStructured(b, request(), { maxRetries: 0 }))),
+    );
     expect(results).toHaveLength(6);
     expect(fake.requests).toHaveLength(6);
     expect(fake.server.maxInFlight).toBe(2);
@@ -158,7 +178,8 @@ describe('anthropic backend against a fake Messages API', () => {
   });
   afterAll(() => fake.close());
   afterEach(() => fake.server.reset());
-  const make = (key: string | undefined = 'sk-ant-test') => new AnthropicBackend({ model: 'claude-haiku-4-5', endpoint: fake.endpoint, apiKey: () => key });
+  const make = (key: string | undefined = 'sk-ant-test') =>
+    new AnthropicBackend({ model: 'claude-haiku-4-5', endpoint: fake.endpoint, apiKey: () => key });
 
   it('forces the tool whose input_schema is the verdict schema and takes its input', async () => {
     fake.script(anthropic.tool(GOOD_VERDICT));
@@ -169,7 +190,12 @@ describe('anthropic backend against a fake Messages API', () => {
     expect(req.path).toBe('/v1/messages');
     expect(req.headers['x-api-key']).toBe('sk-ant-test');
     expect(req.headers['anthropic-version']).toBe('2023-06-01');
-    expect(req.body).toMatchObject({ model: 'claude-haiku-4-5', max_tokens: 512, system: 'You judge runs.', tool_choice: { type: 'tool', name: VERDICT_SCHEMA_NAME } });
+    expect(req.body).toMatchObject({
+      model: 'claude-haiku-4-5',
+      max_tokens: 512,
+      system: 'You judge runs.',
+      tool_choice: { type: 'tool', name: VERDICT_SCHEMA_NAME },
+    });
     expect(req.body.tools[0]).toMatchObject({ name: VERDICT_SCHEMA_NAME, input_schema: VERDICT_SCHEMA });
   });
 
@@ -234,7 +260,9 @@ describe('command backend with a scripted CLI', () => {
     expect(r.value).toMatchObject({ score: 3 });
     expect(r.response.usage).toEqual({ inputTokens: 1500, outputTokens: 200 });
     expect((await call(make('claude-result')).p).value).toMatchObject({ outcome: 'partial' });
-    expect(() => unwrapCliOutput('{"type":"result","is_error":true,"subtype":"error_max_turns","result":"x"}')).toThrow(LlmError);
+    expect(() => unwrapCliOutput('{"type":"result","is_error":true,"subtype":"error_max_turns","result":"x"}')).toThrow(
+      LlmError,
+    );
   });
 
   it('schema-invalid output gets one repair call; garbage twice fails as bad_output after two calls', async () => {
@@ -280,8 +308,19 @@ describe('command backend with a scripted CLI', () => {
 
 describe('configuration and factory', () => {
   it('fills defaults, takes the smallest maxConcurrent as the global limit, and builds each backend', () => {
-    expect(resolveJudgeConfig(undefined)).toMatchObject({ enabled: true, backend: 'heuristic', timeoutMs: 60_000, maxRetries: 2, maxConcurrent: 2 });
-    expect(resolveJudgeConfig({ backend: 'openai', timeout: '90s', maxRetries: 0, enabled: false })).toMatchObject({ enabled: false, backend: 'openai', timeoutMs: 90_000, maxRetries: 0 });
+    expect(resolveJudgeConfig(undefined)).toMatchObject({
+      enabled: true,
+      backend: 'heuristic',
+      timeoutMs: 60_000,
+      maxRetries: 2,
+      maxConcurrent: 2,
+    });
+    expect(resolveJudgeConfig({ backend: 'openai', timeout: '90s', maxRetries: 0, enabled: false })).toMatchObject({
+      enabled: false,
+      backend: 'openai',
+      timeoutMs: 90_000,
+      maxRetries: 0,
+    });
     expect(globalConcurrency([])).toBe(2);
     expect(globalConcurrency([undefined, { maxConcurrent: 5 }, { maxConcurrent: 3 }])).toBe(3);
     expect(createBackend(resolveJudgeConfig({})).name).toBe('heuristic');
@@ -294,7 +333,10 @@ describe('configuration and factory', () => {
     const fake = await FakeJudgeAnthropic.start();
     try {
       const env: NodeJS.ProcessEnv = {};
-      const b = createBackend(resolveJudgeConfig({ backend: 'anthropic', model: 'm', endpoint: fake.endpoint, apiKeyEnv: 'MY_JUDGE_KEY' }), { env });
+      const b = createBackend(
+        resolveJudgeConfig({ backend: 'anthropic', model: 'm', endpoint: fake.endpoint, apiKeyEnv: 'MY_JUDGE_KEY' }),
+        { env },
+      );
       expect(await kindOf(b.complete(request()))).toBe('config');
       env.MY_JUDGE_KEY = 'sk-secret-value';
       fake.script(anthropic.tool(GOOD_VERDICT));

@@ -13,7 +13,11 @@ describe('threeWayMerge', () => {
   it('keeps fields nobody applied (defaults, other writers) and sets the desired ones', () => {
     const last = { spec: { prompt: 'old' } };
     const desired = { spec: { prompt: 'new', desiredState: 'Stopped' } };
-    const live = { metadata: { uid: 'u1' }, spec: { prompt: 'old', restartPolicy: 'Never' }, status: { phase: 'Running' } };
+    const live = {
+      metadata: { uid: 'u1' },
+      spec: { prompt: 'old', restartPolicy: 'Never' },
+      status: { phase: 'Running' },
+    };
     expect(threeWayMerge(last, desired, live)).toEqual({
       metadata: { uid: 'u1' },
       spec: { prompt: 'new', desiredState: 'Stopped', restartPolicy: 'Never' },
@@ -36,16 +40,26 @@ describe('threeWayMerge', () => {
   });
 
   it('an explicit null removes a field, like a JSON merge patch', () => {
-    expect(threeWayMerge(undefined, { spec: { prompt: null } }, { spec: { prompt: 'x', other: 1 } })).toEqual({ spec: { other: 1 } });
+    expect(threeWayMerge(undefined, { spec: { prompt: null } }, { spec: { prompt: 'x', other: 1 } })).toEqual({
+      spec: { other: 1 },
+    });
   });
 
   it('without a last-applied manifest nothing is removed', () => {
     const live = { spec: { prompt: 'x', maxDuration: '1h' } };
-    expect(threeWayMerge(undefined, { spec: { prompt: 'y' } }, live)).toEqual({ spec: { prompt: 'y', maxDuration: '1h' } });
+    expect(threeWayMerge(undefined, { spec: { prompt: 'y' } }, live)).toEqual({
+      spec: { prompt: 'y', maxDuration: '1h' },
+    });
   });
 
   it('replaces values whose type changed', () => {
-    expect(threeWayMerge({ spec: { agent: { command: ['a'] } } }, { spec: { agent: 'x' } }, { spec: { agent: { command: ['a'] } } })).toEqual({ spec: { agent: 'x' } });
+    expect(
+      threeWayMerge(
+        { spec: { agent: { command: ['a'] } } },
+        { spec: { agent: 'x' } },
+        { spec: { agent: { command: ['a'] } } },
+      ),
+    ).toEqual({ spec: { agent: 'x' } });
     expect(threeWayMerge({}, { spec: { a: { b: 1 } } }, { spec: { a: 'scalar' } })).toEqual({ spec: { a: { b: 1 } } });
   });
 

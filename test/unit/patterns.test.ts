@@ -12,7 +12,7 @@ import {
 } from '../../controller/reconcilers/assessment/config.js';
 
 describe('compilePattern', () => {
-  it('matches case-insensitively and accepts the seed\'s (?i) prefix', () => {
+  it("matches case-insensitively and accepts the seed's (?i) prefix", () => {
     expect(compilePattern(String.raw`(?i)\btry\s+again\b`).test('Please TRY AGAIN')).toBe(true);
     expect(compilePattern(String.raw`\bgood\s+job\b`).test('Good Job!')).toBe(true);
   });
@@ -20,7 +20,13 @@ describe('compilePattern', () => {
 
 describe('checkPattern', () => {
   it('accepts every default pattern', () => {
-    for (const p of [...DEFAULT_FRUSTRATION_PATTERNS, ...DEFAULT_SATISFACTION_PATTERNS, ...DEFAULT_CORRECTION_PATTERNS, ...DEFAULT_TASK_BOUNDARY_PATTERNS]) expect(checkPattern(p), p).toBeUndefined();
+    for (const p of [
+      ...DEFAULT_FRUSTRATION_PATTERNS,
+      ...DEFAULT_SATISFACTION_PATTERNS,
+      ...DEFAULT_CORRECTION_PATTERNS,
+      ...DEFAULT_TASK_BOUNDARY_PATTERNS,
+    ])
+      expect(checkPattern(p), p).toBeUndefined();
   });
 
   it('accepts ordinary patterns people write', () => {
@@ -40,20 +46,32 @@ describe('checkPattern', () => {
       expect(checkPattern(p), p).toBeUndefined();
   });
 
-  it('rejects invalid regular expressions with the engine\'s reason', () => {
+  it("rejects invalid regular expressions with the engine's reason", () => {
     expect(checkPattern('(unclosed')).toMatch(/^invalid regular expression "\(unclosed": Unterminated group/);
     expect(checkPattern('[z-a]')).toMatch(/^invalid regular expression .*Range out of order/);
     expect(checkPattern('a**')).toMatch(/^invalid regular expression .*Nothing to repeat/);
   });
 
   it('rejects nested quantifiers', () => {
-    for (const p of ['(a+)+', '(.*)*', String.raw`(\w+\s?)*$`, '(x+x+)+y', String.raw`((ab)*c?)+`, '(a{1,20}){2,}', String.raw`^(\d+)*$`])
-      expect(checkPattern(p), p).toMatch(/may backtrack catastrophically: the repeated group .* contains the repetition .* \(nested quantifiers\)/);
+    for (const p of [
+      '(a+)+',
+      '(.*)*',
+      String.raw`(\w+\s?)*$`,
+      '(x+x+)+y',
+      String.raw`((ab)*c?)+`,
+      '(a{1,20}){2,}',
+      String.raw`^(\d+)*$`,
+    ])
+      expect(checkPattern(p), p).toMatch(
+        /may backtrack catastrophically: the repeated group .* contains the repetition .* \(nested quantifiers\)/,
+      );
   });
 
   it('rejects overlapping alternation under a quantifier', () => {
     for (const p of ['(a|a)*', '(a|ab)*c', String.raw`(\w|\d)+`, String.raw`(.|\s)*`, '(Yes|yes)+', '(cat|car)+'])
-      expect(checkPattern(p), p).toMatch(/may backtrack catastrophically: in the repeated group .* can start with the same character \(overlapping alternation\)/);
+      expect(checkPattern(p), p).toMatch(
+        /may backtrack catastrophically: in the repeated group .* can start with the same character \(overlapping alternation\)/,
+      );
     expect(checkPattern('(a|)+')).toMatch(/an alternative can match the empty string/);
   });
 

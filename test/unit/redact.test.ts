@@ -18,8 +18,14 @@ describe('redact', () => {
   });
 
   it('registers the values of secret-named environment variables only', () => {
-    registerSecretsFromEnv({ MY_SERVICE_TOKEN: 'svc-token-value-1', EDITOR: 'vim-with-long-name', OPENAI_API_KEY: 'plainkey-abcdef12' });
-    expect(redact('svc-token-value-1 / vim-with-long-name / plainkey-abcdef12')).toBe('[REDACTED] / vim-with-long-name / [REDACTED]');
+    registerSecretsFromEnv({
+      MY_SERVICE_TOKEN: 'svc-token-value-1',
+      EDITOR: 'vim-with-long-name',
+      OPENAI_API_KEY: 'plainkey-abcdef12',
+    });
+    expect(redact('svc-token-value-1 / vim-with-long-name / plainkey-abcdef12')).toBe(
+      '[REDACTED] / vim-with-long-name / [REDACTED]',
+    );
   });
 
   it('walks objects and arrays, keeping non-strings', () => {

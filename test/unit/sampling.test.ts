@@ -5,15 +5,39 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentSession, SessionPolicy } from '../../controller/api/kinds.js';
 import { assessmentConfig } from '../../controller/reconcilers/assessment/config.js';
-import { sample, sampleRun, sampleValue, type SamplingInput } from '../../controller/reconcilers/assessment/sampling.js';
+import {
+  sample,
+  sampleRun,
+  sampleValue,
+  type SamplingInput,
+} from '../../controller/reconcilers/assessment/sampling.js';
 import { shouldJudge } from '../../controller/reconcilers/judge/should-judge.js';
 
 const cfg = { burnIn: 3, baseRate: 0.25, longSessionMessages: 100, onBreaker: true, onFeedback: true };
-const quiet = (uid: string, run = 1): SamplingInput => ({ uid, run, evaluationsSoFar: 50, breakerTriggered: false, explicitFeedback: false, messages: 10 });
+const quiet = (uid: string, run = 1): SamplingInput => ({
+  uid,
+  run,
+  evaluationsSoFar: 50,
+  breakerTriggered: false,
+  explicitFeedback: false,
+  messages: 10,
+});
 
-const policy = (spec: Record<string, unknown>): SessionPolicy => ({ apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'p', uid: `p-${JSON.stringify(spec)}`, generation: 1 }, spec }) as SessionPolicy;
+const policy = (spec: Record<string, unknown>): SessionPolicy =>
+  ({
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'SessionPolicy',
+    metadata: { name: 'p', uid: `p-${JSON.stringify(spec)}`, generation: 1 },
+    spec,
+  }) as SessionPolicy;
 const session = (status: Record<string, unknown>, uid = '0b3a9a7e-5b1c-4a39-9d53-0e7e6f1a2b3c'): AgentSession =>
-  ({ apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name: 's', namespace: 'default', uid }, spec: {}, status }) as AgentSession;
+  ({
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'AgentSession',
+    metadata: { name: 's', namespace: 'default', uid },
+    spec: {},
+    status,
+  }) as AgentSession;
 
 describe('sample', () => {
   it('burn-in judges everything until the namespace has burnIn evaluations', () => {
@@ -27,7 +51,10 @@ describe('sample', () => {
     expect(sample({ ...quiet('a'), messages: 101 }, cfg)).toEqual({ judge: true, reason: 'LongSession' });
     expect(sample({ ...quiet('a'), messages: 100 }, cfg).reason).not.toBe('LongSession');
     const off = { ...cfg, onBreaker: false, onFeedback: false, baseRate: 0 };
-    expect(sample({ ...quiet('a'), breakerTriggered: true, explicitFeedback: true }, off)).toEqual({ judge: false, reason: 'NotSampled' });
+    expect(sample({ ...quiet('a'), breakerTriggered: true, explicitFeedback: true }, off)).toEqual({
+      judge: false,
+      reason: 'NotSampled',
+    });
   });
 
   it('the base rate picks about baseRate of runs, the same ones every time', () => {

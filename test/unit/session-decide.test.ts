@@ -1,6 +1,12 @@
 /** Pure decisions of the session reconciler (controller/reconcilers/session/decide.ts). */
 import { describe, expect, it } from 'vitest';
-import type { AgentSession, AgentSessionSpec, AgentSessionStatus, SessionPolicy, SessionPolicySpec } from '../../controller/api/kinds.js';
+import type {
+  AgentSession,
+  AgentSessionSpec,
+  AgentSessionStatus,
+  SessionPolicy,
+  SessionPolicySpec,
+} from '../../controller/api/kinds.js';
 import type { Condition } from '../../controller/api/types.js';
 import type { HostSnapshot } from '../../controller/observers/host.js';
 import {
@@ -25,22 +31,42 @@ const iso = (offsetMs: number) => new Date(NOW + offsetMs).toISOString();
 const MB = 1048576;
 
 function session(
-  opts: { name?: string; namespace?: string; labels?: Record<string, string>; generation?: number; spec?: AgentSessionSpec; status?: AgentSessionStatus } = {},
+  opts: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    generation?: number;
+    spec?: AgentSessionSpec;
+    status?: AgentSessionStatus;
+  } = {},
 ): AgentSession {
   return {
     apiVersion: 'orchctl.io/v1alpha1',
     kind: 'AgentSession',
-    metadata: { name: opts.name ?? 's1', namespace: opts.namespace ?? 'default', labels: opts.labels, generation: opts.generation ?? 1 },
+    metadata: {
+      name: opts.name ?? 's1',
+      namespace: opts.namespace ?? 'default',
+      labels: opts.labels,
+      generation: opts.generation ?? 1,
+    },
     spec: opts.spec ?? {},
     status: opts.status,
   };
 }
 
-function policy(name: string, spec: SessionPolicySpec = {}, meta: { namespace?: string; deletionTimestamp?: string } = {}): SessionPolicy {
+function policy(
+  name: string,
+  spec: SessionPolicySpec = {},
+  meta: { namespace?: string; deletionTimestamp?: string } = {},
+): SessionPolicy {
   return {
     apiVersion: 'orchctl.io/v1alpha1',
     kind: 'SessionPolicy',
-    metadata: { name, namespace: meta.namespace ?? 'default', ...(meta.deletionTimestamp ? { deletionTimestamp: meta.deletionTimestamp } : {}) },
+    metadata: {
+      name,
+      namespace: meta.namespace ?? 'default',
+      ...(meta.deletionTimestamp ? { deletionTimestamp: meta.deletionTimestamp } : {}),
+    },
     spec,
   };
 }
@@ -58,15 +84,27 @@ function host(over: Partial<HostSnapshot> = {}): HostSnapshot {
   };
 }
 
-const cond = (type: string, status: Condition['status']): Condition => ({ type, status, reason: 'R', message: '', lastTransitionTime: iso(-1000) });
+const cond = (type: string, status: Condition['status']): Condition => ({
+  type,
+  status,
+  reason: 'R',
+  message: '',
+  lastTransitionTime: iso(-1000),
+});
 
 const EFF: Effective = effective({}, undefined);
 const eff = (over: Partial<Effective> = {}): Effective => ({ ...EFF, ...over });
 
 describe('resolvePolicy', () => {
   it('returns spec.policyRef when set, even over a higher-priority selecting policy', () => {
-    const ps = [policy('greedy', { selector: { matchLabels: { team: 'a' } }, priority: 100 }), policy('chosen'), policy('default')];
-    expect(resolvePolicy(session({ labels: { team: 'a' }, spec: { policyRef: 'chosen' } }), ps)?.metadata.name).toBe('chosen');
+    const ps = [
+      policy('greedy', { selector: { matchLabels: { team: 'a' } }, priority: 100 }),
+      policy('chosen'),
+      policy('default'),
+    ];
+    expect(resolvePolicy(session({ labels: { team: 'a' }, spec: { policyRef: 'chosen' } }), ps)?.metadata.name).toBe(
+      'chosen',
+    );
   });
 
   it('a policyRef that does not resolve gives no policy (no fallback to selectors or "default")', () => {
@@ -75,8 +113,12 @@ describe('resolvePolicy', () => {
   });
 
   it('a policyRef to a policy in another namespace or being deleted does not resolve', () => {
-    expect(resolvePolicy(session({ spec: { policyRef: 'p' } }), [policy('p', {}, { namespace: 'other' })])).toBeUndefined();
-    expect(resolvePolicy(session({ spec: { policyRef: 'p' } }), [policy('p', {}, { deletionTimestamp: iso(0) })])).toBeUndefined();
+    expect(
+      resolvePolicy(session({ spec: { policyRef: 'p' } }), [policy('p', {}, { namespace: 'other' })]),
+    ).toBeUndefined();
+    expect(
+      resolvePolicy(session({ spec: { policyRef: 'p' } }), [policy('p', {}, { deletionTimestamp: iso(0) })]),
+    ).toBeUndefined();
   });
 
   it('selects by matchLabels (all labels must match)', () => {
@@ -88,8 +130,10 @@ describe('resolvePolicy', () => {
   });
 
   it('selects by matchExpressions In, NotIn, Exists and DoesNotExist', () => {
-    const p = (name: string, expr: NonNullable<NonNullable<SessionPolicySpec['selector']>['matchExpressions']>[number]) =>
-      policy(name, { selector: { matchExpressions: [expr] } });
+    const p = (
+      name: string,
+      expr: NonNullable<NonNullable<SessionPolicySpec['selector']>['matchExpressions']>[number],
+    ) => policy(name, { selector: { matchExpressions: [expr] } });
     const inP = [p('in', { key: 'env', operator: 'In', values: ['prod', 'staging'] })];
     expect(resolvePolicy(session({ labels: { env: 'prod' } }), inP)?.metadata.name).toBe('in');
     expect(resolvePolicy(session({ labels: { env: 'dev' } }), inP)).toBeUndefined();
@@ -110,7 +154,11 @@ describe('resolvePolicy', () => {
   });
 
   it('combines matchLabels and matchExpressions with AND', () => {
-    const ps = [policy('both', { selector: { matchLabels: { team: 'a' }, matchExpressions: [{ key: 'env', operator: 'In', values: ['prod'] }] } })];
+    const ps = [
+      policy('both', {
+        selector: { matchLabels: { team: 'a' }, matchExpressions: [{ key: 'env', operator: 'In', values: ['prod'] }] },
+      }),
+    ];
     expect(resolvePolicy(session({ labels: { team: 'a', env: 'prod' } }), ps)?.metadata.name).toBe('both');
     expect(resolvePolicy(session({ labels: { team: 'a', env: 'dev' } }), ps)).toBeUndefined();
     expect(resolvePolicy(session({ labels: { team: 'b', env: 'prod' } }), ps)).toBeUndefined();
@@ -118,7 +166,9 @@ describe('resolvePolicy', () => {
 
   it('a policy without a selector selects nothing; an empty selector selects everything', () => {
     expect(resolvePolicy(session({ labels: { a: 'b' } }), [policy('nosel')])).toBeUndefined();
-    expect(resolvePolicy(session({ labels: { a: 'b' } }), [policy('all', { selector: {} })])?.metadata.name).toBe('all');
+    expect(resolvePolicy(session({ labels: { a: 'b' } }), [policy('all', { selector: {} })])?.metadata.name).toBe(
+      'all',
+    );
   });
 
   it('the highest priority wins among matching policies, whatever their order', () => {
@@ -139,7 +189,11 @@ describe('resolvePolicy', () => {
   });
 
   it('equal priority is broken by name, ascending', () => {
-    const ps = [policy('charlie', { selector: {}, priority: 5 }), policy('alpha', { selector: {}, priority: 5 }), policy('bravo', { selector: {}, priority: 5 })];
+    const ps = [
+      policy('charlie', { selector: {}, priority: 5 }),
+      policy('alpha', { selector: {}, priority: 5 }),
+      policy('bravo', { selector: {}, priority: 5 }),
+    ];
     expect(resolvePolicy(session(), ps)?.metadata.name).toBe('alpha');
     expect(resolvePolicy(session(), [...ps].reverse())?.metadata.name).toBe('alpha');
   });
@@ -148,13 +202,20 @@ describe('resolvePolicy', () => {
     const ps = [policy('other', { selector: { matchLabels: { team: 'x' } } }), policy('default')];
     expect(resolvePolicy(session({ labels: { team: 'y' } }), ps)?.metadata.name).toBe('default');
     // A matching policy wins over "default", whatever the priorities.
-    const ps2 = [policy('default', { priority: 100 }), policy('m', { selector: { matchLabels: { team: 'y' } }, priority: -1 })];
+    const ps2 = [
+      policy('default', { priority: 100 }),
+      policy('m', { selector: { matchLabels: { team: 'y' } }, priority: -1 }),
+    ];
     expect(resolvePolicy(session({ labels: { team: 'y' } }), ps2)?.metadata.name).toBe('m');
   });
 
   it('no matching policy and no "default" gives undefined', () => {
     expect(resolvePolicy(session(), [])).toBeUndefined();
-    expect(resolvePolicy(session({ labels: { team: 'y' } }), [policy('other', { selector: { matchLabels: { team: 'x' } } })])).toBeUndefined();
+    expect(
+      resolvePolicy(session({ labels: { team: 'y' } }), [
+        policy('other', { selector: { matchLabels: { team: 'x' } } }),
+      ]),
+    ).toBeUndefined();
   });
 
   it('ignores policies in other namespaces, including their "default"', () => {
@@ -168,7 +229,10 @@ describe('resolvePolicy', () => {
   });
 
   it('ignores policies being deleted (selecting and "default")', () => {
-    const ps = [policy('going', { selector: {}, priority: 50 }, { deletionTimestamp: iso(0) }), policy('staying', { selector: {} })];
+    const ps = [
+      policy('going', { selector: {}, priority: 50 }, { deletionTimestamp: iso(0) }),
+      policy('staying', { selector: {} }),
+    ];
     expect(resolvePolicy(session(), ps)?.metadata.name).toBe('staying');
     expect(resolvePolicy(session(), [policy('default', {}, { deletionTimestamp: iso(0) })])).toBeUndefined();
   });
@@ -192,13 +256,24 @@ describe('effective', () => {
 
   it('takes maxRestarts, maxSessionDuration, timeoutAction and cooldown from the policy', () => {
     const p = policy('p', { maxRestarts: 7, maxSessionDuration: '1h30m', timeoutAction: 'Warn', cooldown: '2m' });
-    expect(effective({}, p)).toMatchObject({ maxRestarts: 7, maxDurationMs: 5_400_000, timeoutAction: 'Warn', cooldownMs: 120_000, restartPolicy: 'Never' });
+    expect(effective({}, p)).toMatchObject({
+      maxRestarts: 7,
+      maxDurationMs: 5_400_000,
+      timeoutAction: 'Warn',
+      cooldownMs: 120_000,
+      restartPolicy: 'Never',
+    });
   });
 
   it("the session's own fields win over the policy's", () => {
     const p = policy('p', { maxRestarts: 7, maxSessionDuration: '1h', timeoutAction: 'Warn' });
     const e = effective({ restartPolicy: 'OnFailure', maxRestarts: 1, maxDuration: '45m', timeoutAction: 'Stop' }, p);
-    expect(e).toMatchObject({ restartPolicy: 'OnFailure', maxRestarts: 1, maxDurationMs: 2_700_000, timeoutAction: 'Stop' });
+    expect(e).toMatchObject({
+      restartPolicy: 'OnFailure',
+      maxRestarts: 1,
+      maxDurationMs: 2_700_000,
+      timeoutAction: 'Stop',
+    });
   });
 
   it('maxRestarts 0 on the session is kept (not replaced by the policy or the default)', () => {
@@ -208,9 +283,18 @@ describe('effective', () => {
   });
 
   it('restartBackoff fields override each default independently', () => {
-    expect(effective({ restartBackoff: { initialDelay: '500ms' } }, undefined)).toMatchObject({ initialBackoffMs: 500, maxBackoffMs: 300_000 });
-    expect(effective({ restartBackoff: { maxDelay: '1m' } }, undefined)).toMatchObject({ initialBackoffMs: 10_000, maxBackoffMs: 60_000 });
-    expect(effective({ restartBackoff: { initialDelay: '1s', maxDelay: '2h' } }, undefined)).toMatchObject({ initialBackoffMs: 1000, maxBackoffMs: 7_200_000 });
+    expect(effective({ restartBackoff: { initialDelay: '500ms' } }, undefined)).toMatchObject({
+      initialBackoffMs: 500,
+      maxBackoffMs: 300_000,
+    });
+    expect(effective({ restartBackoff: { maxDelay: '1m' } }, undefined)).toMatchObject({
+      initialBackoffMs: 10_000,
+      maxBackoffMs: 60_000,
+    });
+    expect(effective({ restartBackoff: { initialDelay: '1s', maxDelay: '2h' } }, undefined)).toMatchObject({
+      initialBackoffMs: 1000,
+      maxBackoffMs: 7_200_000,
+    });
   });
 
   it("graceMs is the agent's stop grace period when given", () => {
@@ -265,7 +349,9 @@ describe('backoffMs', () => {
 
 describe('admit', () => {
   it('admits with no policy and says so', () => {
-    expect(admit(undefined, 100, host({ memoryAvailableBytes: 0, diskFreeBytes: 0, loadAverage: [100, 0, 0] }))).toEqual({
+    expect(
+      admit(undefined, 100, host({ memoryAvailableBytes: 0, diskFreeBytes: 0, loadAverage: [100, 0, 0] })),
+    ).toEqual({
       admitted: true,
       reason: 'Admitted',
       message: 'admitted (no SessionPolicy applies)',
@@ -274,13 +360,19 @@ describe('admit', () => {
 
   it('admits under a policy whose limits hold, naming it', () => {
     const p = policy('p', { maxConcurrentSessions: 2, minFreeMemoryMB: 1024, minFreeDiskMB: 1024, maxLoadPerCPU: 1 });
-    expect(admit(p, 1, host())).toEqual({ admitted: true, reason: 'Admitted', message: 'admitted under SessionPolicy "p"' });
+    expect(admit(p, 1, host())).toEqual({
+      admitted: true,
+      reason: 'Admitted',
+      message: 'admitted under SessionPolicy "p"',
+    });
   });
 
   it('refuses on an unschedulable node before anything else, policy or not', () => {
     const expected = { admitted: false, reason: 'NodeUnschedulable', message: 'the node is marked unschedulable' };
     expect(admit(undefined, 0, host(), true)).toEqual(expected);
-    expect(admit(policy('p', { maxConcurrentSessions: 0 }), 5, host({ memoryAvailableBytes: 0 }), true)).toEqual(expected);
+    expect(admit(policy('p', { maxConcurrentSessions: 0 }), 5, host({ memoryAvailableBytes: 0 }), true)).toEqual(
+      expected,
+    );
   });
 
   it('maxConcurrentSessions: refuses when active sessions reach the limit', () => {
@@ -304,7 +396,9 @@ describe('admit', () => {
       message: '511 MB memory available, SessionPolicy "p" requires 512 MB',
     });
     // Only memoryAvailableBytes counts, not the total.
-    expect(admit(p, 0, host({ memoryAvailableBytes: 100 * MB, memoryTotalBytes: 64_000 * MB })).reason).toBe('InsufficientMemory');
+    expect(admit(p, 0, host({ memoryAvailableBytes: 100 * MB, memoryTotalBytes: 64_000 * MB })).reason).toBe(
+      'InsufficientMemory',
+    );
   });
 
   it('minFreeDiskMB: compares whole MB of free disk', () => {
@@ -327,7 +421,9 @@ describe('admit', () => {
     });
     // A CPU count of 0 is treated as 1.
     expect(admit(policy('q', { maxLoadPerCPU: 1 }), 0, host({ cpu: 0, loadAverage: [0.5, 0, 0] })).admitted).toBe(true);
-    expect(admit(policy('q', { maxLoadPerCPU: 1 }), 0, host({ cpu: 0, loadAverage: [1.5, 0, 0] })).reason).toBe('HighLoad');
+    expect(admit(policy('q', { maxLoadPerCPU: 1 }), 0, host({ cpu: 0, loadAverage: [1.5, 0, 0] })).reason).toBe(
+      'HighLoad',
+    );
   });
 
   it('checks concurrency, then memory, then disk, then load', () => {
@@ -340,7 +436,10 @@ describe('admit', () => {
   });
 
   it('limits a policy does not set are not checked', () => {
-    expect(admit(policy('p', {}), 1000, host({ memoryAvailableBytes: 0, diskFreeBytes: 0, loadAverage: [99, 0, 0] })).admitted).toBe(true);
+    expect(
+      admit(policy('p', {}), 1000, host({ memoryAvailableBytes: 0, diskFreeBytes: 0, loadAverage: [99, 0, 0] }))
+        .admitted,
+    ).toBe(true);
   });
 });
 
@@ -357,7 +456,8 @@ describe('observedEvent', () => {
   const alive: PaneState = { kind: 'alive' };
   const missing: PaneState = { kind: 'missing' };
   const dead = (exitCode: number): PaneState => ({ kind: 'dead', exitCode });
-  const obs = (phase: Phase, s: AgentSession, pane: PaneState = alive, e: Effective = EFF, now = NOW) => observedEvent({ phase, session: s, pane, now, effective: e });
+  const obs = (phase: Phase, s: AgentSession, pane: PaneState = alive, e: Effective = EFF, now = NOW) =>
+    observedEvent({ phase, session: s, pane, now, effective: e });
   const stopped = (status?: AgentSessionStatus) => session({ spec: { desiredState: 'Stopped' }, status });
 
   describe('Starting', () => {
@@ -402,7 +502,9 @@ describe('observedEvent', () => {
       expect(obs('Running', session({ status: { deadlineTime: iso(-60_000) } }), alive)).toEqual({ type: 'TIMEOUT' });
     });
     it('no TIMEOUT with timeoutAction Warn', () => {
-      expect(obs('Running', session({ status: { deadlineTime: iso(-60_000) } }), alive, eff({ timeoutAction: 'Warn' }))).toBeUndefined();
+      expect(
+        obs('Running', session({ status: { deadlineTime: iso(-60_000) } }), alive, eff({ timeoutAction: 'Warn' })),
+      ).toBeUndefined();
     });
     it('no TIMEOUT without a deadline', () => {
       expect(obs('Running', session({ status: {} }), alive, eff({ maxDurationMs: 1 }))).toBeUndefined();
@@ -412,17 +514,30 @@ describe('observedEvent', () => {
   describe('Stopping', () => {
     const grace = eff({ graceMs: 10_000 });
     it('a dead pane means EXITED, a missing one GONE', () => {
-      expect(obs('Stopping', session({ status: { stopRequestTime: iso(-1000) } }), dead(143), grace)).toEqual({ type: 'EXITED', exitCode: 143 });
-      expect(obs('Stopping', session({ status: { stopRequestTime: iso(-1000) } }), missing, grace)).toEqual({ type: 'GONE' });
+      expect(obs('Stopping', session({ status: { stopRequestTime: iso(-1000) } }), dead(143), grace)).toEqual({
+        type: 'EXITED',
+        exitCode: 143,
+      });
+      expect(obs('Stopping', session({ status: { stopRequestTime: iso(-1000) } }), missing, grace)).toEqual({
+        type: 'GONE',
+      });
     });
     it('GRACE_EXPIRED once stopRequestTime + grace has passed (inclusive)', () => {
       expect(obs('Stopping', session({ status: { stopRequestTime: iso(-9_999) } }), alive, grace)).toBeUndefined();
-      expect(obs('Stopping', session({ status: { stopRequestTime: iso(-10_000) } }), alive, grace)).toEqual({ type: 'GRACE_EXPIRED' });
-      expect(obs('Stopping', session({ status: { stopRequestTime: iso(-60_000) } }), alive, grace)).toEqual({ type: 'GRACE_EXPIRED' });
+      expect(obs('Stopping', session({ status: { stopRequestTime: iso(-10_000) } }), alive, grace)).toEqual({
+        type: 'GRACE_EXPIRED',
+      });
+      expect(obs('Stopping', session({ status: { stopRequestTime: iso(-60_000) } }), alive, grace)).toEqual({
+        type: 'GRACE_EXPIRED',
+      });
     });
     it('uses the effective grace period', () => {
-      expect(obs('Stopping', session({ status: { stopRequestTime: iso(-15_000) } }), alive, eff({ graceMs: 30_000 }))).toBeUndefined();
-      expect(obs('Stopping', session({ status: { stopRequestTime: iso(-15_000) } }), alive, eff({ graceMs: 5_000 }))).toEqual({ type: 'GRACE_EXPIRED' });
+      expect(
+        obs('Stopping', session({ status: { stopRequestTime: iso(-15_000) } }), alive, eff({ graceMs: 30_000 })),
+      ).toBeUndefined();
+      expect(
+        obs('Stopping', session({ status: { stopRequestTime: iso(-15_000) } }), alive, eff({ graceMs: 5_000 })),
+      ).toEqual({ type: 'GRACE_EXPIRED' });
     });
     it('without a stopRequestTime, waits', () => {
       expect(obs('Stopping', session({ status: {} }), alive, grace)).toBeUndefined();
@@ -436,35 +551,69 @@ describe('observedEvent', () => {
     const lifecycle = { runGeneration: 1 };
     it('RESTART_DUE once nextRestartTime has passed (inclusive), or when none is set', () => {
       expect(obs('Backoff', session({ status: { nextRestartTime: iso(1), lifecycle } }))).toBeUndefined();
-      expect(obs('Backoff', session({ status: { nextRestartTime: iso(0), lifecycle } }))).toEqual({ type: 'RESTART_DUE' });
-      expect(obs('Backoff', session({ status: { nextRestartTime: iso(-5000), lifecycle } }))).toEqual({ type: 'RESTART_DUE' });
+      expect(obs('Backoff', session({ status: { nextRestartTime: iso(0), lifecycle } }))).toEqual({
+        type: 'RESTART_DUE',
+      });
+      expect(obs('Backoff', session({ status: { nextRestartTime: iso(-5000), lifecycle } }))).toEqual({
+        type: 'RESTART_DUE',
+      });
       expect(obs('Backoff', session({ status: { lifecycle } }))).toEqual({ type: 'RESTART_DUE' });
       expect(obs('Backoff', session())).toEqual({ type: 'RESTART_DUE' });
     });
     it('NEW_RUN when the generation differs from status.lifecycle.runGeneration, even before the restart is due', () => {
-      expect(obs('Backoff', session({ generation: 2, status: { nextRestartTime: iso(60_000), lifecycle } }))).toEqual({ type: 'NEW_RUN' });
-      expect(obs('Backoff', session({ generation: 2, status: { nextRestartTime: iso(-1), lifecycle } }))).toEqual({ type: 'NEW_RUN' });
+      expect(obs('Backoff', session({ generation: 2, status: { nextRestartTime: iso(60_000), lifecycle } }))).toEqual({
+        type: 'NEW_RUN',
+      });
+      expect(obs('Backoff', session({ generation: 2, status: { nextRestartTime: iso(-1), lifecycle } }))).toEqual({
+        type: 'NEW_RUN',
+      });
     });
     it('no NEW_RUN when no runGeneration was recorded', () => {
       expect(obs('Backoff', session({ generation: 9, status: { nextRestartTime: iso(60_000) } }))).toBeUndefined();
     });
     it('STOP when desiredState is Stopped, before NEW_RUN and RESTART_DUE', () => {
-      expect(obs('Backoff', session({ generation: 2, spec: { desiredState: 'Stopped' }, status: { nextRestartTime: iso(-1), lifecycle } }))).toEqual({ type: 'STOP' });
+      expect(
+        obs(
+          'Backoff',
+          session({
+            generation: 2,
+            spec: { desiredState: 'Stopped' },
+            status: { nextRestartTime: iso(-1), lifecycle },
+          }),
+        ),
+      ).toEqual({ type: 'STOP' });
     });
     it('the pane does not matter', () => {
       expect(obs('Backoff', session({ status: { nextRestartTime: iso(10), lifecycle } }), dead(1))).toBeUndefined();
     });
     it('an Escalated condition (e.g. a judge verdict arriving after the restart was scheduled) holds the restart; a spec change or Stopped still moves it', () => {
       const conditions = [cond('Escalated', 'True')];
-      expect(obs('Backoff', session({ status: { nextRestartTime: iso(-5000), lifecycle, conditions } }))).toBeUndefined();
-      expect(nextLookMs('Backoff', session({ status: { nextRestartTime: iso(-5000), lifecycle, conditions } }), NOW, EFF)).toBeUndefined();
-      expect(obs('Backoff', session({ generation: 2, status: { nextRestartTime: iso(-1), lifecycle, conditions } }))).toEqual({ type: 'NEW_RUN' });
-      expect(obs('Backoff', session({ spec: { desiredState: 'Stopped' }, status: { lifecycle, conditions } }))).toEqual({ type: 'STOP' });
+      expect(
+        obs('Backoff', session({ status: { nextRestartTime: iso(-5000), lifecycle, conditions } })),
+      ).toBeUndefined();
+      expect(
+        nextLookMs('Backoff', session({ status: { nextRestartTime: iso(-5000), lifecycle, conditions } }), NOW, EFF),
+      ).toBeUndefined();
+      expect(
+        obs('Backoff', session({ generation: 2, status: { nextRestartTime: iso(-1), lifecycle, conditions } })),
+      ).toEqual({ type: 'NEW_RUN' });
+      expect(obs('Backoff', session({ spec: { desiredState: 'Stopped' }, status: { lifecycle, conditions } }))).toEqual(
+        { type: 'STOP' },
+      );
     });
     it("the judge's escalation (JudgeEscalated) does not hold restarts: the restart policy bounds the retries", () => {
       const conditions = [{ ...cond('Escalated', 'True'), reason: 'JudgeEscalated' }];
-      expect(obs('Backoff', session({ status: { nextRestartTime: iso(-1), lifecycle, conditions } }))).toEqual({ type: 'RESTART_DUE' });
-      expect(obs('Failed', session({ spec: { restartPolicy: 'OnFailure' }, status: { lifecycle, conditions } }), dead(1), eff({ restartPolicy: 'OnFailure' }))).toMatchObject({ type: 'RESTART' });
+      expect(obs('Backoff', session({ status: { nextRestartTime: iso(-1), lifecycle, conditions } }))).toEqual({
+        type: 'RESTART_DUE',
+      });
+      expect(
+        obs(
+          'Failed',
+          session({ spec: { restartPolicy: 'OnFailure' }, status: { lifecycle, conditions } }),
+          dead(1),
+          eff({ restartPolicy: 'OnFailure' }),
+        ),
+      ).toMatchObject({ type: 'RESTART' });
     });
   });
 
@@ -473,7 +622,9 @@ describe('observedEvent', () => {
       ['OnFailure', 3],
       ['Always', 0],
     ] as const)('RESTART with policy %s and maxRestarts %i', (restartPolicy, maxRestarts) => {
-      expect(obs(phase, session({ status: { reason: 'Error' } }), missing, eff({ restartPolicy, maxRestarts }))).toEqual({ type: 'RESTART', restartPolicy, maxRestarts });
+      expect(
+        obs(phase, session({ status: { reason: 'Error' } }), missing, eff({ restartPolicy, maxRestarts })),
+      ).toEqual({ type: 'RESTART', restartPolicy, maxRestarts });
     });
     it('nothing with restartPolicy Never', () => {
       expect(obs(phase, session(), missing, eff({ restartPolicy: 'Never' }))).toBeUndefined();
@@ -481,10 +632,14 @@ describe('observedEvent', () => {
     it('nothing once Escalated is True; RESTART when it is False', () => {
       const e = eff({ restartPolicy: 'OnFailure' });
       expect(obs(phase, session({ status: { conditions: [cond('Escalated', 'True')] } }), missing, e)).toBeUndefined();
-      expect(obs(phase, session({ status: { conditions: [cond('Escalated', 'False')] } }), missing, e)).toMatchObject({ type: 'RESTART' });
+      expect(obs(phase, session({ status: { conditions: [cond('Escalated', 'False')] } }), missing, e)).toMatchObject({
+        type: 'RESTART',
+      });
     });
     it('nothing when the run ended because it was Stopped', () => {
-      expect(obs(phase, session({ status: { reason: 'Stopped' } }), missing, eff({ restartPolicy: 'Always' }))).toBeUndefined();
+      expect(
+        obs(phase, session({ status: { reason: 'Stopped' } }), missing, eff({ restartPolicy: 'Always' })),
+      ).toBeUndefined();
     });
     it('nothing when desiredState is Stopped', () => {
       expect(obs(phase, stopped(), missing, eff({ restartPolicy: 'Always' }))).toBeUndefined();
@@ -493,7 +648,11 @@ describe('observedEvent', () => {
 
   describe('Succeeded', () => {
     it('RESTART only with restartPolicy Always', () => {
-      expect(obs('Succeeded', session(), missing, eff({ restartPolicy: 'Always', maxRestarts: 2 }))).toEqual({ type: 'RESTART', restartPolicy: 'Always', maxRestarts: 2 });
+      expect(obs('Succeeded', session(), missing, eff({ restartPolicy: 'Always', maxRestarts: 2 }))).toEqual({
+        type: 'RESTART',
+        restartPolicy: 'Always',
+        maxRestarts: 2,
+      });
       expect(obs('Succeeded', session(), missing, eff({ restartPolicy: 'OnFailure' }))).toBeUndefined();
       expect(obs('Succeeded', session(), missing, eff({ restartPolicy: 'Never' }))).toBeUndefined();
     });
@@ -503,14 +662,25 @@ describe('observedEvent', () => {
     const lifecycle = { runGeneration: 3 };
     it('when the generation changed since the run started and desiredState is Running', () => {
       expect(obs(phase, session({ generation: 4, status: { lifecycle } }), missing)).toEqual({ type: 'NEW_RUN' });
-      expect(obs(phase, session({ generation: 4, spec: { desiredState: 'Running' }, status: { lifecycle } }), missing)).toEqual({ type: 'NEW_RUN' });
+      expect(
+        obs(phase, session({ generation: 4, spec: { desiredState: 'Running' }, status: { lifecycle } }), missing),
+      ).toEqual({ type: 'NEW_RUN' });
     });
     it('even when escalated or stopped before (the changed spec asks to run again)', () => {
       const status = { lifecycle, reason: 'Stopped', conditions: [cond('Escalated', 'True')] };
-      expect(obs(phase, session({ generation: 4, status }), missing, eff({ restartPolicy: 'Never' }))).toEqual({ type: 'NEW_RUN' });
+      expect(obs(phase, session({ generation: 4, status }), missing, eff({ restartPolicy: 'Never' }))).toEqual({
+        type: 'NEW_RUN',
+      });
     });
     it('not when desiredState is Stopped', () => {
-      expect(obs(phase, session({ generation: 4, spec: { desiredState: 'Stopped' }, status: { lifecycle } }), missing, eff({ restartPolicy: 'Always' }))).toBeUndefined();
+      expect(
+        obs(
+          phase,
+          session({ generation: 4, spec: { desiredState: 'Stopped' }, status: { lifecycle } }),
+          missing,
+          eff({ restartPolicy: 'Always' }),
+        ),
+      ).toBeUndefined();
     });
     it('not when the generation is unchanged or no runGeneration was recorded', () => {
       expect(obs(phase, session({ generation: 3, status: { lifecycle } }), missing)).toBeUndefined();
@@ -529,7 +699,13 @@ describe('observedEvent', () => {
     for (const pane of [alive, missing, dead(1)]) {
       expect(obs('Pending', session(), pane)).toBeUndefined();
       expect(obs('Pending', stopped(), pane)).toBeUndefined();
-      expect(obs('Pending', session({ generation: 5, status: { lifecycle: { runGeneration: 1 }, deadlineTime: iso(-1) } }), pane)).toBeUndefined();
+      expect(
+        obs(
+          'Pending',
+          session({ generation: 5, status: { lifecycle: { runGeneration: 1 }, deadlineTime: iso(-1) } }),
+          pane,
+        ),
+      ).toBeUndefined();
     }
   });
 
@@ -545,12 +721,17 @@ describe('observedEvent', () => {
     expect(obs('Running', s)).toBeUndefined();
     expect(obs('Stopping', s)).toBeUndefined();
     expect(obs('Backoff', s)).toEqual({ type: 'RESTART_DUE' });
-    expect(obs('Failed', s, missing, eff({ restartPolicy: 'OnFailure', maxRestarts: 3 }))).toEqual({ type: 'RESTART', restartPolicy: 'OnFailure', maxRestarts: 3 });
+    expect(obs('Failed', s, missing, eff({ restartPolicy: 'OnFailure', maxRestarts: 3 }))).toEqual({
+      type: 'RESTART',
+      restartPolicy: 'OnFailure',
+      maxRestarts: 3,
+    });
   });
 });
 
 describe('nextLookMs', () => {
-  const look = (phase: Phase, status: AgentSessionStatus | undefined, e: Effective = EFF) => nextLookMs(phase, session({ status }), NOW, e);
+  const look = (phase: Phase, status: AgentSessionStatus | undefined, e: Effective = EFF) =>
+    nextLookMs(phase, session({ status }), NOW, e);
 
   it('Running/Starting: only when the deadline (timeoutAction Stop) falls due; routine observation is the tick', () => {
     for (const phase of ['Running', 'Starting'] as Phase[]) {
@@ -565,7 +746,9 @@ describe('nextLookMs', () => {
     const warn = eff({ timeoutAction: 'Warn' });
     expect(look('Running', { deadlineTime: iso(700) }, warn)).toBe(700);
     expect(look('Running', { deadlineTime: iso(700), conditions: [cond('TimeBoxExceeded', 'False')] }, warn)).toBe(700);
-    expect(look('Running', { deadlineTime: iso(-100), conditions: [cond('TimeBoxExceeded', 'True')] }, warn)).toBeUndefined();
+    expect(
+      look('Running', { deadlineTime: iso(-100), conditions: [cond('TimeBoxExceeded', 'True')] }, warn),
+    ).toBeUndefined();
     // Starting with Warn does not wake for the deadline.
     expect(look('Starting', { deadlineTime: iso(700) }, warn)).toBeUndefined();
   });

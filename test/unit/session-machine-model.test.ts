@@ -9,7 +9,13 @@
 import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
 import { createTestModel, getAdjacencyMap, getShortestPaths, getSimplePaths } from 'xstate/graph';
-import { sessionMachine, TERMINAL_PHASES, type LifecycleEvent, type Phase, type RestartPolicy } from '../../controller/reconcilers/session/machine.js';
+import {
+  sessionMachine,
+  TERMINAL_PHASES,
+  type LifecycleEvent,
+  type Phase,
+  type RestartPolicy,
+} from '../../controller/reconcilers/session/machine.js';
 
 type Snap = ReturnType<typeof initialTransition<typeof sessionMachine>>[0];
 interface Path {
@@ -17,7 +23,17 @@ interface Path {
   steps: { event: { type: string }; state: Snap }[];
 }
 
-const ALL_PHASES: Phase[] = ['Pending', 'Starting', 'Running', 'Stopping', 'Backoff', 'Succeeded', 'Failed', 'Killed', 'TimedOut'];
+const ALL_PHASES: Phase[] = [
+  'Pending',
+  'Starting',
+  'Running',
+  'Stopping',
+  'Backoff',
+  'Succeeded',
+  'Failed',
+  'Killed',
+  'TimedOut',
+];
 
 const RESTARTS: LifecycleEvent[] = (['OnFailure', 'Always', 'Never'] as RestartPolicy[]).flatMap((restartPolicy) =>
   [0, 1].map((maxRestarts) => ({ type: 'RESTART' as const, restartPolicy, maxRestarts })),
@@ -119,8 +135,10 @@ function replay(path: Path): Snap {
       expect(r.restartPolicy, where).not.toBe('Never');
       expect(snap.context.restarts, where).toBeGreaterThanOrEqual(r.maxRestarts);
     }
-    if (actions.includes('killSession')) expect([from, to, e.type], where).toEqual(['Stopping', 'Stopping', 'GRACE_EXPIRED']);
-    if (actions.includes('captureOutput')) expect([from, to, e.type], where).toEqual(['Running', 'Stopping', 'TIMEOUT']);
+    if (actions.includes('killSession'))
+      expect([from, to, e.type], where).toEqual(['Stopping', 'Stopping', 'GRACE_EXPIRED']);
+    if (actions.includes('captureOutput'))
+      expect([from, to, e.type], where).toEqual(['Running', 'Stopping', 'TIMEOUT']);
     if (actions.includes('launchRun')) expect([from, e.type], where).toEqual(['Pending', 'ADMIT']);
     if (actions.includes('scheduleRestart')) expect(to, where).toBe('Backoff');
     if (actions.includes('sendStopKeys')) expect(to, where).toBe('Stopping');
@@ -137,7 +155,11 @@ function replay(path: Path): Snap {
 
 describe('sessionMachine model: reachability', () => {
   it('every phase is reachable from Pending with the event samples', () => {
-    const paths = getShortestPaths(sessionMachine, { events: EVENTS, input, stopWhen: runAtMost(2) }) as unknown as Path[];
+    const paths = getShortestPaths(sessionMachine, {
+      events: EVENTS,
+      input,
+      stopWhen: runAtMost(2),
+    }) as unknown as Path[];
     const reached = new Set(paths.map((p) => p.state.value as Phase));
     expect([...reached].sort()).toEqual([...ALL_PHASES].sort());
     // The shortest route to each phase is the obvious one.
@@ -168,7 +190,12 @@ describe('sessionMachine model: reachability', () => {
   });
 
   it('TimedOut is unreachable without TIMEOUT, Stopping without STOP or TIMEOUT', () => {
-    const noTimeout = getShortestPaths(sessionMachine, { events: EVENTS, input, stopWhen: runAtMost(2), filterEvents: (_s, e) => e.type !== 'TIMEOUT' }) as unknown as Path[];
+    const noTimeout = getShortestPaths(sessionMachine, {
+      events: EVENTS,
+      input,
+      stopWhen: runAtMost(2),
+      filterEvents: (_s, e) => e.type !== 'TIMEOUT',
+    }) as unknown as Path[];
     expect(noTimeout.some((p) => p.state.value === 'TimedOut')).toBe(false);
     expect(noTimeout.some((p) => p.state.value === 'Stopping')).toBe(true);
     const noStop = getShortestPaths(sessionMachine, {
@@ -262,13 +289,21 @@ describe('sessionMachine model: the transition relation is the documented diagra
 
 describe('sessionMachine model: generated paths keep the invariants', () => {
   it('every shortest path (run ≤ 2) replays through transition with the invariants holding', () => {
-    const paths = getShortestPaths(sessionMachine, { events: EVENTS, input, stopWhen: runAtMost(2) }) as unknown as Path[];
+    const paths = getShortestPaths(sessionMachine, {
+      events: EVENTS,
+      input,
+      stopWhen: runAtMost(2),
+    }) as unknown as Path[];
     expect(paths.length).toBeGreaterThan(ALL_PHASES.length);
     for (const p of paths) replay(p);
   });
 
   it('every simple path (run ≤ 1) replays through transition with the invariants holding', () => {
-    const paths = getSimplePaths(sessionMachine, { events: EVENTS, input, stopWhen: runAtMost(1) }) as unknown as Path[];
+    const paths = getSimplePaths(sessionMachine, {
+      events: EVENTS,
+      input,
+      stopWhen: runAtMost(1),
+    }) as unknown as Path[];
     expect(paths.length).toBeGreaterThan(50);
     expect(paths.length).toBeLessThan(5000);
     for (const p of paths) replay(p);
@@ -296,7 +331,9 @@ describe('sessionMachine model: generated paths keep the invariants', () => {
 });
 
 describe('sessionMachine model: createTestModel', () => {
-  const model = createTestModel(sessionMachine, { events: EVENTS, input, stopWhen: runAtMost(2) } as Parameters<typeof createTestModel<typeof sessionMachine>>[1]);
+  const model = createTestModel(sessionMachine, { events: EVENTS, input, stopWhen: runAtMost(2) } as Parameters<
+    typeof createTestModel<typeof sessionMachine>
+  >[1]);
 
   it('its shortest paths reach every phase and pass per-state assertions', async () => {
     // Paths that are prefixes of longer ones are deduplicated away, so count every step's state.
@@ -341,7 +378,9 @@ describe('sessionMachine model: createTestModel', () => {
           // The model's events are executed against the real machine, as a SUT would be.
           RESTART: ({ event, state }) => {
             expect(TERMINAL_PHASES.has(state.value as Phase) || state.value === 'Backoff').toBe(true);
-            expect(['OnFailure', 'Always', 'Never']).toContain((event as Extract<LifecycleEvent, { type: 'RESTART' }>).restartPolicy);
+            expect(['OnFailure', 'Always', 'Never']).toContain(
+              (event as Extract<LifecycleEvent, { type: 'RESTART' }>).restartPolicy,
+            );
           },
         },
       });

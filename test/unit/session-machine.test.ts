@@ -17,10 +17,24 @@ import {
 
 type Snap = ReturnType<typeof initialTransition<typeof sessionMachine>>[0];
 
-const ALL_PHASES: Phase[] = ['Pending', 'Starting', 'Running', 'Stopping', 'Backoff', 'Succeeded', 'Failed', 'Killed', 'TimedOut'];
+const ALL_PHASES: Phase[] = [
+  'Pending',
+  'Starting',
+  'Running',
+  'Stopping',
+  'Backoff',
+  'Succeeded',
+  'Failed',
+  'Killed',
+  'TimedOut',
+];
 const NAMED_ACTIONS = ['launchRun', 'sendStopKeys', 'killSession', 'captureOutput', 'scheduleRestart', 'escalate'];
 
-const restart = (restartPolicy: RestartPolicy, maxRestarts: number): LifecycleEvent => ({ type: 'RESTART', restartPolicy, maxRestarts });
+const restart = (restartPolicy: RestartPolicy, maxRestarts: number): LifecycleEvent => ({
+  type: 'RESTART',
+  restartPolicy,
+  maxRestarts,
+});
 
 /** Every event kind, with a representative payload. */
 const ALL_EVENTS: LifecycleEvent[] = [
@@ -169,7 +183,9 @@ describe('sessionMachine: the transitions of the diagram', () => {
     });
 
     it('an exit code 0 during Stopping is never Succeeded', () => {
-      expect(step(at('Stopping', { stopReason: 'Stopped' }), { type: 'EXITED', exitCode: 0 }).phase).not.toBe('Succeeded');
+      expect(step(at('Stopping', { stopReason: 'Stopped' }), { type: 'EXITED', exitCode: 0 }).phase).not.toBe(
+        'Succeeded',
+      );
     });
   });
 
@@ -204,42 +220,59 @@ describe('sessionMachine: the transitions of the diagram', () => {
     expect(r.ctx).toEqual({ run: 3, restarts: 0, stopReason: undefined });
   });
 
-  it.each(['Succeeded', 'Failed', 'Killed', 'TimedOut'] as Phase[])('%s --NEW_RUN--> Pending, resetting restarts', (phase) => {
-    const r = step(at(phase, { run: 5, restarts: 3, stopReason: phase === 'TimedOut' ? 'TimedOut' : undefined }), { type: 'NEW_RUN' });
-    expect(r.phase).toBe('Pending');
-    expect(r.ctx.restarts).toBe(0);
-    expect(r.ctx.run).toBe(5);
-    expect(r.actions).toEqual([]);
-  });
+  it.each(['Succeeded', 'Failed', 'Killed', 'TimedOut'] as Phase[])(
+    '%s --NEW_RUN--> Pending, resetting restarts',
+    (phase) => {
+      const r = step(at(phase, { run: 5, restarts: 3, stopReason: phase === 'TimedOut' ? 'TimedOut' : undefined }), {
+        type: 'NEW_RUN',
+      });
+      expect(r.phase).toBe('Pending');
+      expect(r.ctx.restarts).toBe(0);
+      expect(r.ctx.run).toBe(5);
+      expect(r.actions).toEqual([]);
+    },
+  );
 });
 
 describe('sessionMachine: RESTART guards', () => {
   describe.each(['Failed', 'Killed', 'TimedOut'] as Phase[])('%s (restarted by OnFailure and Always)', (phase) => {
-    it.each(['OnFailure', 'Always'] as RestartPolicy[])('%s under the cap -> Backoff, counts the restart, schedules it', (policy) => {
-      const r = step(at(phase, { restarts: 0 }), restart(policy, 1));
-      expect(r.phase).toBe('Backoff');
-      expect(r.ctx.restarts).toBe(1);
-      expect(r.actions).toEqual(['scheduleRestart']);
-    });
+    it.each(['OnFailure', 'Always'] as RestartPolicy[])(
+      '%s under the cap -> Backoff, counts the restart, schedules it',
+      (policy) => {
+        const r = step(at(phase, { restarts: 0 }), restart(policy, 1));
+        expect(r.phase).toBe('Backoff');
+        expect(r.ctx.restarts).toBe(1);
+        expect(r.actions).toEqual(['scheduleRestart']);
+      },
+    );
 
-    it.each(['OnFailure', 'Always'] as RestartPolicy[])('%s just under the cap (restarts = max-1) still restarts', (policy) => {
-      const r = step(at(phase, { restarts: 2 }), restart(policy, 3));
-      expect(r.phase).toBe('Backoff');
-      expect(r.ctx.restarts).toBe(3);
-    });
+    it.each(['OnFailure', 'Always'] as RestartPolicy[])(
+      '%s just under the cap (restarts = max-1) still restarts',
+      (policy) => {
+        const r = step(at(phase, { restarts: 2 }), restart(policy, 3));
+        expect(r.phase).toBe('Backoff');
+        expect(r.ctx.restarts).toBe(3);
+      },
+    );
 
-    it.each(['OnFailure', 'Always'] as RestartPolicy[])('%s at the cap -> stays, escalates, restart count unchanged', (policy) => {
-      const r = step(at(phase, { restarts: 3 }), restart(policy, 3));
-      expect(r.phase).toBe(phase);
-      expect(r.ctx.restarts).toBe(3);
-      expect(r.actions).toEqual(['escalate']);
-    });
+    it.each(['OnFailure', 'Always'] as RestartPolicy[])(
+      '%s at the cap -> stays, escalates, restart count unchanged',
+      (policy) => {
+        const r = step(at(phase, { restarts: 3 }), restart(policy, 3));
+        expect(r.phase).toBe(phase);
+        expect(r.ctx.restarts).toBe(3);
+        expect(r.actions).toEqual(['escalate']);
+      },
+    );
 
-    it.each(['OnFailure', 'Always'] as RestartPolicy[])('%s above the cap (cap lowered since) -> escalates', (policy) => {
-      const r = step(at(phase, { restarts: 5 }), restart(policy, 2));
-      expect(r.phase).toBe(phase);
-      expect(r.actions).toEqual(['escalate']);
-    });
+    it.each(['OnFailure', 'Always'] as RestartPolicy[])(
+      '%s above the cap (cap lowered since) -> escalates',
+      (policy) => {
+        const r = step(at(phase, { restarts: 5 }), restart(policy, 2));
+        expect(r.phase).toBe(phase);
+        expect(r.actions).toEqual(['escalate']);
+      },
+    );
 
     it.each(['OnFailure', 'Always'] as RestartPolicy[])('%s with maxRestarts 0 escalates at once', (policy) => {
       const r = step(at(phase), restart(policy, 0));
@@ -283,14 +316,26 @@ describe('sessionMachine: RESTART guards', () => {
   });
 
   it('restarts count up to the cap across Backoff cycles, then escalate; NEW_RUN resets them', () => {
-    const cycle: LifecycleEvent[] = [{ type: 'ADMIT' }, { type: 'STARTED' }, { type: 'EXITED', exitCode: 1 }, restart('OnFailure', 2)];
+    const cycle: LifecycleEvent[] = [
+      { type: 'ADMIT' },
+      { type: 'STARTED' },
+      { type: 'EXITED', exitCode: 1 },
+      restart('OnFailure', 2),
+    ];
     let r = run([...cycle]);
     expect(r).toMatchObject({ phase: 'Backoff', ctx: { run: 1, restarts: 1 } });
     r = run([...cycle, { type: 'RESTART_DUE' }, ...cycle]);
     expect(r).toMatchObject({ phase: 'Backoff', ctx: { run: 2, restarts: 2 } });
     r = run([...cycle, { type: 'RESTART_DUE' }, ...cycle, { type: 'RESTART_DUE' }, ...cycle]);
     expect(r).toMatchObject({ phase: 'Failed', ctx: { run: 3, restarts: 2 } });
-    expect(r.actions).toEqual(['launchRun', 'scheduleRestart', 'launchRun', 'scheduleRestart', 'launchRun', 'escalate']);
+    expect(r.actions).toEqual([
+      'launchRun',
+      'scheduleRestart',
+      'launchRun',
+      'scheduleRestart',
+      'launchRun',
+      'escalate',
+    ]);
     const again = step(r.snap, { type: 'NEW_RUN' });
     expect(again).toMatchObject({ phase: 'Pending', ctx: { run: 3, restarts: 0 } });
     expect(step(again.next, { type: 'ADMIT' }).ctx).toEqual({ run: 4, restarts: 0, stopReason: undefined });
@@ -324,7 +369,13 @@ describe('sessionMachine: context', () => {
   });
 
   it('a run stopped by the user ends Killed with stopReason Stopped', () => {
-    const r = run([{ type: 'ADMIT' }, { type: 'STARTED' }, { type: 'STOP' }, { type: 'GRACE_EXPIRED' }, { type: 'GONE' }]);
+    const r = run([
+      { type: 'ADMIT' },
+      { type: 'STARTED' },
+      { type: 'STOP' },
+      { type: 'GRACE_EXPIRED' },
+      { type: 'GONE' },
+    ]);
     expect(r).toMatchObject({ phase: 'Killed', ctx: { run: 1, stopReason: 'Stopped' } });
     expect(r.actions).toEqual(['launchRun', 'sendStopKeys', 'killSession']);
   });
@@ -361,11 +412,17 @@ describe('sessionMachine: events each phase ignores', () => {
   };
 
   const ignored = ALL_PHASES.flatMap((phase) =>
-    ALL_EVENTS.filter((e) => !handled[phase].includes(e.type)).map((e) => [phase, e.type, e] as [Phase, string, LifecycleEvent]),
+    ALL_EVENTS.filter((e) => !handled[phase].includes(e.type)).map(
+      (e) => [phase, e.type, e] as [Phase, string, LifecycleEvent],
+    ),
   );
 
   it.each(ignored)('%s ignores %s', (phase, _type, event) => {
-    const before = at(phase, { run: 2, restarts: 1, stopReason: phase === 'TimedOut' || phase === 'Stopping' ? 'TimedOut' : undefined });
+    const before = at(phase, {
+      run: 2,
+      restarts: 1,
+      stopReason: phase === 'TimedOut' || phase === 'Stopping' ? 'TimedOut' : undefined,
+    });
     const r = step(before, event);
     expect(r.phase).toBe(phase);
     expect(r.ctx).toEqual(before.context);
@@ -374,7 +431,13 @@ describe('sessionMachine: events each phase ignores', () => {
 
   it('terminal phases do not react to the pane (EXITED/GONE), to STOP or to TIMEOUT', () => {
     for (const phase of TERMINAL_PHASES) {
-      for (const e of [{ type: 'EXITED', exitCode: 1 }, { type: 'GONE' }, { type: 'STOP' }, { type: 'TIMEOUT' }, { type: 'ADMIT' }] as LifecycleEvent[]) {
+      for (const e of [
+        { type: 'EXITED', exitCode: 1 },
+        { type: 'GONE' },
+        { type: 'STOP' },
+        { type: 'TIMEOUT' },
+        { type: 'ADMIT' },
+      ] as LifecycleEvent[]) {
         expect(step(at(phase), e).phase).toBe(phase);
       }
     }
@@ -391,7 +454,10 @@ describe('sessionMachine: events each phase ignores', () => {
 describe('sessionMachine: resuming from a persisted snapshot', () => {
   it('resolveState rebuilds a snapshot that continues where it left off', () => {
     // What the reconciler does: phase + status.run/restarts + lifecycle.stopReason.
-    const snap = sessionMachine.resolveState({ value: 'Stopping', context: { run: 7, restarts: 2, stopReason: 'TimedOut' } });
+    const snap = sessionMachine.resolveState({
+      value: 'Stopping',
+      context: { run: 7, restarts: 2, stopReason: 'TimedOut' },
+    });
     expect(snap.value).toBe('Stopping');
     expect(snap.status).toBe('active');
     const r = step(snap as Snap, { type: 'GONE' });
@@ -406,7 +472,12 @@ describe('sessionMachine: resuming from a persisted snapshot', () => {
   });
 
   it('every phase can be restored, and the restored snapshot equals one reached by transitions', () => {
-    const reached = run([{ type: 'ADMIT' }, { type: 'STARTED' }, { type: 'EXITED', exitCode: 2 }, restart('Always', 3)]);
+    const reached = run([
+      { type: 'ADMIT' },
+      { type: 'STARTED' },
+      { type: 'EXITED', exitCode: 2 },
+      restart('Always', 3),
+    ]);
     const restored = sessionMachine.resolveState({ value: reached.phase, context: reached.ctx });
     expect(restored.value).toBe(reached.snap.value);
     expect(restored.context).toEqual(reached.snap.context);
@@ -415,14 +486,23 @@ describe('sessionMachine: resuming from a persisted snapshot', () => {
       const b = step(restored as Snap, e);
       expect([b.phase, b.ctx, b.actions]).toEqual([a.phase, a.ctx, a.actions]);
     }
-    for (const phase of ALL_PHASES) expect(sessionMachine.resolveState({ value: phase, context: { run: 0, restarts: 0 } }).value).toBe(phase);
+    for (const phase of ALL_PHASES)
+      expect(sessionMachine.resolveState({ value: phase, context: { run: 0, restarts: 0 } }).value).toBe(phase);
   });
 
   it('a restored snapshot survives a JSON round trip of its context', () => {
     const snap = at('Running', { run: 3, restarts: 1, stopReason: undefined });
-    const persisted = JSON.parse(JSON.stringify({ phase: snap.value, run: snap.context.run, restarts: snap.context.restarts }));
-    const back = sessionMachine.resolveState({ value: persisted.phase, context: { run: persisted.run, restarts: persisted.restarts } }) as Snap;
-    expect(step(back, { type: 'TIMEOUT' })).toMatchObject({ phase: 'Stopping', ctx: { run: 3, restarts: 1, stopReason: 'TimedOut' } });
+    const persisted = JSON.parse(
+      JSON.stringify({ phase: snap.value, run: snap.context.run, restarts: snap.context.restarts }),
+    );
+    const back = sessionMachine.resolveState({
+      value: persisted.phase,
+      context: { run: persisted.run, restarts: persisted.restarts },
+    }) as Snap;
+    expect(step(back, { type: 'TIMEOUT' })).toMatchObject({
+      phase: 'Stopping',
+      ctx: { run: 3, restarts: 1, stopReason: 'TimedOut' },
+    });
   });
 
   it('transition never mutates the snapshot it is given', () => {

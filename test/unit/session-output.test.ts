@@ -17,7 +17,9 @@ describe('outputTail: escape sequences', () => {
   });
 
   it('strips OSC 8 hyperlinks terminated by BEL or ST, keeping the link text', () => {
-    expect(outputTail(`see ${ESC}]8;;https://example.com/a?b=c&d=e${BEL}the docs${ESC}]8;;${BEL} now`)).toBe('see the docs now');
+    expect(outputTail(`see ${ESC}]8;;https://example.com/a?b=c&d=e${BEL}the docs${ESC}]8;;${BEL} now`)).toBe(
+      'see the docs now',
+    );
     expect(outputTail(`see ${ESC}]8;id=x1;https://example.com${ST}docs${ESC}]8;;${ST}`)).toBe('see docs');
   });
 
@@ -28,7 +30,9 @@ describe('outputTail: escape sequences', () => {
   });
 
   it('strips other OSC sequences (cwd reports, shell integration marks)', () => {
-    expect(outputTail(`${ESC}]7;file://host/home/user/my dir${BEL}${ESC}]133;A${BEL}$ ls${ESC}]133;B${BEL}`)).toBe('$ ls');
+    expect(outputTail(`${ESC}]7;file://host/home/user/my dir${BEL}${ESC}]133;A${BEL}$ ls${ESC}]133;B${BEL}`)).toBe(
+      '$ ls',
+    );
   });
 
   it('drops stray control characters but keeps tabs', () => {
@@ -36,7 +40,9 @@ describe('outputTail: escape sequences', () => {
   });
 
   it('keeps non-ASCII text intact', () => {
-    expect(outputTail(`${ESC}[32m✓${ESC}[0m tests passed — 100% 🎉\nzażółć 日本語`)).toBe('✓ tests passed — 100% 🎉\nzażółć 日本語');
+    expect(outputTail(`${ESC}[32m✓${ESC}[0m tests passed — 100% 🎉\nzażółć 日本語`)).toBe(
+      '✓ tests passed — 100% 🎉\nzażółć 日本語',
+    );
   });
 });
 
@@ -113,7 +119,9 @@ describe('outputTail: bounds', () => {
   });
 
   it('is bounded for large inputs', () => {
-    const big = Array.from({ length: 10_000 }, (_, i) => `${ESC}[3${i % 8}m${'y'.repeat(300)} ${i}${ESC}[0m`).join('\r\n');
+    const big = Array.from({ length: 10_000 }, (_, i) => `${ESC}[3${i % 8}m${'y'.repeat(300)} ${i}${ESC}[0m`).join(
+      '\r\n',
+    );
     const out = outputTail(big);
     expect(out.length).toBeLessThanOrEqual(2000);
     expect(out.split('\n').length).toBeLessThanOrEqual(40);

@@ -15,8 +15,9 @@ const freshFile = () => path.join(root, `s${++n}`, 'state.db');
 
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
-describeStoreConformance('SqliteStore', async (opts) =>
-  new SqliteStore(freshFile(), { pollIntervalMs: 10, retainRevisions: opts?.retainRevisions }),
+describeStoreConformance(
+  'SqliteStore',
+  async (opts) => new SqliteStore(freshFile(), { pollIntervalMs: 10, retainRevisions: opts?.retainRevisions }),
 );
 
 const mode = (p: string) => fs.statSync(p).mode & 0o777;

@@ -50,7 +50,11 @@ describe('good manifests validate', () => {
 
   it('every kind is covered by a good fixture', () => {
     const kinds = new Set(check(GOOD).objects.map((o) => o.kind.kind));
-    expect([...kinds].sort()).toEqual(registry().kinds.map((k) => k.kind).sort());
+    expect([...kinds].sort()).toEqual(
+      registry()
+        .kinds.map((k) => k.kind)
+        .sort(),
+    );
   });
 
   it('normalises: default namespace, paths resolved against the manifest directory, status and system metadata dropped', () => {
@@ -65,7 +69,9 @@ describe('good manifests validate', () => {
     expect(inline.promptFile).toBe(path.join(dir, 'prompts/task.md'));
     expect(inline.agent.systemPromptFile).toBe(path.join(dir, 'persona.md'));
     expect((by('aider').spec as Record<string, any>).systemPromptFile).toBe(path.join(dir, 'personas/reviewer.md'));
-    expect((by('webapp.frontend').spec as Record<string, any>).path).toBe(path.join(process.env.HOME ?? '', 'src/webapp'));
+    expect((by('webapp.frontend').spec as Record<string, any>).path).toBe(
+      path.join(process.env.HOME ?? '', 'src/webapp'),
+    );
     const rt = by('roundtrip');
     expect(rt.status).toBeUndefined();
     expect(rt.metadata.uid).toBeUndefined();
@@ -75,7 +81,12 @@ describe('good manifests validate', () => {
   });
 
   it('fills schema defaults in place, as the API server does', () => {
-    const obj: Resource = { apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name: 'x', namespace: 'default' }, spec: { agentRef: 'a', workdir: '/tmp' } };
+    const obj: Resource = {
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'AgentSession',
+      metadata: { name: 'x', namespace: 'default' },
+      spec: { agentRef: 'a', workdir: '/tmp' },
+    };
     expect(validateObject(obj, registry().byKind.get('AgentSession')!)).toEqual([]);
     expect(obj.spec).toMatchObject({ desiredState: 'Running', restartPolicy: 'Never' });
   });
@@ -85,8 +96,16 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
   const f = (name: string) => path.join(BAD, name);
   const cases: [string, string[]][] = [
     ['unknown-field.yaml', [`${f('unknown-field.yaml')}:7:3 (document 1) spec.colour: unknown field "spec.colour"`]],
-    ['bad-duration.yaml', [`${f('bad-duration.yaml')}:13:16 (document 2) spec.maxDuration: must be a duration like 45m`]],
-    ['bad-enum.yaml', [`${f('bad-enum.yaml')}:7:18 (document 1) spec.restartPolicy: Unsupported value: must be one of "Never", "OnFailure", "Always"`]],
+    [
+      'bad-duration.yaml',
+      [`${f('bad-duration.yaml')}:13:16 (document 2) spec.maxDuration: must be a duration like 45m`],
+    ],
+    [
+      'bad-enum.yaml',
+      [
+        `${f('bad-enum.yaml')}:7:18 (document 1) spec.restartPolicy: Unsupported value: must be one of "Never", "OnFailure", "Always"`,
+      ],
+    ],
     [
       'bad-name.yaml',
       [
@@ -100,13 +119,23 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
       ],
     ],
     ['missing-required.yaml', [`${f('missing-required.yaml')}:5:3 (document 1) spec.path: Required value`]],
-    ['invalid-yaml.yaml', [`${f('invalid-yaml.yaml')}:6:3 (document 1) invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]`]],
+    [
+      'invalid-yaml.yaml',
+      [
+        `${f('invalid-yaml.yaml')}:6:3 (document 1) invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]`,
+      ],
+    ],
     ['duplicate-key.yaml', [`${f('duplicate-key.yaml')}:6:3 (document 1) invalid YAML: Map keys must be unique`]],
     [
       'duplicate.yaml',
-      [`${f('duplicate.yaml')}:9:9 (document 2) metadata.name: duplicate object: agent "claude-code" is also defined in ${f('duplicate.yaml')} (document 1)`],
+      [
+        `${f('duplicate.yaml')}:9:9 (document 2) metadata.name: duplicate object: agent "claude-code" is also defined in ${f('duplicate.yaml')} (document 1)`,
+      ],
     ],
-    ['agentref-and-agent.yaml', [`${f('agentref-and-agent.yaml')}:7:5 (document 1) spec.agent: may not be set together with spec.agentRef`]],
+    [
+      'agentref-and-agent.yaml',
+      [`${f('agentref-and-agent.yaml')}:7:5 (document 1) spec.agent: may not be set together with spec.agentRef`],
+    ],
     [
       'no-session-source.yaml',
       [
@@ -115,8 +144,14 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
       ],
     ],
     ['wrong-type.yaml', [`${f('wrong-type.yaml')}:7:16 (document 1) spec.maxRestarts: must be of type integer`]],
-    ['wrong-api-version.yaml', [`${f('wrong-api-version.yaml')}:1:13 (document 1) apiVersion: must be "orchctl.io/v1alpha1"`]],
-    ['negative-duration.yaml', [`${f('negative-duration.yaml')}:5:23 (document 1) spec.maxSessionDuration: must not be negative`]],
+    [
+      'wrong-api-version.yaml',
+      [`${f('wrong-api-version.yaml')}:1:13 (document 1) apiVersion: must be "orchctl.io/v1alpha1"`],
+    ],
+    [
+      'negative-duration.yaml',
+      [`${f('negative-duration.yaml')}:5:23 (document 1) spec.maxSessionDuration: must not be negative`],
+    ],
     ['duplicate-env.yaml', [`${f('duplicate-env.yaml')}:7:5 (document 1) spec.env: Duplicate value: ["A"]`]],
     [
       'bad-label.yaml',
@@ -124,7 +159,10 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
         `${f('bad-label.yaml')}:6:11 (document 1) metadata.labels.team: Invalid value "web team": must be empty or alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character`,
       ],
     ],
-    ['not-a-mapping.yaml', [`${f('not-a-mapping.yaml')}:1:1 (document 1) a manifest must be a mapping with apiVersion, kind, metadata`]],
+    [
+      'not-a-mapping.yaml',
+      [`${f('not-a-mapping.yaml')}:1:1 (document 1) a manifest must be a mapping with apiVersion, kind, metadata`],
+    ],
   ];
 
   it.each(cases)('%s', (name, expected) => {
@@ -134,7 +172,9 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
   it('cluster-scoped kinds refuse a namespace', () => {
     const errs = check(f('cluster-scoped-namespace.yaml')).errors;
     expect(errs.length).toBeGreaterThan(0);
-    expect(errs).toContain(`${f('cluster-scoped-namespace.yaml')}:5:3 (document 1) metadata.namespace: Node is cluster-scoped and has no namespace`);
+    expect(errs).toContain(
+      `${f('cluster-scoped-namespace.yaml')}:5:3 (document 1) metadata.namespace: Node is cluster-scoped and has no namespace`,
+    );
   });
 
   it('every bad fixture has a case, and every case fails', () => {
@@ -151,6 +191,8 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
       `${f('invalid-yaml.yaml')}:6:3 (document 1) invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]`,
     ]);
     const schemaErrors = check(path.join(ROOT, 'test/fixtures/manifests/bad/unknown-field.yaml'));
-    expect(schemaErrors.errors[0]).toMatch(/unknown-field\.yaml:7:3 \(document 1\) spec\.colour: unknown field "spec\.colour"$/);
+    expect(schemaErrors.errors[0]).toMatch(
+      /unknown-field\.yaml:7:3 \(document 1\) spec\.colour: unknown field "spec\.colour"$/,
+    );
   });
 });

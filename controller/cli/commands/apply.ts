@@ -24,7 +24,10 @@ export function parseDryRun(v: string | undefined): DryRun {
 export async function applyCommand(opts: ApplyCmdOptions, g: GlobalOptions): Promise<void> {
   const dryRun = parseDryRun(opts.dryRun);
   if (!opts.filename?.length) throw new Error('must specify one of -f and -k');
-  if (opts.prune && !opts.selector) throw new Error('all resources selected for prune without explicitly passing --all. To prune all resources, pass the --all flag. If you did not mean to prune all resources, specify a label selector');
+  if (opts.prune && !opts.selector)
+    throw new Error(
+      'all resources selected for prune without explicitly passing --all. To prune all resources, pass the --all flag. If you did not mean to prune all resources, specify a label selector',
+    );
   const pruneSelector = opts.selector ? parseSelector(opts.selector) : undefined;
   const ctx = openContext(g);
   try {
@@ -32,7 +35,12 @@ export async function applyCommand(opts: ApplyCmdOptions, g: GlobalOptions): Pro
     if (errors.length) throw new ValidationFailed(errors);
     const prepared = prepareManifests(docs, ctx.reg, opts.namespace);
     if (!prepared.length) throw new Error('no objects passed to apply');
-    const results = await applyPrepared(ctx.store, prepared, { dryRun, prune: opts.prune, pruneSelector, registry: ctx.reg });
+    const results = await applyPrepared(ctx.store, prepared, {
+      dryRun,
+      prune: opts.prune,
+      pruneSelector,
+      registry: ctx.reg,
+    });
     const suffix = dryRun === 'client' ? ' (dry run)' : dryRun === 'server' ? ' (server dry run)' : '';
     for (const r of results) {
       if (opts.output === 'name') out(`${qualifiedKind(r.kind)}/${r.name}\n`);

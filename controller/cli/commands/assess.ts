@@ -8,7 +8,12 @@ import { formatDuration, isGoDuration, parseDuration } from '../../api/duration.
 import type { AgentSession } from '../../api/kinds.js';
 import { orchctlHome } from '../../api/paths.js';
 import type { Condition } from '../../api/types.js';
-import { trajectoryPoints, type DetectorState, type Signal, type SignalRecord } from '../../reconcilers/assessment/detector.js';
+import {
+  trajectoryPoints,
+  type DetectorState,
+  type Signal,
+  type SignalRecord,
+} from '../../reconcilers/assessment/detector.js';
 import { checkpointsPath, readCheckpoints, type CheckpointRecord } from '../../reconcilers/assessment/history.js';
 import type { AssessmentStatus, BreakerStatus, InterventionRecord } from '../../reconcilers/assessment/status.js';
 import { eventLogPath, LOG_START, readEventLog } from '../../store/eventlog.js';
@@ -34,8 +39,10 @@ interface View {
 const RULE = (title: string) => `${title}\n${'─'.repeat(title.length)}`;
 const f2 = (n: number | undefined) => (typeof n === 'number' ? n.toFixed(2) : '-');
 /** UTC, minutes: "2026-11-22 03:00". */
-const date = (iso: string | undefined) => (iso && !Number.isNaN(Date.parse(iso)) ? new Date(iso).toISOString().slice(0, 16).replace('T', ' ') : '-');
-const time = (iso: string | undefined) => (iso && !Number.isNaN(Date.parse(iso)) ? new Date(iso).toISOString().slice(11, 19) : '-');
+const date = (iso: string | undefined) =>
+  iso && !Number.isNaN(Date.parse(iso)) ? new Date(iso).toISOString().slice(0, 16).replace('T', ' ') : '-';
+const time = (iso: string | undefined) =>
+  iso && !Number.isNaN(Date.parse(iso)) ? new Date(iso).toISOString().slice(11, 19) : '-';
 
 /** "7d", "12h", "90m" (days besides Go durations). */
 export function parseSince(s: string): number {
@@ -57,14 +64,25 @@ function viewOf(session: AgentSession, home: string): View {
   // Only what follows the committed position is read: the lag costs the unread part, not the log.
   let lastSeq = position.seq;
   try {
-    lastSeq = readEventLog(eventLogPath(home, session.metadata.namespace ?? 'default', session.metadata.name), position).next.seq;
+    lastSeq = readEventLog(eventLogPath(home, session.metadata.namespace ?? 'default', session.metadata.name), position)
+      .next.seq;
   } catch {
     /* no log */
   }
-  return { session, detector: st.detector as DetectorState | undefined, breaker: st.breaker as BreakerStatus | undefined, assessment: a, consumer: { position: position.seq, lastSeq, lag: Math.max(0, lastSeq - position.seq) } };
+  return {
+    session,
+    detector: st.detector as DetectorState | undefined,
+    breaker: st.breaker as BreakerStatus | undefined,
+    assessment: a,
+    consumer: { position: position.seq, lastSeq, lag: Math.max(0, lastSeq - position.seq) },
+  };
 }
 
-async function load(names: string[], opts: AssessOptions, g: GlobalOptions): Promise<{ views: View[]; home: string; ns?: string }> {
+async function load(
+  names: string[],
+  opts: AssessOptions,
+  g: GlobalOptions,
+): Promise<{ views: View[]; home: string; ns?: string }> {
   const home = g.home ?? orchctlHome();
   const ctx = openContext(g);
   try {
@@ -75,12 +93,18 @@ async function load(names: string[], opts: AssessOptions, g: GlobalOptions): Pro
       sessions = [];
       for (const raw of names) {
         const n = raw.includes('/') ? raw.split('/')[1] : raw;
-        const o = (await ctx.store.get({ kind: 'AgentSession', namespace: ns ?? 'default', name: n })) as AgentSession | undefined;
+        const o = (await ctx.store.get({ kind: 'AgentSession', namespace: ns ?? 'default', name: n })) as
+          | AgentSession
+          | undefined;
         if (!o) throw new Error(`agentsessions "${n}" not found in namespace ${ns ?? 'default'}`);
         sessions.push(o);
       }
     } else sessions = (await ctx.store.list('AgentSession', ns ? { namespace: ns } : {})).items as AgentSession[];
-    sessions.sort((a, b) => (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || a.metadata.name.localeCompare(b.metadata.name));
+    sessions.sort(
+      (a, b) =>
+        (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
+        a.metadata.name.localeCompare(b.metadata.name),
+    );
     return { views: sessions.map((s) => viewOf(s, home)), home, ns };
   } finally {
     await ctx.close();
@@ -113,25 +137,36 @@ function signalSummary(d: DetectorState | undefined): string {
 function signalLines(d: DetectorState | undefined, sinceMs?: number): string[] {
   if (!d || !Object.keys(d.counts).length) return ['None'];
   const listed = new Map<Signal, SignalRecord[]>();
-  for (const r of d.lastSignals) if (sinceMs === undefined || Date.parse(r.at) >= sinceMs) listed.set(r.signal, [...(listed.get(r.signal) ?? []), r]);
+  for (const r of d.lastSignals)
+    if (sinceMs === undefined || Date.parse(r.at) >= sinceMs)
+      listed.set(r.signal, [...(listed.get(r.signal) ?? []), r]);
   return Object.entries(d.counts)
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .map(([sig, n]) => {
       const recs = listed.get(sig as Signal) ?? [];
       const msgs = [...new Set(recs.map((r) => r.msg))];
-      const where = msgs.length ? ` (msg${msgs.length === 1 && n === 1 ? '' : 's'} ${msgs.join(', ')}${recs.length < n ? ', …' : ''})` : '';
+      const where = msgs.length
+        ? ` (msg${msgs.length === 1 && n === 1 ? '' : 's'} ${msgs.join(', ')}${recs.length < n ? ', …' : ''})`
+        : '';
       return `• ${n}x ${sig}${where}`;
     });
 }
 
 function interventionLines(list: InterventionRecord[]): string[] {
   if (!list.length) return [];
-  return list.map((i) => `• ${i.type} at ${date(i.decidedTime)} (seq ${i.seq}): ${i.delivered ? 'delivered' : `not delivered (${i.result})`} — ${i.why}`);
+  return list.map(
+    (i) =>
+      `• ${i.type} at ${date(i.decidedTime)} (seq ${i.seq}): ${i.delivered ? 'delivered' : `not delivered (${i.result})`} — ${i.why}`,
+  );
 }
 
 // ---- assess status --------------------------------------------------------------------------
 
-export async function assessStatusCommand(name: string | undefined, opts: AssessOptions, g: GlobalOptions): Promise<void> {
+export async function assessStatusCommand(
+  name: string | undefined,
+  opts: AssessOptions,
+  g: GlobalOptions,
+): Promise<void> {
   const format = checkOutput(opts.output);
   const { views, ns } = await load(name ? [name] : [], opts, g);
   if (format === 'json') {
@@ -144,13 +179,30 @@ export async function assessStatusCommand(name: string | undefined, opts: Assess
       checkpoints: v.assessment?.checkpoints ?? null,
       pendingIntervention: v.assessment?.pendingIntervention ?? null,
       consumer: v.consumer,
-      condition: (v.session.status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'BreakerOpen') ?? null,
+      condition:
+        (v.session.status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'BreakerOpen') ?? null,
     }));
     return void out(`${JSON.stringify(name ? items[0] : { items }, null, 2)}\n`);
   }
   if (name) return void out(detail(views[0]));
   if (!views.length) return void err(`No resources found${ns ? ` in ${ns} namespace` : ''}.\n`);
-  const rows = [[...(opts.allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'RUN', 'BREAKER', 'REASON', 'FRUSTRATION', 'SUCCESS', 'FAILURES', 'CORRECTIONS', 'SIGNALS', 'CHECKPOINTS', 'INTERVENTIONS', 'LAG']];
+  const rows = [
+    [
+      ...(opts.allNamespaces ? ['NAMESPACE'] : []),
+      'NAME',
+      'RUN',
+      'BREAKER',
+      'REASON',
+      'FRUSTRATION',
+      'SUCCESS',
+      'FAILURES',
+      'CORRECTIONS',
+      'SIGNALS',
+      'CHECKPOINTS',
+      'INTERVENTIONS',
+      'LAG',
+    ],
+  ];
   for (const v of views) {
     const b = v.breaker;
     const d = v.detector;
@@ -181,12 +233,17 @@ function detail(v: View): string {
   const s = v.session;
   const L: string[] = [];
   L.push(RULE('Assessment Status'));
-  L.push(`Session: ${s.metadata.namespace}/${s.metadata.name} (run ${d?.run ?? s.status?.run ?? 0}, phase ${s.status?.phase ?? 'Pending'}${a?.policy ? `, policy ${a.policy}` : ''})`);
+  L.push(
+    `Session: ${s.metadata.namespace}/${s.metadata.name} (run ${d?.run ?? s.status?.run ?? 0}, phase ${s.status?.phase ?? 'Pending'}${a?.policy ? `, policy ${a.policy}` : ''})`,
+  );
   L.push(breakerLine(b, d));
   if (b && b.state !== 'Closed') {
     L.push(`  ${b.message ?? ''}`);
     const cooldown = th(b, 'cooldownSeconds');
-    if (b.state === 'Open' && b.openedTime && cooldown !== undefined) L.push(`  opened ${date(b.openedTime)} UTC; half-open after the cooldown (${formatDuration(cooldown * 1000)}), at ${time(new Date(Date.parse(b.openedTime) + cooldown * 1000).toISOString())} UTC`);
+    if (b.state === 'Open' && b.openedTime && cooldown !== undefined)
+      L.push(
+        `  opened ${date(b.openedTime)} UTC; half-open after the cooldown (${formatDuration(cooldown * 1000)}), at ${time(new Date(Date.parse(b.openedTime) + cooldown * 1000).toISOString())} UTC`,
+      );
     if (b.state === 'HalfOpen') L.push('  half-open: a healthy turn closes it');
   }
   L.push('');
@@ -196,7 +253,10 @@ function detail(v: View): string {
     L.push(
       ...renderTable([
         ['Consecutive failures', `${b.consecutiveFailures} / ${th(b, 'failureThreshold') ?? '-'}`],
-        [`Corrections in ${win !== undefined ? formatDuration(win * 1000) : '-'}`, `${b.correctionTimes.length} / ${th(b, 'correctionThreshold') ?? '-'}`],
+        [
+          `Corrections in ${win !== undefined ? formatDuration(win * 1000) : '-'}`,
+          `${b.correctionTimes.length} / ${th(b, 'correctionThreshold') ?? '-'}`,
+        ],
         ['Frustration EMA', `${f2(d?.frustrationEma ?? b.frustrationEma)} / ${f2(th(b, 'frustrationThreshold'))}`],
         ['Turns without progress', `${b.noProgressTurns} / ${th(b, 'noProgressTurns') || 'off'}`],
         ['Cooldown', th(b, 'cooldownSeconds') !== undefined ? formatDuration(th(b, 'cooldownSeconds')! * 1000) : '-'],
@@ -208,14 +268,21 @@ function detail(v: View): string {
   } else L.push('-');
   L.push('');
   L.push(RULE('Active Session'));
-  L.push(`Messages: ${d?.messages ?? 0} (user ${d?.userMessages ?? 0}), events ${d?.events ?? 0}, turns ${a?.turn.count ?? 0}`);
+  L.push(
+    `Messages: ${d?.messages ?? 0} (user ${d?.userMessages ?? 0}), events ${d?.events ?? 0}, turns ${a?.turn.count ?? 0}`,
+  );
   L.push(`Frustration EMA: ${f2(d?.frustrationEma)}`);
   L.push(`Success EMA: ${f2(d?.successEma)}`);
   L.push(`Signals: ${signalSummary(d)}`);
-  L.push(`Checkpoints: ${a?.checkpoints.count ?? 0}${a?.checkpoints.lastSummary ? ` (last: "${a.checkpoints.lastSummary}")` : ''}`);
+  L.push(
+    `Checkpoints: ${a?.checkpoints.count ?? 0}${a?.checkpoints.lastSummary ? ` (last: "${a.checkpoints.lastSummary}")` : ''}`,
+  );
   L.push(`Interventions: ${b?.interventions ?? 0}`);
   L.push(...interventionLines(b?.history ?? []).map((x) => `  ${x}`));
-  if (a?.pendingIntervention) L.push(`  pending: ${a.pendingIntervention.type} (decided ${date(a.pendingIntervention.decidedTime)}${a.pendingIntervention.attemptTime ? ', attempt under way' : ''})`);
+  if (a?.pendingIntervention)
+    L.push(
+      `  pending: ${a.pendingIntervention.type} (decided ${date(a.pendingIntervention.decidedTime)}${a.pendingIntervention.attemptTime ? ', attempt under way' : ''})`,
+    );
   L.push('');
   L.push(RULE('Consumer Status'));
   L.push(`assessment: offset ${v.consumer.position}/${v.consumer.lastSeq} (lag: ${v.consumer.lag})`);
@@ -231,24 +298,37 @@ interface Outcome {
 
 function outcomeOf(s: AgentSession): Outcome {
   const ev = s.status?.lastEvaluation as { outcome?: string; confidence?: number } | undefined;
-  if (ev?.outcome) return { outcome: ev.outcome, ...(typeof ev.confidence === 'number' ? { confidence: ev.confidence } : {}) };
+  if (ev?.outcome)
+    return { outcome: ev.outcome, ...(typeof ev.confidence === 'number' ? { confidence: ev.confidence } : {}) };
   const phase = s.status?.phase ?? 'Pending';
-  return { outcome: { Succeeded: 'succeeded', Failed: 'failed', Killed: 'killed', TimedOut: 'timed-out' }[phase] ?? phase.toLowerCase() };
+  return {
+    outcome:
+      { Succeeded: 'succeeded', Failed: 'failed', Killed: 'killed', TimedOut: 'timed-out' }[phase] ??
+      phase.toLowerCase(),
+  };
 }
 
 const startOf = (v: View) => v.session.status?.startTime ?? v.session.metadata.creationTimestamp;
 const lastActive = (v: View) => {
-  const t = [v.detector?.lastEventTime, v.session.status?.completionTime, startOf(v)].map((x) => Date.parse(x ?? '')).filter((x) => !Number.isNaN(x));
+  const t = [v.detector?.lastEventTime, v.session.status?.completionTime, startOf(v)]
+    .map((x) => Date.parse(x ?? ''))
+    .filter((x) => !Number.isNaN(x));
   return t.length ? Math.max(...t) : 0;
 };
 
-export async function assessHistoryCommand(name: string | undefined, opts: AssessOptions, g: GlobalOptions): Promise<void> {
+export async function assessHistoryCommand(
+  name: string | undefined,
+  opts: AssessOptions,
+  g: GlobalOptions,
+): Promise<void> {
   const format = checkOutput(opts.output);
   const sinceMs = Date.now() - parseSince(opts.since ?? '7d');
   const { views, home } = await load(name ? [name] : [], opts, g);
   if (name) {
     const v = views[0];
-    const cps = readCheckpoints(checkpointsPath(home, v.session.metadata.namespace ?? 'default', v.session.metadata.name)).filter((c) => Date.parse(c.time) >= sinceMs);
+    const cps = readCheckpoints(
+      checkpointsPath(home, v.session.metadata.namespace ?? 'default', v.session.metadata.name),
+    ).filter((c) => Date.parse(c.time) >= sinceMs);
     const interventions = (v.breaker?.history ?? []).filter((i) => Date.parse(i.decidedTime) >= sinceMs);
     if (format === 'json') {
       const d = v.detector;
@@ -276,7 +356,9 @@ export async function assessHistoryCommand(name: string | undefined, opts: Asses
     }
     return void out(historyDetail(v, cps, interventions, sinceMs));
   }
-  const recent = views.filter((v) => lastActive(v) >= sinceMs).sort((a, b) => lastActive(b) - lastActive(a) || a.session.metadata.name.localeCompare(b.session.metadata.name));
+  const recent = views
+    .filter((v) => lastActive(v) >= sinceMs)
+    .sort((a, b) => lastActive(b) - lastActive(a) || a.session.metadata.name.localeCompare(b.session.metadata.name));
   if (format === 'json') {
     const items = recent.map((v) => ({
       namespace: v.session.metadata.namespace,
@@ -292,7 +374,18 @@ export async function assessHistoryCommand(name: string | undefined, opts: Asses
   }
   const title = `Session History (last ${opts.since ?? '7d'})`;
   if (!recent.length) return void out(`${RULE(title)}\nNo sessions.\n`);
-  const rows = [[...(opts.allNamespaces ? ['NAMESPACE'] : []), 'SESSION', 'RUN', 'OUTCOME', 'MSGS', 'FRUST', 'INTERVENTIONS', 'DATE']];
+  const rows = [
+    [
+      ...(opts.allNamespaces ? ['NAMESPACE'] : []),
+      'SESSION',
+      'RUN',
+      'OUTCOME',
+      'MSGS',
+      'FRUST',
+      'INTERVENTIONS',
+      'DATE',
+    ],
+  ];
   for (const v of recent)
     rows.push([
       ...(opts.allNamespaces ? [v.session.metadata.namespace ?? ''] : []),
@@ -327,11 +420,19 @@ function historyDetail(v: View, cps: CheckpointRecord[], interventions: Interven
     const line = sparkline(pts);
     L.push(`0.0 ${line} 1.0`);
     L.push(`    Start${' '.repeat(Math.max(1, line.length - 8))}End`);
-    L.push(`    (${pts.length} point${pts.length === 1 ? '' : 's'}, ${d!.trajectory.stride} user message${d!.trajectory.stride === 1 ? '' : 's'} each; now ${f2(d!.frustrationEma)})`);
+    L.push(
+      `    (${pts.length} point${pts.length === 1 ? '' : 's'}, ${d!.trajectory.stride} user message${d!.trajectory.stride === 1 ? '' : 's'} each; now ${f2(d!.frustrationEma)})`,
+    );
   } else L.push('No user messages scored yet.');
   L.push('');
   L.push(RULE('Checkpoints'));
-  if (cps.length) cps.forEach((c, i) => L.push(`${i + 1}. "${c.title}" (msgs ${c.firstMsg}-${c.lastMsg}, ${c.trigger}${c.run !== (d?.run ?? c.run) ? `, run ${c.run}` : ''})`, `   ${c.summary}`));
+  if (cps.length)
+    cps.forEach((c, i) =>
+      L.push(
+        `${i + 1}. "${c.title}" (msgs ${c.firstMsg}-${c.lastMsg}, ${c.trigger}${c.run !== (d?.run ?? c.run) ? `, run ${c.run}` : ''})`,
+        `   ${c.summary}`,
+      ),
+    );
   else L.push('None');
   L.push('');
   L.push(RULE('Signals Detected'));

@@ -14,7 +14,10 @@ complete -o default -F _orchctl_complete orchctl
 
 export function completionCommand(shell: string): void {
   if (shell === 'bash') return void out(BASH);
-  if (shell === 'zsh') return void out(`# orchctl zsh completion. Load with: source <(orchctl completion zsh)\nautoload -U +X bashcompinit && bashcompinit\n${BASH}`);
+  if (shell === 'zsh')
+    return void out(
+      `# orchctl zsh completion. Load with: source <(orchctl completion zsh)\nautoload -U +X bashcompinit && bashcompinit\n${BASH}`,
+    );
   throw new Error(`unsupported shell "${shell}": use bash or zsh`);
 }
 

@@ -1,5 +1,11 @@
 import { parseDuration } from '../../api/duration.js';
-import { DEFAULT_METRICS_ADDR, formatAddr, parseMetricsAddr, startMetricsServer, type MetricsServer } from '../../metrics/index.js';
+import {
+  DEFAULT_METRICS_ADDR,
+  formatAddr,
+  parseMetricsAddr,
+  startMetricsServer,
+  type MetricsServer,
+} from '../../metrics/index.js';
 import { createLogger } from '../../runtime/log.js';
 import type { GlobalOptions } from '../context.js';
 import { Manager } from '../manager.js';
@@ -20,9 +26,12 @@ export interface ControllerOptions {
 export async function controllerCommand(opts: ControllerOptions, g: GlobalOptions): Promise<void> {
   const log = createLogger({ format: opts.logFormat, level: opts.logLevel });
   const workers = opts.workers ? Number(opts.workers) : undefined;
-  if (workers !== undefined && (!Number.isInteger(workers) || workers < 1)) throw new Error(`--workers must be a positive integer, got "${opts.workers}"`);
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 1))
+    throw new Error(`--workers must be a positive integer, got "${opts.workers}"`);
   // --once is one pass and exit: nothing would scrape it, so it serves nothing.
-  const metricsAddr = opts.once ? undefined : parseMetricsAddr(opts.metricsAddr ?? process.env.ORCHCTL_METRICS_ADDR ?? DEFAULT_METRICS_ADDR);
+  const metricsAddr = opts.once
+    ? undefined
+    : parseMetricsAddr(opts.metricsAddr ?? process.env.ORCHCTL_METRICS_ADDR ?? DEFAULT_METRICS_ADDR);
   const m = new Manager({
     home: g.home,
     once: opts.once,

@@ -36,9 +36,13 @@ export async function deleteCommand(args: string[], opts: DeleteOptions, g: Glob
         const ns = namespaceFor(kind, opts.namespace);
         if (names.length) names.forEach((name) => targets.push({ kind, namespace: ns, name }));
         else if (opts.all || opts.selector) {
-          const { items } = await ctx.store.list(kind.kind, { namespace: kind.namespaced ? ns : undefined, labelSelector: parseSelector(opts.selector) });
+          const { items } = await ctx.store.list(kind.kind, {
+            namespace: kind.namespaced ? ns : undefined,
+            labelSelector: parseSelector(opts.selector),
+          });
           items.forEach((o) => targets.push({ kind, namespace: ns, name: o.metadata.name }));
-        } else throw new Error('resource(s) were provided, but no name was specified (use --all or -l to select several)');
+        } else
+          throw new Error('resource(s) were provided, but no name was specified (use --all or -l to select several)');
       }
     }
     if (!targets.length) {
@@ -63,7 +67,9 @@ export async function deleteCommand(args: string[], opts: DeleteOptions, g: Glob
         if (held && dryRun === 'none') {
           // A finalizer holds it: the controller stops its agent first, then removes it.
           controllerLive ??= await controllerRunning(ctx);
-          const who = controllerLive ? 'the controller finishes it' : 'the controller finishes it when one runs (none is running now)';
+          const who = controllerLive
+            ? 'the controller finishes it'
+            : 'the controller finishes it when one runs (none is running now)';
           out(`${qualifiedKind(t.kind)} "${t.name}" marked for deletion${where}; ${who}\n`);
         } else out(`${qualifiedKind(t.kind)} "${t.name}" deleted${where}${suffix}\n`);
         deleted.push(t);
@@ -84,12 +90,19 @@ export async function deleteCommand(args: string[], opts: DeleteOptions, g: Glob
 }
 
 /** --wait: until finalizers ran (a controller must be running) or the timeout passes. */
-async function waitGone(ctx: ReturnType<typeof openContext>, targets: { kind: KindInfo; namespace: string; name: string }[], timeout = '60s') {
+async function waitGone(
+  ctx: ReturnType<typeof openContext>,
+  targets: { kind: KindInfo; namespace: string; name: string }[],
+  timeout = '60s',
+) {
   const { parseDuration } = await import('../../api/duration.js');
   const deadline = Date.now() + parseDuration(timeout);
   for (const t of targets) {
     while (await ctx.store.get({ kind: t.kind.kind, namespace: t.namespace, name: t.name })) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${qualifiedKind(t.kind)} "${t.name}" to be deleted (is the controller running?)`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for ${qualifiedKind(t.kind)} "${t.name}" to be deleted (is the controller running?)`,
+        );
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -97,5 +110,7 @@ async function waitGone(ctx: ReturnType<typeof openContext>, targets: { kind: Ki
 
 async function controllerRunning(ctx: ReturnType<typeof openContext>): Promise<boolean> {
   const lease = await ctx.store.getLease(CONTROLLER_LEASE);
-  return !!lease && Date.parse(lease.renewTime) + lease.leaseDurationSeconds * 1000 > Date.now() && !holderIsDead(lease);
+  return (
+    !!lease && Date.parse(lease.renewTime) + lease.leaseDurationSeconds * 1000 > Date.now() && !holderIsDead(lease)
+  );
 }

@@ -6,7 +6,11 @@ import { err, out } from '../output.js';
 import { describeObject } from '../printers/describe.js';
 import type { Resource } from '../../api/types.js';
 
-export async function describeCommand(args: string[], opts: { namespace?: string; selector?: string; allNamespaces?: boolean }, g: GlobalOptions): Promise<void> {
+export async function describeCommand(
+  args: string[],
+  opts: { namespace?: string; selector?: string; allNamespaces?: boolean },
+  g: GlobalOptions,
+): Promise<void> {
   const ctx = openContext(g, { readonly: true });
   try {
     let first = true;

@@ -20,7 +20,10 @@ function comparable(o: Resource | undefined): string {
 }
 
 /** `orchctl diff -f`: live vs what apply would make of it. Exit 0 no differences, 1 differences. */
-export async function diffCommand(opts: { filename: string[]; recursive?: boolean; namespace?: string }, g: GlobalOptions): Promise<void> {
+export async function diffCommand(
+  opts: { filename: string[]; recursive?: boolean; namespace?: string },
+  g: GlobalOptions,
+): Promise<void> {
   const ctx = openContext(g, { readonly: true });
   let changed = false;
   try {
@@ -35,7 +38,12 @@ export async function diffCommand(opts: { filename: string[]; recursive?: boolea
       if (a === b) continue;
       changed = true;
       const id = `${r.kind.plural}.orchctl.io.${r.namespace ? `${r.namespace}.` : ''}${r.name}`;
-      out(createTwoFilesPatch(`LIVE/${id}`, `MERGED/${id}`, a, b, undefined, undefined, { context: 3 }).replace(/^=+\n/m, ''));
+      out(
+        createTwoFilesPatch(`LIVE/${id}`, `MERGED/${id}`, a, b, undefined, undefined, { context: 3 }).replace(
+          /^=+\n/m,
+          '',
+        ),
+      );
     }
   } finally {
     await ctx.close();

@@ -65,7 +65,13 @@ export function which(cmd: string, envPath = process.env.PATH ?? ''): string | u
 
 async function versionOutput(file: string, args: string[]): Promise<string | undefined> {
   try {
-    const r = await execa(file, args, { timeout: VERSION_TIMEOUT_MS, reject: false, stdin: 'ignore', all: true, env: { ...process.env, NO_COLOR: '1' } });
+    const r = await execa(file, args, {
+      timeout: VERSION_TIMEOUT_MS,
+      reject: false,
+      stdin: 'ignore',
+      all: true,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     return r.timedOut ? undefined : String(r.all ?? '').trim();
   } catch {
     return undefined;
@@ -78,14 +84,22 @@ async function tool(name: string, args: string[], minVersion?: string): Promise<
   const text = await versionOutput(p, args);
   const version = text ? (/\d+(?:\.\d+)+[a-z]?/.exec(text)?.[0] ?? undefined) : undefined;
   const old = !!(minVersion && version && cmpLoose(version, minVersion) < 0);
-  return { name, found: true, path: p, ...(version ? { version } : {}), ok: true, message: old ? `version ${version} is older than ${minVersion}, which orchctl is tested with` : p };
+  return {
+    name,
+    found: true,
+    path: p,
+    ...(version ? { version } : {}),
+    ok: true,
+    message: old ? `version ${version} is older than ${minVersion}, which orchctl is tested with` : p,
+  };
 }
 
 /** "3.3a" vs "3.2": numeric parts first. */
 function cmpLoose(a: string, b: string): number {
   const pa = a.split('.').map((x) => parseInt(x, 10) || 0);
   const pb = b.split('.').map((x) => parseInt(x, 10) || 0);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++)
+    if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
   return 0;
 }
 
@@ -100,10 +114,14 @@ function templates(): AgentDef[] {
   const dir = path.join(packageRoot(), 'manifests/agents');
   if (!fs.existsSync(dir)) return [];
   const defs: AgentDef[] = [];
-  for (const f of fs.readdirSync(dir).filter((x) => /\.ya?ml$/.test(x)).sort()) {
+  for (const f of fs
+    .readdirSync(dir)
+    .filter((x) => /\.ya?ml$/.test(x))
+    .sort()) {
     for (const doc of YAML.parseAllDocuments(fs.readFileSync(path.join(dir, f), 'utf8'))) {
       const o = doc.toJS() as { kind?: string; metadata?: { name?: string }; spec?: AgentSpec } | null;
-      if (o?.kind === 'Agent' && o.metadata?.name && o.spec) defs.push({ name: o.metadata.name, source: 'template', spec: o.spec });
+      if (o?.kind === 'Agent' && o.metadata?.name && o.spec)
+        defs.push({ name: o.metadata.name, source: 'template', spec: o.spec });
     }
   }
   return defs;
@@ -117,7 +135,12 @@ async function storeAgents(g: GlobalOptions): Promise<AgentDef[]> {
   const ctx = openContext(g);
   try {
     const { items } = await ctx.store.list('Agent');
-    return items.map((o) => ({ name: o.metadata.name, namespace: o.metadata.namespace, source: 'store' as const, spec: o.spec as AgentSpec }));
+    return items.map((o) => ({
+      name: o.metadata.name,
+      namespace: o.metadata.namespace,
+      source: 'store' as const,
+      spec: o.spec as AgentSpec,
+    }));
   } finally {
     await ctx.close();
   }
@@ -125,29 +148,52 @@ async function storeAgents(g: GlobalOptions): Promise<AgentDef[]> {
 
 async function checkAgent(def: AgentDef): Promise<AgentReport> {
   const command = def.spec.command?.[0] ?? '';
-  const base: AgentReport = { name: def.name, source: def.source, ...(def.namespace ? { namespace: def.namespace } : {}), command, installed: false, patterns: 'unknown', verifiedVersions: [], message: '' };
+  const base: AgentReport = {
+    name: def.name,
+    source: def.source,
+    ...(def.namespace ? { namespace: def.namespace } : {}),
+    command,
+    installed: false,
+    patterns: 'unknown',
+    verifiedVersions: [],
+    message: '',
+  };
   let profiles: DetectionProfile[] | undefined;
   let listed = '';
   if (def.spec.detection) {
     try {
       profiles = compileDetection(def.spec.detection, `Agent ${def.name}`, def.name);
       base.verifiedVersions = profiles.filter((p) => p.provenance === 'recorded').flatMap((p) => p.versions);
-      listed = profiles.map((p) => p.versions.join(', ') + (p.provenance === 'recorded' ? '' : ` [${p.provenance}]`)).join('; ');
+      listed = profiles
+        .map((p) => p.versions.join(', ') + (p.provenance === 'recorded' ? '' : ` [${p.provenance}]`))
+        .join('; ');
     } catch (e) {
       return { ...base, patterns: 'invalid', message: (e as Error).message };
     }
   }
   const p = command ? which(command) : undefined;
-  if (!p) return { ...base, message: `${command || '(no command)'} not found on PATH${listed ? ` (patterns for ${listed})` : ''}` };
+  if (!p)
+    return {
+      ...base,
+      message: `${command || '(no command)'} not found on PATH${listed ? ` (patterns for ${listed})` : ''}`,
+    };
   const text = await versionOutput(p, ['--version']);
   const version = text ? parseVersion(text) : undefined;
   const r: AgentReport = { ...base, installed: true, path: p, ...(version ? { version } : {}) };
   if (!profiles) return { ...r, patterns: 'generic', message: 'no detection data: the generic patterns apply' };
   if (!profiles.length) return { ...r, patterns: 'none', message: 'pane detection is off (profiles: [])' };
-  if (!version) return { ...r, message: text === undefined ? `${command} --version failed or timed out` : `no version in ${JSON.stringify(text.slice(0, 80))}` };
+  if (!version)
+    return {
+      ...r,
+      message:
+        text === undefined
+          ? `${command} --version failed or timed out`
+          : `no version in ${JSON.stringify(text.slice(0, 80))}`,
+    };
   const hit = profileForVersion(profiles, version);
   if (!hit) return { ...r, patterns: 'unverified', message: `patterns are for ${listed}, not ${version}` };
-  if (hit.provenance === 'reconstructed') return { ...r, patterns: 'reconstructed', message: `patterns for ${version} were reconstructed, not recorded` };
+  if (hit.provenance === 'reconstructed')
+    return { ...r, patterns: 'reconstructed', message: `patterns for ${version} were reconstructed, not recorded` };
   return { ...r, patterns: 'verified', message: `patterns verified on ${hit.versions.join(', ')}` };
 }
 
@@ -163,7 +209,14 @@ export async function doctor(g: GlobalOptions): Promise<DoctorReport> {
     tool('git', ['--version']),
     Promise.all([...templates(), ...(await storeAgents(g))].map(checkAgent)),
   ]);
-  const node: ToolReport = { name: 'node', found: true, path: process.execPath, version: process.version.replace(/^v/, ''), ok: true, message: process.execPath };
+  const node: ToolReport = {
+    name: 'node',
+    found: true,
+    path: process.execPath,
+    version: process.version.replace(/^v/, ''),
+    ok: true,
+    message: process.execPath,
+  };
   return { ok: tmux.found && git.found, tools: [tmux, git, node], agents };
 }
 
@@ -172,15 +225,31 @@ export async function doctorCommand(opts: { output?: string }, g: GlobalOptions)
   const report = await doctor(g);
   if (opts.output === 'json') out(JSON.stringify(report, null, 2) + '\n');
   else {
-    out(renderTable([['TOOL', 'VERSION', 'STATUS', 'DETAIL'], ...report.tools.map((t) => [t.name, t.version ?? '-', t.found ? 'ok' : 'missing', t.message])]));
+    out(
+      renderTable([
+        ['TOOL', 'VERSION', 'STATUS', 'DETAIL'],
+        ...report.tools.map((t) => [t.name, t.version ?? '-', t.found ? 'ok' : 'missing', t.message]),
+      ]),
+    );
     out('\n');
     out(
       renderTable([
         ['AGENT', 'SOURCE', 'COMMAND', 'INSTALLED', 'VERSION', 'PATTERNS', 'DETAIL'],
-        ...report.agents.map((a) => [a.namespace ? `${a.namespace}/${a.name}` : a.name, a.source, a.command, a.installed ? 'yes' : 'no', a.version ?? '-', a.patterns, a.message]),
+        ...report.agents.map((a) => [
+          a.namespace ? `${a.namespace}/${a.name}` : a.name,
+          a.source,
+          a.command,
+          a.installed ? 'yes' : 'no',
+          a.version ?? '-',
+          a.patterns,
+          a.message,
+        ]),
       ]),
     );
   }
   const missing = report.tools.filter((t) => !t.found).map((t) => t.name);
-  if (missing.length) throw new Error(`${missing.join(' and ')} not found on PATH: orchctl runs agents in tmux (≥ ${MIN_TMUX}) and watches git; install ${missing.join(' and ')} (e.g. apt-get install ${missing.join(' ')})`);
+  if (missing.length)
+    throw new Error(
+      `${missing.join(' and ')} not found on PATH: orchctl runs agents in tmux (≥ ${MIN_TMUX}) and watches git; install ${missing.join(' and ')} (e.g. apt-get install ${missing.join(' ')})`,
+    );
 }

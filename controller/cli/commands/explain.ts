@@ -7,7 +7,12 @@ import { out } from '../output.js';
 function typeName(s: OpenApiSchema): string {
   if (s['x-kubernetes-int-or-string']) return 'IntOrString';
   if (s.type === 'array') return `[]${s.items ? typeName(s.items) : 'Object'}`;
-  if (s.type === 'object') return s.properties ? 'Object' : s.additionalProperties ? `map[string]${typeName(s.additionalProperties)}` : 'Object';
+  if (s.type === 'object')
+    return s.properties
+      ? 'Object'
+      : s.additionalProperties
+        ? `map[string]${typeName(s.additionalProperties)}`
+        : 'Object';
   if (s.format === 'duration') return 'string (duration)';
   if (s.format === 'date-time') return 'string (date-time)';
   return s.type ?? 'Object';
@@ -29,7 +34,10 @@ function wrap(text: string, indent: number, width = 80): string {
 
 function rootSchema(kind: KindInfo): OpenApiSchema {
   const s = structuredClone(kind.schema);
-  s.properties = { ...(s.properties ?? {}), metadata: { ...objectMetaSchema(kind), description: 'Standard object metadata.' } };
+  s.properties = {
+    ...(s.properties ?? {}),
+    metadata: { ...objectMetaSchema(kind), description: 'Standard object metadata.' },
+  };
   return s;
 }
 

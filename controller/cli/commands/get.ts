@@ -23,7 +23,10 @@ export interface GetOptions {
   ignoreNotFound?: boolean;
 }
 
-type Format = { kind: 'table'; wide: boolean } | { kind: 'yaml' | 'json' | 'name' } | { kind: 'jsonpath'; template: string };
+type Format =
+  | { kind: 'table'; wide: boolean }
+  | { kind: 'yaml' | 'json' | 'name' }
+  | { kind: 'jsonpath'; template: string };
 
 export function parseOutput(o: string | undefined): Format {
   if (!o) return { kind: 'table', wide: false };
@@ -31,7 +34,9 @@ export function parseOutput(o: string | undefined): Format {
   if (o === 'yaml' || o === 'json' || o === 'name') return { kind: o };
   const m = o.match(/^jsonpath=(.*)$/s);
   if (m) return { kind: 'jsonpath', template: m[1] };
-  throw new Error(`unable to match a printer suitable for the output format "${o}", allowed formats are: json, jsonpath, name, wide, yaml`);
+  throw new Error(
+    `unable to match a printer suitable for the output format "${o}", allowed formats are: json, jsonpath, name, wide, yaml`,
+  );
 }
 
 export function serialize(objs: Resource[], single: boolean, format: 'yaml' | 'json'): string {
@@ -67,7 +72,8 @@ export async function getCommand(args: string[], opts: GetOptions, g: GlobalOpti
         const r = await ctx.store.list(kind.kind, { namespace: ns, labelSelector: selector });
         items = r.items;
         // Events read as a timeline (kubectl users reach for --sort-by=.lastTimestamp every time).
-        if (kind.kind === 'Event') items.sort((a, b) => String(a.lastTimestamp ?? '').localeCompare(String(b.lastTimestamp ?? '')));
+        if (kind.kind === 'Event')
+          items.sort((a, b) => String(a.lastTimestamp ?? '').localeCompare(String(b.lastTimestamp ?? '')));
         revision = Math.max(revision, r.revision);
       }
       found.push({ kind, items });
@@ -81,7 +87,11 @@ export async function getCommand(args: string[], opts: GetOptions, g: GlobalOpti
       const named = targets.some((t) => t.names.length > 0);
       if (total === 0 && !missing && !named && format.kind === 'table') {
         const k = targets[0].kind;
-        err(opts.allNamespaces || !k.namespaced ? 'No resources found\n' : `No resources found in ${namespaceFor(k, opts.namespace)} namespace.\n`);
+        err(
+          opts.allNamespaces || !k.namespaced
+            ? 'No resources found\n'
+            : `No resources found in ${namespaceFor(k, opts.namespace)} namespace.\n`,
+        );
       }
       if (!watchPrintsList) printOnce(found, format, opts, single && total === 1);
     }
@@ -95,7 +105,12 @@ export async function getCommand(args: string[], opts: GetOptions, g: GlobalOpti
   }
 }
 
-function printOnce(found: { kind: KindInfo; items: Resource[] }[], format: Format, opts: GetOptions, single: boolean): void {
+function printOnce(
+  found: { kind: KindInfo; items: Resource[] }[],
+  format: Format,
+  opts: GetOptions,
+  single: boolean,
+): void {
   const all = found.flatMap((f) => f.items);
   if (format.kind === 'yaml' || format.kind === 'json') {
     if (all.length) out(serialize(all, single, format.kind));
@@ -106,17 +121,23 @@ function printOnce(found: { kind: KindInfo; items: Resource[] }[], format: Forma
     return;
   }
   if (format.kind === 'jsonpath') {
-    if (all.length) out(renderTemplate(format.template, single ? all[0] : { apiVersion: 'v1', kind: 'List', items: all }));
+    if (all.length)
+      out(renderTemplate(format.template, single ? all[0] : { apiVersion: 'v1', kind: 'List', items: all }));
     return;
   }
-  const tableOpts = { wide: format.kind === 'table' && format.wide, allNamespaces: opts.allNamespaces, showLabels: opts.showLabels };
+  const tableOpts = {
+    wide: format.kind === 'table' && format.wide,
+    allNamespaces: opts.allNamespaces,
+    showLabels: opts.showLabels,
+  };
   const multi = found.filter((f) => f.items.length).length > 1;
   let first = true;
   for (const f of found) {
     if (!f.items.length) continue;
     const rows = f.items.map((o) => {
       const r = row(f.kind, o, tableOpts);
-      if (multi && !f.kind.hideNameColumn) r[opts.allNamespaces && f.kind.namespaced ? 1 : 0] = `${qualifiedKind(f.kind)}/${o.metadata.name}`;
+      if (multi && !f.kind.hideNameColumn)
+        r[opts.allNamespaces && f.kind.namespaced ? 1 : 0] = `${qualifiedKind(f.kind)}/${o.metadata.name}`;
       return r;
     });
     if (!first) out('\n');
@@ -138,11 +159,18 @@ async function watchLoop(
   const kind = targets[0].kind;
   const names = new Set(targets[0].names);
   const ns = opts.allNamespaces ? undefined : namespaceFor(kind, opts.namespace);
-  const tableOpts = { wide: format.kind === 'table' && format.wide, allNamespaces: opts.allNamespaces, showLabels: opts.showLabels };
+  const tableOpts = {
+    wide: format.kind === 'table' && format.wide,
+    allNamespaces: opts.allNamespaces,
+    showLabels: opts.showLabels,
+  };
   const table = new StreamingTable();
   if (format.kind === 'table') {
     const head = [...(opts.outputWatchEvents ? ['EVENT'] : []), ...header(kind, tableOpts)];
-    const initial = found[0].items.map((o) => [...(opts.outputWatchEvents ? ['ADDED'] : []), ...row(kind, o, tableOpts)]);
+    const initial = found[0].items.map((o) => [
+      ...(opts.outputWatchEvents ? ['ADDED'] : []),
+      ...row(kind, o, tableOpts),
+    ]);
     table.prime([head, ...initial, ...(opts.outputWatchEvents ? [['MODIFIED']] : [])]); // widest event name
     if ((opts.watchOnly || opts.outputWatchEvents) && !opts.noHeaders) out(table.row(head));
     if (opts.outputWatchEvents && !opts.watchOnly) for (const r of initial) out(table.row(r));
@@ -158,16 +186,23 @@ async function watchLoop(
         const o = ev.object;
         if (names.size && !names.has(o.metadata.name)) return;
         if (selector.length && !matches(selector, o.metadata.labels)) return;
-        if (format.kind === 'table') out(table.row([...(opts.outputWatchEvents ? [ev.type] : []), ...row(kind, o, tableOpts)]));
+        if (format.kind === 'table')
+          out(table.row([...(opts.outputWatchEvents ? [ev.type] : []), ...row(kind, o, tableOpts)]));
         else if (format.kind === 'name') out(`${qualifiedKind(kind)}/${o.metadata.name}\n`);
         else if (format.kind === 'jsonpath') out(renderTemplate(format.template, o));
-        else if (format.kind === 'json') out(JSON.stringify(opts.outputWatchEvents ? { type: ev.type, object: o } : o, null, 4) + '\n');
-        else out('---\n' + yaml().stringify(opts.outputWatchEvents ? { type: ev.type, object: o } : o, { lineWidth: 0 }));
+        else if (format.kind === 'json')
+          out(JSON.stringify(opts.outputWatchEvents ? { type: ev.type, object: o } : o, null, 4) + '\n');
+        else
+          out('---\n' + yaml().stringify(opts.outputWatchEvents ? { type: ev.type, object: o } : o, { lineWidth: 0 }));
       },
       (e) => {
         handle.close();
         clearInterval(keepAlive);
-        reject(isApiError(e, 'Gone') ? new Error('watch expired: the store compacted past our revision; run get -w again') : e);
+        reject(
+          isApiError(e, 'Gone')
+            ? new Error('watch expired: the store compacted past our revision; run get -w again')
+            : e,
+        );
       },
     );
     const stop = () => {

@@ -28,19 +28,28 @@ export async function judgeCommand(name: string, opts: JudgeOptions, g: GlobalOp
   try {
     const ns = namespaceFor(ctx.reg.resolve('agentsession'), opts.namespace);
     const n0 = name.includes('/') ? name.split('/')[1] : name;
-    const session = (await ctx.store.get({ kind: 'AgentSession', namespace: ns, name: n0 })) as AgentSession | undefined;
+    const session = (await ctx.store.get({ kind: 'AgentSession', namespace: ns, name: n0 })) as
+      | AgentSession
+      | undefined;
     if (!session) throw new Error(`agentsessions "${n0}" not found in namespace ${ns}`);
     const run = session.status?.run ?? 0;
     if (run < 1) throw new Error(`agentsession "${n0}" has not started a run yet: there is nothing to judge`);
     const { items } = await ctx.store.list('Evaluation', { namespace: ns });
-    const onDemand = (items as Evaluation[]).filter((e) => e.spec?.sessionRef === n0 && e.spec.run === run && e.spec.trigger === 'OnDemand');
+    const onDemand = (items as Evaluation[]).filter(
+      (e) => e.spec?.sessionRef === n0 && e.spec.run === run && e.spec.trigger === 'OnDemand',
+    );
     let ev = onDemand.find((e) => !hasVerdict(e) && !isFailed(e));
     if (ev) out(`evaluation.orchctl.io/${ev.metadata.name} unchanged (already waiting for its verdict)\n`);
     else {
       for (let n = onDemand.length + 1; !ev && n < onDemand.length + 100; n++) {
         try {
           const obj = newEvaluation(session, onDemandName(n0, run, n), run, 'OnDemand');
-          obj.metadata.labels = { ...obj.metadata.labels, [SESSION_LABEL]: n0, [RUN_LABEL]: String(run), [TRIGGER_LABEL]: 'OnDemand' };
+          obj.metadata.labels = {
+            ...obj.metadata.labels,
+            [SESSION_LABEL]: n0,
+            [RUN_LABEL]: String(run),
+            [TRIGGER_LABEL]: 'OnDemand',
+          };
           ev = (await ctx.store.create(obj)) as Evaluation;
         } catch (e) {
           if (!isApiError(e, 'AlreadyExists')) throw e;
@@ -50,19 +59,27 @@ export async function judgeCommand(name: string, opts: JudgeOptions, g: GlobalOp
       out(`evaluation.orchctl.io/${ev.metadata.name} created\n`);
     }
     const lease = await ctx.store.getLease(CONTROLLER_LEASE);
-    const leaseLive = lease && Date.parse(lease.renewTime) + lease.leaseDurationSeconds * 1000 > Date.now() && !holderIsDead(lease);
+    const leaseLive =
+      lease && Date.parse(lease.renewTime) + lease.leaseDurationSeconds * 1000 > Date.now() && !holderIsDead(lease);
     if (!leaseLive) err('warning: no controller is running on this store; the evaluation is judged when one starts\n');
     if (!opts.wait) return;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const cur = (await ctx.store.get({ kind: 'Evaluation', namespace: ns, name: ev.metadata.name })) as Evaluation | undefined;
+      const cur = (await ctx.store.get({ kind: 'Evaluation', namespace: ns, name: ev.metadata.name })) as
+        | Evaluation
+        | undefined;
       if (!cur) throw new Error(`evaluation "${ev.metadata.name}" was deleted while waiting`);
       if (hasVerdict(cur)) return void out(render(cur));
       if (isFailed(cur)) {
         const c = cur.status?.conditions?.find((x) => x.type === 'JudgeFailed');
-        throw new Error(`evaluation "${cur.metadata.name}" failed (${c?.reason ?? 'JudgeFailed'}): ${c?.message ?? cur.status?.message ?? ''}`);
+        throw new Error(
+          `evaluation "${cur.metadata.name}" failed (${c?.reason ?? 'JudgeFailed'}): ${c?.message ?? cur.status?.message ?? ''}`,
+        );
       }
-      if (Date.now() > deadline) throw new Error(`timed out after ${opts.timeout ?? '120s'} waiting for the verdict of "${cur.metadata.name}" (phase ${cur.status?.phase ?? 'Pending'}; is the controller running?)`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out after ${opts.timeout ?? '120s'} waiting for the verdict of "${cur.metadata.name}" (phase ${cur.status?.phase ?? 'Pending'}; is the controller running?)`,
+        );
       await new Promise((r) => setTimeout(r, 200));
     }
   } finally {

@@ -36,12 +36,17 @@ export async function logsCommand(name: string, opts: LogsOptions, g: GlobalOpti
   const run = opts.run ? Number(opts.run) : s.status?.run;
   if (!run) throw new Error(`agentsession "${s.metadata.name}" has not started a run yet`);
   const file = runWorkspace(home, s.metadata.namespace ?? 'default', s.metadata.name, run).outputLog;
-  if (!fs.existsSync(file)) throw new Error(`no output for run ${run} of "${s.metadata.name}" (${file} does not exist)`);
+  if (!fs.existsSync(file))
+    throw new Error(`no output for run ${run} of "${s.metadata.name}" (${file} does not exist)`);
   const tail = opts.tail === undefined ? -1 : Number(opts.tail);
   if (!Number.isInteger(tail)) throw new Error(`--tail must be an integer, got "${opts.tail}"`);
   const render = (raw: string) => (opts.raw ? raw : outputTail(raw, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
   let text = render(fs.readFileSync(file, 'utf8'));
-  if (tail >= 0) text = text.split('\n').slice(-tail || text.length).join('\n');
+  if (tail >= 0)
+    text = text
+      .split('\n')
+      .slice(-tail || text.length)
+      .join('\n');
   if (tail === 0) text = '';
   if (text) out(text.endsWith('\n') ? text : `${text}\n`);
   if (!opts.follow) return;
@@ -65,11 +70,19 @@ export async function logsCommand(name: string, opts: LogsOptions, g: GlobalOpti
 }
 
 /** `orchctl attach SESSION`: tmux attach to the run's session on the orchctl socket. */
-export async function attachCommand(name: string, opts: { namespace?: string; tmuxSocket?: string; readOnly?: boolean }, g: GlobalOptions): Promise<void> {
+export async function attachCommand(
+  name: string,
+  opts: { namespace?: string; tmuxSocket?: string; readOnly?: boolean },
+  g: GlobalOptions,
+): Promise<void> {
   const s = await sessionOf(name, opts.namespace, g);
   const t = s.status?.tmuxSession;
-  if (!t || !['Starting', 'Running', 'Stopping'].includes(s.status?.phase ?? '')) throw new Error(`agentsession "${s.metadata.name}" is not running (phase ${s.status?.phase ?? 'Pending'})`);
+  if (!t || !['Starting', 'Running', 'Stopping'].includes(s.status?.phase ?? ''))
+    throw new Error(`agentsession "${s.metadata.name}" is not running (phase ${s.status?.phase ?? 'Pending'})`);
   if (!process.stdin.isTTY) throw new Error('attach needs a terminal');
   const socket = opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl';
-  await execa('tmux', ['-L', socket, 'attach-session', ...(opts.readOnly ? ['-r'] : []), '-t', `=${t}`], { stdio: 'inherit', reject: false });
+  await execa('tmux', ['-L', socket, 'attach-session', ...(opts.readOnly ? ['-r'] : []), '-t', `=${t}`], {
+    stdio: 'inherit',
+    reject: false,
+  });
 }

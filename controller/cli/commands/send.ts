@@ -21,8 +21,18 @@ export interface SendOptions {
   output?: string;
 }
 
-export async function sendCommand(name: string, text: string | undefined, opts: SendOptions, g: GlobalOptions): Promise<number> {
-  const modes = [text !== undefined || opts.file ? 'text' : '', opts.approve ? 'approve' : '', opts.deny ? 'deny' : '', opts.keys?.length ? 'keys' : ''].filter(Boolean);
+export async function sendCommand(
+  name: string,
+  text: string | undefined,
+  opts: SendOptions,
+  g: GlobalOptions,
+): Promise<number> {
+  const modes = [
+    text !== undefined || opts.file ? 'text' : '',
+    opts.approve ? 'approve' : '',
+    opts.deny ? 'deny' : '',
+    opts.keys?.length ? 'keys' : '',
+  ].filter(Boolean);
   if (modes.length !== 1) throw new SendError('give exactly one of TEXT, -f FILE, --approve, --deny or --keys');
   if (text !== undefined && opts.file) throw new SendError('give TEXT or -f FILE, not both');
   let body = text;
@@ -39,11 +49,28 @@ export async function sendCommand(name: string, text: string | undefined, opts: 
     const ns = namespaceFor(kind, opts.namespace);
     const n = name.includes('/') ? name.split('/')[1] : name;
     const tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
-    const r = await sendToSession(ctx.store, tmux, ns, n, { text: body, approve: opts.approve, deny: opts.deny, keys: opts.keys, force: opts.force });
+    const r = await sendToSession(ctx.store, tmux, ns, n, {
+      text: body,
+      approve: opts.approve,
+      deny: opts.deny,
+      keys: opts.keys,
+      force: opts.force,
+    });
     const session = await ctx.store.get({ kind: 'AgentSession', namespace: ns, name: n });
     if (session) {
-      const what = opts.approve ? 'approval' : opts.deny ? 'denial' : opts.keys?.length ? `keys ${opts.keys.join(' ')}` : `text (${body!.length} characters)`;
-      await new EventRecorder(ctx.store, 'orchctl-cli').record(session, r.delivered ? 'Normal' : 'Warning', r.delivered ? 'MessageSent' : 'MessageNotConfirmed', `orchctl send: ${what}: ${r.message}`);
+      const what = opts.approve
+        ? 'approval'
+        : opts.deny
+          ? 'denial'
+          : opts.keys?.length
+            ? `keys ${opts.keys.join(' ')}`
+            : `text (${body!.length} characters)`;
+      await new EventRecorder(ctx.store, 'orchctl-cli').record(
+        session,
+        r.delivered ? 'Normal' : 'Warning',
+        r.delivered ? 'MessageSent' : 'MessageNotConfirmed',
+        `orchctl send: ${what}: ${r.message}`,
+      );
     }
     if (opts.output === 'json') out(JSON.stringify(r, null, 2));
     else out(`${r.delivered ? 'delivered' : 'NOT CONFIRMED'}: ${r.message}`);

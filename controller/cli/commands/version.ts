@@ -9,12 +9,22 @@ export function orchctlVersion(): string {
 }
 
 export async function versionCommand(opts: { output?: string; client?: boolean }, g: GlobalOptions): Promise<void> {
-  const info: Record<string, unknown> = { clientVersion: { orchctl: `v${orchctlVersion()}`, node: process.version, platform: `${process.platform}/${process.arch}` } };
+  const info: Record<string, unknown> = {
+    clientVersion: {
+      orchctl: `v${orchctlVersion()}`,
+      node: process.version,
+      platform: `${process.platform}/${process.arch}`,
+    },
+  };
   if (!opts.client) {
     const ctx = openContext(g, { readonly: true });
     try {
       const lease = await ctx.store.getLease('orchctl-controller');
-      info.store = { backend: 'sqlite', path: stateDbPath(g.home ? { ...process.env, ORCHCTL_HOME: g.home } : process.env), revision: await ctx.store.revision() };
+      info.store = {
+        backend: 'sqlite',
+        path: stateDbPath(g.home ? { ...process.env, ORCHCTL_HOME: g.home } : process.env),
+        revision: await ctx.store.revision(),
+      };
       info.controller = lease ? { holderIdentity: lease.holderIdentity, renewTime: lease.renewTime } : null;
     } finally {
       await ctx.close();

@@ -57,7 +57,9 @@ export function row(kind: KindInfo, obj: Resource, opts: TableOptions): string[]
     r.push(v);
   }
   if (opts.showLabels) {
-    const l = Object.entries(obj.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+    const l = Object.entries(obj.metadata.labels ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
     r.push(l || '<none>');
   }
   return r;

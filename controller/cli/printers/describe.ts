@@ -52,7 +52,9 @@ function renderMap(lines: string[], indent: number, m: Record<string, unknown>):
 }
 
 function kv(map: Record<string, string> | undefined, skip: string[] = []): string[] {
-  const entries = Object.entries(map ?? {}).filter(([k]) => !skip.includes(k)).sort(([a], [b]) => a.localeCompare(b));
+  const entries = Object.entries(map ?? {})
+    .filter(([k]) => !skip.includes(k))
+    .sort(([a], [b]) => a.localeCompare(b));
   return entries.length ? entries.map(([k, v]) => `${k}=${v}`) : ['<none>'];
 }
 
@@ -71,7 +73,8 @@ export function describeObject(kind: KindInfo, obj: Resource, events: EventObjec
   const { name: _n, namespace: _ns, labels: _l, annotations: _a, ...meta } = obj.metadata;
   renderValue(lines, 0, 'Metadata', meta, 0);
   const { apiVersion: _av, kind: _k, metadata: _m, ...rest } = obj;
-  for (const key of Object.keys(rest).sort((a, b) => order(a) - order(b) || a.localeCompare(b))) renderValue(lines, 0, smartLabel(key), rest[key], 14);
+  for (const key of Object.keys(rest).sort((a, b) => order(a) - order(b) || a.localeCompare(b)))
+    renderValue(lines, 0, smartLabel(key), rest[key], 14);
   lines.push(...describeEvents(events, now));
   return lines.join('\n') + '\n';
 }
@@ -89,5 +92,11 @@ export function describeEvents(events: EventObject[], now = Date.now()): string[
       return [e.type, e.reason, when, e.source?.component ?? e.reportingController ?? '', e.message];
     }),
   ];
-  return ['Events:', ...renderTable(rows, 2).trimEnd().split('\n').map((l) => `  ${l}`)];
+  return [
+    'Events:',
+    ...renderTable(rows, 2)
+      .trimEnd()
+      .split('\n')
+      .map((l) => `  ${l}`),
+  ];
 }

@@ -3,9 +3,16 @@ export function renderTable(rows: string[][], padding = 3): string {
   if (rows.length === 0) return '';
   const widths: number[] = [];
   for (const r of rows) r.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows
-    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] + padding))).join('').trimEnd())
-    .join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] + padding)))
+          .join('')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** Keeps column widths across calls so `get -w` rows line up with the header. */
@@ -14,7 +21,12 @@ export class StreamingTable {
   constructor(private readonly padding = 3) {}
   row(cells: string[]): string {
     cells.forEach((c, i) => (this.widths[i] = Math.max(this.widths[i] ?? 0, c.length)));
-    return cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(this.widths[i] + this.padding))).join('').trimEnd() + '\n';
+    return (
+      cells
+        .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(this.widths[i] + this.padding)))
+        .join('')
+        .trimEnd() + '\n'
+    );
   }
   /** Sizes columns from a first batch (header + initial rows) before printing any. */
   prime(rows: string[][]): void {

@@ -15,8 +15,22 @@
  * previous run's open segment becomes a `run-end` checkpoint.
  */
 import type { AgentEvent, LogPosition } from '../../store/eventlog.js';
-import { initialBreakerContext, stepBreaker, type BreakerContext, type BreakerEvent, type BreakerSnapshot, type BreakerStateName, type BreakerThresholds } from './breaker.js';
-import { checkpointTrigger, newCheckpointState, nextSegment, type CheckpointDue, type CheckpointState } from './checkpoints.js';
+import {
+  initialBreakerContext,
+  stepBreaker,
+  type BreakerContext,
+  type BreakerEvent,
+  type BreakerSnapshot,
+  type BreakerStateName,
+  type BreakerThresholds,
+} from './breaker.js';
+import {
+  checkpointTrigger,
+  newCheckpointState,
+  nextSegment,
+  type CheckpointDue,
+  type CheckpointState,
+} from './checkpoints.js';
 import type { AssessmentConfig, InterventionType } from './config.js';
 import { detect, newDetectorState, type DetectorState, type Signal } from './detector.js';
 
@@ -75,7 +89,17 @@ export function newAssessmentState(run = 0): AssessmentState {
 }
 
 /** Tools whose success means a file was written. */
-const FILE_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit', 'apply_patch', 'write_file', 'replace', 'edit_file', 'str_replace_based_edit_tool']);
+const FILE_TOOLS = new Set([
+  'Write',
+  'Edit',
+  'MultiEdit',
+  'NotebookEdit',
+  'apply_patch',
+  'write_file',
+  'replace',
+  'edit_file',
+  'str_replace_based_edit_tool',
+]);
 
 export interface StepInput {
   /** Events after the committed position, in order. */
@@ -114,10 +138,24 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
     const from = snap.value;
     const to = next.value;
     snap = next;
-    if (from !== to) out.transitions.push({ from, to, at: e?.ts ?? new Date(ev.at).toISOString(), seq: e?.seq, why: to === 'Open' ? next.context.why : undefined });
+    if (from !== to)
+      out.transitions.push({
+        from,
+        to,
+        at: e?.ts ?? new Date(ev.at).toISOString(),
+        seq: e?.seq,
+        why: to === 'Open' ? next.context.why : undefined,
+      });
     if (actions.includes('intervene') && e) {
       const run = state.detector.run;
-      out.interventions.push({ id: `${run}-${e.seq}`, type: next.context.reason!, why: next.context.why ?? '', seq: e.seq, at: e.ts, run });
+      out.interventions.push({
+        id: `${run}-${e.seq}`,
+        type: next.context.reason!,
+        why: next.context.why ?? '',
+        seq: e.seq,
+        at: e.ts,
+        run,
+      });
     }
   };
 
@@ -126,14 +164,29 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
     if (run > state.detector.run) {
       const cp = state.checkpoints;
       if (cp.segmentMessages > 0 && cfg.checkpoints.enabled) {
-        const due: CheckpointDue = { run: state.detector.run, trigger: 'run-end', seq: e.seq - 1, at: state.detector.lastEventTime ?? e.ts, from: cp.segmentFrom, fromSeq: cp.segmentStartSeq, firstMsg: cp.segmentFirstMsg, lastMsg: state.detector.messages };
+        const due: CheckpointDue = {
+          run: state.detector.run,
+          trigger: 'run-end',
+          seq: e.seq - 1,
+          at: state.detector.lastEventTime ?? e.ts,
+          from: cp.segmentFrom,
+          fromSeq: cp.segmentStartSeq,
+          firstMsg: cp.segmentFirstMsg,
+          lastMsg: state.detector.messages,
+        };
         out.checkpoints.push(due);
         cp.count++;
         cp.lastSeq = due.seq;
         cp.lastTime = due.at;
       }
       const old = state.detector;
-      state.previousRun = { run: old.run, messages: old.messages, counts: old.counts, frustrationEma: old.frustrationEma, trips: snap.context.trips };
+      state.previousRun = {
+        run: old.run,
+        messages: old.messages,
+        counts: old.counts,
+        frustrationEma: old.frustrationEma,
+        trips: snap.context.trips,
+      };
       state.detector = newDetectorState(run);
       snap = { value: 'Closed', context: initialBreakerContext() };
       state.checkpoints = newCheckpointState(input.from, e.seq, 1, cp.count);
@@ -146,11 +199,13 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
 
     const d = detect(state.detector, e, cfg.detector);
     for (const signal of d.signals) out.signals.push({ signal, seq: e.seq });
-    if (d.signals.length || d.scoredUserMessage) send({ type: 'SIGNALS', at: t, signals: d.signals, frustrationEma: state.detector.frustrationEma, cfg: th }, e);
+    if (d.signals.length || d.scoredUserMessage)
+      send({ type: 'SIGNALS', at: t, signals: d.signals, frustrationEma: state.detector.frustrationEma, cfg: th }, e);
 
     // Turns.
     const turn = state.turn;
-    const endTurn = (e.type === 'hook' && e.hook === 'Stop') || (e.type === 'assistant_message' && e.stopReason === 'end_turn');
+    const endTurn =
+      (e.type === 'hook' && e.hook === 'Stop') || (e.type === 'assistant_message' && e.stopReason === 'end_turn');
     if (e.type === 'tool_result' && !e.isError && e.tool && FILE_TOOLS.has(e.tool)) turn.progress = true;
     if (d.signals.includes('Commit')) turn.progress = true;
     if (endTurn) {
@@ -162,13 +217,28 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
         turn.activity = false;
         turn.progress = false;
       }
-    } else if (e.type === 'user_message' || e.type === 'assistant_message' || e.type === 'tool_use' || e.type === 'tool_result') turn.activity = true;
+    } else if (
+      e.type === 'user_message' ||
+      e.type === 'assistant_message' ||
+      e.type === 'tool_use' ||
+      e.type === 'tool_result'
+    )
+      turn.activity = true;
 
     // Checkpoints.
     const trig = checkpointTrigger(state.checkpoints, e, d, cfg.checkpoints);
     if (trig) {
       const cp = state.checkpoints;
-      const due: CheckpointDue = { run: state.detector.run, trigger: trig, seq: e.seq, at: e.ts, from: cp.segmentFrom, fromSeq: cp.segmentStartSeq, firstMsg: cp.segmentFirstMsg, lastMsg: state.detector.messages };
+      const due: CheckpointDue = {
+        run: state.detector.run,
+        trigger: trig,
+        seq: e.seq,
+        at: e.ts,
+        from: cp.segmentFrom,
+        fromSeq: cp.segmentStartSeq,
+        firstMsg: cp.segmentFirstMsg,
+        lastMsg: state.detector.messages,
+      };
       out.checkpoints.push(due);
       nextSegment(cp, due, input.from);
     }

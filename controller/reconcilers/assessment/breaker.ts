@@ -84,28 +84,47 @@ export function countTurn(ctx: BreakerContext, e: TurnEvent): BreakerContext {
 }
 
 /** Why the signals of this event trip the breaker (on the counters after them), if they do. */
-export function signalTrip(ctx: BreakerContext, e: SignalsEvent): { reason: InterventionType; why: string } | undefined {
+export function signalTrip(
+  ctx: BreakerContext,
+  e: SignalsEvent,
+): { reason: InterventionType; why: string } | undefined {
   const c = countSignals(ctx, e);
   const has = (set: ReadonlySet<Signal>) => e.signals.some((s) => set.has(s));
   if (has(CORRECTION_SIGNALS) && c.corrections.length >= e.cfg.correctionThreshold)
-    return { reason: 'ClarificationPause', why: `correction storm: ${c.corrections.length} corrections within ${fmtWindow(e.cfg.correctionWindowMs)} (threshold ${e.cfg.correctionThreshold})` };
+    return {
+      reason: 'ClarificationPause',
+      why: `correction storm: ${c.corrections.length} corrections within ${fmtWindow(e.cfg.correctionWindowMs)} (threshold ${e.cfg.correctionThreshold})`,
+    };
   if (has(FAILURE_SIGNALS) && c.consecutiveFailures >= e.cfg.failureThreshold) {
     const last = e.signals.filter((s) => FAILURE_SIGNALS.has(s)).at(-1);
-    return { reason: 'ApproachPivot', why: `${c.consecutiveFailures} consecutive failures (threshold ${e.cfg.failureThreshold}), the last a ${last}` };
+    return {
+      reason: 'ApproachPivot',
+      why: `${c.consecutiveFailures} consecutive failures (threshold ${e.cfg.failureThreshold}), the last a ${last}`,
+    };
   }
-  if ((e.signals.includes('Frustration') || e.signals.includes('UserCorrection')) && e.frustrationEma >= e.cfg.frustrationThreshold)
-    return { reason: 'ExplicitCheckIn', why: `frustration EMA ${e.frustrationEma.toFixed(2)} reached the threshold ${e.cfg.frustrationThreshold.toFixed(2)}` };
+  if (
+    (e.signals.includes('Frustration') || e.signals.includes('UserCorrection')) &&
+    e.frustrationEma >= e.cfg.frustrationThreshold
+  )
+    return {
+      reason: 'ExplicitCheckIn',
+      why: `frustration EMA ${e.frustrationEma.toFixed(2)} reached the threshold ${e.cfg.frustrationThreshold.toFixed(2)}`,
+    };
   return undefined;
 }
 
 export function turnTrip(ctx: BreakerContext, e: TurnEvent): { reason: InterventionType; why: string } | undefined {
   const c = countTurn(ctx, e);
   if (e.cfg.noProgressTurns > 0 && c.noProgressTurns >= e.cfg.noProgressTurns)
-    return { reason: 'ApproachPivot', why: `${c.noProgressTurns} turns without progress (no commit, no file written; threshold ${e.cfg.noProgressTurns})` };
+    return {
+      reason: 'ApproachPivot',
+      why: `${c.noProgressTurns} turns without progress (no commit, no file written; threshold ${e.cfg.noProgressTurns})`,
+    };
   return undefined;
 }
 
-const tripOf = (ctx: BreakerContext, e: BreakerEvent) => (e.type === 'SIGNALS' ? signalTrip(ctx, e) : e.type === 'TURN_END' ? turnTrip(ctx, e) : undefined);
+const tripOf = (ctx: BreakerContext, e: BreakerEvent) =>
+  e.type === 'SIGNALS' ? signalTrip(ctx, e) : e.type === 'TURN_END' ? turnTrip(ctx, e) : undefined;
 
 export const breakerMachine = setup({
   types: {
@@ -116,10 +135,17 @@ export const breakerMachine = setup({
   guards: {
     trips: ({ context, event }) => tripOf(context, event) !== undefined,
     cooledDown: ({ context, event }) => event.at - (context.openedAt ?? event.at) >= event.cfg.cooldownMs,
-    healthyTurn: ({ context, event }) => event.type === 'TURN_END' && context.turnFailures === 0 && turnTrip(context, event) === undefined,
+    healthyTurn: ({ context, event }) =>
+      event.type === 'TURN_END' && context.turnFailures === 0 && turnTrip(context, event) === undefined,
   },
   actions: {
-    count: assign(({ context, event }) => (event.type === 'SIGNALS' ? countSignals(context, event) : event.type === 'TURN_END' ? countTurn(context, event) : context)),
+    count: assign(({ context, event }) =>
+      event.type === 'SIGNALS'
+        ? countSignals(context, event)
+        : event.type === 'TURN_END'
+          ? countTurn(context, event)
+          : context,
+    ),
     open: assign(({ context, event }) => {
       const t = tripOf(context, event)!;
       return { openedAt: event.at, reason: t.reason, why: t.why, trips: context.trips + 1 };

@@ -49,14 +49,20 @@ export function newCheckpointState(from: LogPosition, startSeq: number, firstMsg
 }
 
 /** Accounts one event to the open segment and says whether it closes it. */
-export function checkpointTrigger(s: CheckpointState, e: AgentEvent, d: Detection, cfg: CheckpointConfig): CheckpointTrigger | undefined {
+export function checkpointTrigger(
+  s: CheckpointState,
+  e: AgentEvent,
+  d: Detection,
+  cfg: CheckpointConfig,
+): CheckpointTrigger | undefined {
   s.segmentStartTime ??= e.ts;
   const isMessage = e.type === 'user_message' || e.type === 'assistant_message' || e.type === 'tool_use';
   if (isMessage) s.segmentMessages++;
   if (!cfg.enabled) return undefined;
   if (e.type === 'hook' && e.hook === 'SessionEnd') return 'session-end';
   if (cfg.onCommit && d.tool?.commit) return 'git-commit';
-  if (e.type === 'user_message' && d.scoredUserMessage && cfg.taskBoundary.some((r) => r.test(e.text.slice(0, 4000)))) return 'task-boundary';
+  if (e.type === 'user_message' && d.scoredUserMessage && cfg.taskBoundary.some((r) => r.test(e.text.slice(0, 4000))))
+    return 'task-boundary';
   if (s.segmentMessages >= cfg.messageThreshold) return 'message-count';
   const started = Date.parse(s.segmentStartTime);
   if (Date.parse(e.ts) - started >= cfg.intervalMs) return 'time';

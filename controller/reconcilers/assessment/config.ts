@@ -55,8 +55,10 @@ export const DEFAULT_TASK_BOUNDARY_PATTERNS = [
 export const DEFAULT_INTERVENTION_TEXTS: Record<InterventionType, string> = {
   ClarificationPause:
     "Before we continue: I want to make sure I understand what you're looking for. Could you help me understand which part isn't matching your expectations?",
-  ApproachPivot: "I notice my current approach isn't working well. Let me step back and try a different strategy. What would be most helpful right now?",
-  ExplicitCheckIn: 'I sense some friction in our session. Would you like to pause and reassess our approach, or should I continue with adjustments?',
+  ApproachPivot:
+    "I notice my current approach isn't working well. Let me step back and try a different strategy. What would be most helpful right now?",
+  ExplicitCheckIn:
+    'I sense some friction in our session. Would you like to pause and reassess our approach, or should I continue with adjustments?',
 };
 
 /** The machine's thresholds (breaker.ts; noProgressTurns 0 disables that trigger) plus what surrounds them. */
@@ -120,7 +122,8 @@ const dur = (v: unknown, d: string) => {
     return parseDuration(d);
   }
 };
-const strings = (v: unknown, d: string[]) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : d);
+const strings = (v: unknown, d: string[]) =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : d;
 
 /** Compiles patterns; one that no longer compiles (applied before validation existed) is skipped. */
 function compileAll(srcs: string[]): RegExp[] {
@@ -139,7 +142,9 @@ const cache = new Map<string, AssessmentConfig>();
 
 /** The settings for sessions under `policy` (undefined: the defaults). */
 export function assessmentConfig(policy: SessionPolicy | undefined): AssessmentConfig {
-  const key = policy ? `${policy.metadata.uid ?? policy.metadata.name}@${policy.metadata.generation ?? 0}@${policy.metadata.resourceVersion ?? ''}` : '';
+  const key = policy
+    ? `${policy.metadata.uid ?? policy.metadata.name}@${policy.metadata.generation ?? 0}@${policy.metadata.resourceVersion ?? ''}`
+    : '';
   const hit = cache.get(key);
   if (hit) return hit;
   const spec = obj(policy?.spec);
@@ -149,7 +154,8 @@ export function assessmentConfig(policy: SessionPolicy | undefined): AssessmentC
   const s = obj(spec.sampling);
   const textsIn = obj(b.interventions);
   const texts = { ...DEFAULT_INTERVENTION_TEXTS };
-  for (const t of INTERVENTION_TYPES) if (typeof textsIn[t] === 'string' && (textsIn[t] as string).trim()) texts[t] = textsIn[t] as string;
+  for (const t of INTERVENTION_TYPES)
+    if (typeof textsIn[t] === 'string' && (textsIn[t] as string).trim()) texts[t] = textsIn[t] as string;
   const cfg: AssessmentConfig = {
     enabled: bool(d.enabled, true),
     policy: policy?.metadata.name,

@@ -33,7 +33,13 @@ export const SIGNALS = [
 export type Signal = (typeof SIGNALS)[number];
 
 /** Signals that count as a failed attempt (consecutive failures) and those that reset the count. */
-export const FAILURE_SIGNALS: ReadonlySet<Signal> = new Set(['TestFailure', 'BuildFailure', 'LintError', 'UserCorrection', 'ToolRejected']);
+export const FAILURE_SIGNALS: ReadonlySet<Signal> = new Set([
+  'TestFailure',
+  'BuildFailure',
+  'LintError',
+  'UserCorrection',
+  'ToolRejected',
+]);
 export const SUCCESS_SIGNALS: ReadonlySet<Signal> = new Set(['TestSuccess', 'BuildSuccess', 'LintSuccess']);
 /** Signals of a person correcting the agent (correction storm). */
 export const CORRECTION_SIGNALS: ReadonlySet<Signal> = new Set(['UserCorrection', 'ToolRejected']);
@@ -81,7 +87,16 @@ export const LAST_SIGNALS = 20;
 export const TRAJECTORY = 64;
 
 export function newDetectorState(run: number): DetectorState {
-  return { run, events: 0, messages: 0, userMessages: 0, frustrationEma: 0, counts: {}, lastSignals: [], trajectory: { stride: 1, points: [] } };
+  return {
+    run,
+    events: 0,
+    messages: 0,
+    userMessages: 0,
+    frustrationEma: 0,
+    counts: {},
+    lastSignals: [],
+    trajectory: { stride: 1, points: [] },
+  };
 }
 
 /** Whitespace-collapsed, trimmed, lower-case: how interventions are recognised when they come back as user messages. */
@@ -142,7 +157,18 @@ export function detect(s: DetectorState, e: AgentEvent, cfg: DetectorConfig): De
       out.tool = o;
       if (o.rejected) out.signals.push('ToolRejected');
       else if (o.kind) {
-        const sig: Signal = o.kind === 'test' ? (o.ok ? 'TestSuccess' : 'TestFailure') : o.kind === 'build' ? (o.ok ? 'BuildSuccess' : 'BuildFailure') : o.ok ? 'LintSuccess' : 'LintError';
+        const sig: Signal =
+          o.kind === 'test'
+            ? o.ok
+              ? 'TestSuccess'
+              : 'TestFailure'
+            : o.kind === 'build'
+              ? o.ok
+                ? 'BuildSuccess'
+                : 'BuildFailure'
+              : o.ok
+                ? 'LintSuccess'
+                : 'LintError';
         out.signals.push(sig);
         observeSuccess(s, cfg, o.ok ? 1 : 0);
       } else if (o.ok === false) out.signals.push('ToolFailure');
@@ -163,7 +189,8 @@ function observeSuccess(s: DetectorState, cfg: DetectorConfig, x: number): void 
 function record(s: DetectorState, signal: Signal, e: AgentEvent, tool: ToolOutcome | undefined): void {
   s.counts[signal] = (s.counts[signal] ?? 0) + 1;
   const r: SignalRecord = { signal, seq: e.seq, msg: s.messages, at: e.ts };
-  if (tool?.tool && signal !== 'Commit') r.detail = tool.exitCode !== undefined ? `${tool.tool} (exit ${tool.exitCode})` : tool.tool;
+  if (tool?.tool && signal !== 'Commit')
+    r.detail = tool.exitCode !== undefined ? `${tool.tool} (exit ${tool.exitCode})` : tool.tool;
   else if (tool?.exitCode !== undefined && signal === 'ToolFailure') r.detail = `exit ${tool.exitCode}`;
   s.lastSignals.push(r);
   if (s.lastSignals.length > LAST_SIGNALS) s.lastSignals.splice(0, s.lastSignals.length - LAST_SIGNALS);

@@ -25,7 +25,12 @@ import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
 import type { EventRecorder } from '../../client/events.js';
 import { writeStatusMerged } from '../../client/status.js';
 import type { LlmBackend } from '../../llm/backend.js';
-import { OfflineSummaryBackend, SEGMENT_SUMMARY_SCHEMA, summariseSegment, type SegmentSummary } from '../../llm/offline-summary.js';
+import {
+  OfflineSummaryBackend,
+  SEGMENT_SUMMARY_SCHEMA,
+  summariseSegment,
+  type SegmentSummary,
+} from '../../llm/offline-summary.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import { eventLogPath, LOG_START, readEventLog, type LogPosition } from '../../store/eventlog.js';
@@ -37,10 +42,23 @@ import { segmentEvidence, type CheckpointDue } from './checkpoints.js';
 import { assessmentConfig, thresholdsOf, type AssessmentConfig, type InterventionType } from './config.js';
 import { normaliseText, type Signal } from './detector.js';
 import { appendCheckpoint, checkpointsPath, type CheckpointRecord } from './history.js';
-import { breakerToStatus, gitFingerprint, HISTORY, stateFromStatus, type AssessmentStatus, type BreakerStatus, type InterventionRecord, type PendingIntervention } from './status.js';
+import {
+  breakerToStatus,
+  gitFingerprint,
+  HISTORY,
+  stateFromStatus,
+  type AssessmentStatus,
+  type BreakerStatus,
+  type InterventionRecord,
+  type PendingIntervention,
+} from './status.js';
 
 /** Sends text into a live session through the verified delivery path (`orchctl send`). */
-export type SendFn = (sessionKey: string, text: string, origin: 'intervention') => Promise<{ delivered: boolean; reason: string; message: string; retries?: number }>;
+export type SendFn = (
+  sessionKey: string,
+  text: string,
+  origin: 'intervention',
+) => Promise<{ delivered: boolean; reason: string; message: string; retries?: number }>;
 
 /** What the assessment reconciler reports to metrics (implemented in controller/metrics/assessment.ts). */
 export interface AssessmentMetricsHooks {
@@ -100,7 +118,11 @@ export class AssessmentReconciler implements Reconciler {
   }
 
   /** Reads the next batch, assesses it and commits state + position in one write. */
-  private async consume(obj: AgentSession, cfg: AssessmentConfig, policy: SessionPolicy | undefined): Promise<Result | void> {
+  private async consume(
+    obj: AgentSession,
+    cfg: AssessmentConfig,
+    policy: SessionPolicy | undefined,
+  ): Promise<Result | void> {
     const ns = obj.metadata.namespace ?? 'default';
     const key = `${ns}/${obj.metadata.name}`;
     const status = (obj.status ?? {}) as Record<string, unknown>;
@@ -146,7 +168,14 @@ export class AssessmentReconciler implements Reconciler {
       const stale = now - Date.parse(iv.at) > Math.max(cfg.breaker.cooldownMs, 60_000);
       if (last && !stale) pending = this.pendingFor(iv, cfg, from);
       else {
-        history.push(record(iv, false, last ? 'Stale' : 'Superseded', last ? 'the trip is older than the cooldown; not sent' : 'a later trip in the same batch replaced it'));
+        history.push(
+          record(
+            iv,
+            false,
+            last ? 'Stale' : 'Superseded',
+            last ? 'the trip is older than the cooldown; not sent' : 'a later trip in the same batch replaced it',
+          ),
+        );
         breaker.interventions++;
       }
     });
@@ -164,15 +193,39 @@ export class AssessmentReconciler implements Reconciler {
       lastUpdateTime: events.length || !a?.lastUpdateTime ? iso(now) : a.lastUpdateTime,
     };
     const mine: Record<string, unknown> = { ...structuredClone(status), detector: state.detector, breaker, assessment };
-    mine.conditions = breakerCondition(structuredClone((status.conditions as never[]) ?? []), breaker, state.breaker.state, obj.metadata.generation, iso(now));
+    mine.conditions = breakerCondition(
+      structuredClone((status.conditions as never[]) ?? []),
+      breaker,
+      state.breaker.state,
+      obj.metadata.generation,
+      iso(now),
+    );
     const written = await writeStatusMerged(this.d.store, obj, mine);
     if (!written) return;
 
     this.d.metrics?.onSignals?.(r.signals.map((s) => s.signal));
     for (const t of r.transitions) {
-      if (t.to === 'Open') await this.d.recorder.record(obj, 'Warning', 'BreakerOpen', `Circuit breaker opened (${state.breaker.context.reason}): ${t.why ?? ''}`);
-      else if (t.to === 'HalfOpen') await this.d.recorder.record(obj, 'Normal', 'BreakerHalfOpen', 'Cooldown over: the circuit breaker is half-open until a healthy turn');
-      else if (t.to === 'Closed') await this.d.recorder.record(obj, 'Normal', 'BreakerClosed', 'A healthy turn after the cooldown: the circuit breaker closed');
+      if (t.to === 'Open')
+        await this.d.recorder.record(
+          obj,
+          'Warning',
+          'BreakerOpen',
+          `Circuit breaker opened (${state.breaker.context.reason}): ${t.why ?? ''}`,
+        );
+      else if (t.to === 'HalfOpen')
+        await this.d.recorder.record(
+          obj,
+          'Normal',
+          'BreakerHalfOpen',
+          'Cooldown over: the circuit breaker is half-open until a healthy turn',
+        );
+      else if (t.to === 'Closed')
+        await this.d.recorder.record(
+          obj,
+          'Normal',
+          'BreakerClosed',
+          'A healthy turn after the cooldown: the circuit breaker closed',
+        );
       this.d.log.info(`assessment ${key}: breaker ${t.from} → ${t.to}${t.why ? ` (${t.why})` : ''}`);
     }
 
@@ -187,30 +240,73 @@ export class AssessmentReconciler implements Reconciler {
   }
 
   private pendingFor(iv: InterventionDue, cfg: AssessmentConfig, from: LogPosition): PendingIntervention {
-    return { id: iv.id, type: iv.type, why: iv.why, text: cfg.breaker.texts[iv.type], seq: iv.seq, decidedTime: iv.at, from };
+    return {
+      id: iv.id,
+      type: iv.type,
+      why: iv.why,
+      text: cfg.breaker.texts[iv.type],
+      seq: iv.seq,
+      decidedTime: iv.at,
+      from,
+    };
   }
 
   /**
    * Carries out a pending intervention once: send it (or find that a previous attempt landed),
    * then move it from pending to the history in status. `wait` asks to come back later.
    */
-  private async deliver(obj: AgentSession, p: PendingIntervention, cfg: AssessmentConfig): Promise<{ obj?: AgentSession; wait?: number }> {
+  private async deliver(
+    obj: AgentSession,
+    p: PendingIntervention,
+    cfg: AssessmentConfig,
+  ): Promise<{ obj?: AgentSession; wait?: number }> {
     const ns = obj.metadata.namespace ?? 'default';
     const key = `${ns}/${obj.metadata.name}`;
     const phase = obj.status?.phase;
     let outcome: { delivered: boolean; result: string; message: string; retries?: number; at: number };
     const mine = this.sent.get(p.id);
-    if (mine) outcome = { delivered: mine.delivered, result: mine.delivered ? 'Delivered' : mine.reason, message: mine.message, retries: mine.retries, at: mine.at };
-    else if (!cfg.breaker.deliver) outcome = { delivered: false, result: 'Observe', message: `policy autonomy is not "act": the intervention is recorded, not sent`, at: this.now() };
-    else if (phase !== 'Running') outcome = { delivered: false, result: 'NotRunning', message: `the session is ${phase ?? 'Pending'}, not Running: nothing to send to`, at: this.now() };
-    else if (p.attemptTime && this.arrived(obj, p)) outcome = { delivered: true, result: 'DeliveredBeforeRestart', message: 'an attempt before a controller restart reached the agent', at: this.now() };
+    if (mine)
+      outcome = {
+        delivered: mine.delivered,
+        result: mine.delivered ? 'Delivered' : mine.reason,
+        message: mine.message,
+        retries: mine.retries,
+        at: mine.at,
+      };
+    else if (!cfg.breaker.deliver)
+      outcome = {
+        delivered: false,
+        result: 'Observe',
+        message: `policy autonomy is not "act": the intervention is recorded, not sent`,
+        at: this.now(),
+      };
+    else if (phase !== 'Running')
+      outcome = {
+        delivered: false,
+        result: 'NotRunning',
+        message: `the session is ${phase ?? 'Pending'}, not Running: nothing to send to`,
+        at: this.now(),
+      };
+    else if (p.attemptTime && this.arrived(obj, p))
+      outcome = {
+        delivered: true,
+        result: 'DeliveredBeforeRestart',
+        message: 'an attempt before a controller restart reached the agent',
+        at: this.now(),
+      };
     else {
       if (p.attemptTime) {
         const left = Date.parse(p.attemptTime) + this.graceMs - this.now();
         if (left > 0) return { wait: left };
       }
       // Mark the attempt before making it: a crash from here on may or may not have sent.
-      const marked = await writeStatusMerged(this.d.store, obj, { ...structuredClone(obj.status ?? {}), assessment: { ...(obj.status!.assessment as AssessmentStatus), pendingIntervention: { ...p, attemptTime: iso(this.now()) } } });
+      const marked = await writeStatusMerged(this.d.store, obj, {
+        ...structuredClone(obj.status ?? {}),
+        assessment: {
+          ...(obj.status!.assessment as AssessmentStatus),
+          pendingIntervention: { ...p, attemptTime: iso(this.now()) },
+        },
+      });
       if (!marked) return {};
       obj = marked;
       let r: Awaited<ReturnType<SendFn>>;
@@ -220,14 +316,25 @@ export class AssessmentReconciler implements Reconciler {
         r = { delivered: false, reason: 'SendFailed', message: (e as Error).message };
       }
       this.sent.set(p.id, { ...r, at: this.now() });
-      outcome = { delivered: r.delivered, result: r.delivered ? 'Delivered' : r.reason, message: r.message, retries: r.retries, at: this.now() };
+      outcome = {
+        delivered: r.delivered,
+        result: r.delivered ? 'Delivered' : r.reason,
+        message: r.message,
+        retries: r.retries,
+        at: this.now(),
+      };
     }
 
     const status = structuredClone(obj.status ?? {}) as Record<string, unknown>;
     const a = { ...(status.assessment as AssessmentStatus) };
     delete a.pendingIntervention;
     const b = { ...((status.breaker as BreakerStatus) ?? {}) } as BreakerStatus;
-    const rec = record({ id: p.id, type: p.type, why: p.why, seq: p.seq, at: p.decidedTime, run: 0 }, outcome.delivered, outcome.result, outcome.message);
+    const rec = record(
+      { id: p.id, type: p.type, why: p.why, seq: p.seq, at: p.decidedTime, run: 0 },
+      outcome.delivered,
+      outcome.result,
+      outcome.message,
+    );
     if (outcome.delivered) rec.deliveredTime = iso(outcome.at);
     if (outcome.retries !== undefined) rec.retries = outcome.retries;
     b.history = [...(b.history ?? []), rec].slice(-HISTORY);
@@ -253,14 +360,21 @@ export class AssessmentReconciler implements Reconciler {
     let from = p.from;
     for (let i = 0; i < 100; i++) {
       const { events, next } = readEventLog(file, from, 1000);
-      for (const e of events) if (e.seq > p.seq && e.type === 'user_message' && normaliseText(e.text ?? '') === want) return true;
+      for (const e of events)
+        if (e.seq > p.seq && e.type === 'user_message' && normaliseText(e.text ?? '') === want) return true;
       if (!events.length) return false;
       from = next;
     }
     return false;
   }
 
-  private async summarise(key: string, file: string, due: CheckpointDue, cfg: AssessmentConfig, policy: SessionPolicy | undefined): Promise<CheckpointRecord> {
+  private async summarise(
+    key: string,
+    file: string,
+    due: CheckpointDue,
+    cfg: AssessmentConfig,
+    policy: SessionPolicy | undefined,
+  ): Promise<CheckpointRecord> {
     const { events } = readEventLog(file, due.from, Math.max(0, due.seq - due.from.seq));
     const segment = events.filter((e) => e.seq >= due.fromSeq && e.seq <= due.seq);
     const evidence = segmentEvidence(due, segment, cfg.detector);
@@ -280,11 +394,14 @@ export class AssessmentReconciler implements Reconciler {
         maxTokens: 400,
       });
       const v = res.value as SegmentSummary;
-      if (!v || typeof v.summary !== 'string' || typeof v.title !== 'string') throw new Error('the answer has no summary and title');
+      if (!v || typeof v.summary !== 'string' || typeof v.title !== 'string')
+        throw new Error('the answer has no summary and title');
       s = v;
     } catch (e) {
       if (backend === offline) throw e;
-      this.d.log.warn(`assessment ${key}: checkpoint summary by ${backend.name} failed (${(e as Error).message}); using the offline summary`);
+      this.d.log.warn(
+        `assessment ${key}: checkpoint summary by ${backend.name} failed (${(e as Error).message}); using the offline summary`,
+      );
       fallback = `${backend.name}: ${(e as Error).message}`.slice(0, 200);
       used = offline;
       s = summariseSegment(evidence);
@@ -315,10 +432,27 @@ function record(iv: InterventionDue, delivered: boolean, result: string, message
 }
 
 /** BreakerOpen: True while Open or HalfOpen (the session has not had its healthy turn yet). */
-function breakerCondition(conds: never[], b: BreakerStatus, state: BreakerStateName, generation: number | undefined, now: string): never[] {
+function breakerCondition(
+  conds: never[],
+  b: BreakerStatus,
+  state: BreakerStateName,
+  generation: number | undefined,
+  now: string,
+): never[] {
   const list = conds as unknown as import('../../api/types.js').Condition[];
   if (state === 'Closed') {
-    if (list.some((c) => c.type === 'BreakerOpen')) setCondition(list, { type: 'BreakerOpen', status: 'False', reason: 'Closed', message: 'the circuit breaker is closed', observedGeneration: generation }, now);
+    if (list.some((c) => c.type === 'BreakerOpen'))
+      setCondition(
+        list,
+        {
+          type: 'BreakerOpen',
+          status: 'False',
+          reason: 'Closed',
+          message: 'the circuit breaker is closed',
+          observedGeneration: generation,
+        },
+        now,
+      );
   } else
     setCondition(
       list,
@@ -326,7 +460,10 @@ function breakerCondition(conds: never[], b: BreakerStatus, state: BreakerStateN
         type: 'BreakerOpen',
         status: 'True',
         reason: b.reason ?? 'Open',
-        message: state === 'Open' ? (b.message ?? '') : `half-open after the cooldown, waiting for a healthy turn (opened for: ${b.message ?? ''})`,
+        message:
+          state === 'Open'
+            ? (b.message ?? '')
+            : `half-open after the cooldown, waiting for a healthy turn (opened for: ${b.message ?? ''})`,
         observedGeneration: generation,
       },
       now,

@@ -25,7 +25,14 @@ export interface SamplingInput {
   messages: number;
 }
 
-export type SamplingReason = 'BurnIn' | 'BreakerTriggered' | 'ExplicitFeedback' | 'LongSession' | 'BaseRate' | 'NotSampled' | 'NoSamplingPolicy';
+export type SamplingReason =
+  | 'BurnIn'
+  | 'BreakerTriggered'
+  | 'ExplicitFeedback'
+  | 'LongSession'
+  | 'BaseRate'
+  | 'NotSampled'
+  | 'NoSamplingPolicy';
 
 export interface SamplingDecision {
   judge: boolean;
@@ -52,7 +59,8 @@ export function samplingInputFor(session: AgentSession, run: number, evaluations
   const d = st.detector as DetectorState | undefined;
   const prev = (st.assessment as AssessmentStatus | undefined)?.previousRun;
   const b = st.breaker as BreakerStatus | undefined;
-  const feedbackOf = (counts: DetectorState['counts'] | undefined) => (counts?.Satisfaction ?? 0) + (counts?.Frustration ?? 0) + (counts?.UserCorrection ?? 0) > 0;
+  const feedbackOf = (counts: DetectorState['counts'] | undefined) =>
+    (counts?.Satisfaction ?? 0) + (counts?.Frustration ?? 0) + (counts?.UserCorrection ?? 0) > 0;
   let messages = 0;
   let explicitFeedback = false;
   if (d?.run === run) {
@@ -62,12 +70,27 @@ export function samplingInputFor(session: AgentSession, run: number, evaluations
     messages = prev.messages;
     explicitFeedback = feedbackOf(prev.counts);
   }
-  const breakerTriggered = (b?.history ?? []).some((h) => h.id.startsWith(`${run}-`)) || (d?.run === run && (b?.trips ?? 0) > 0) || (prev?.run === run && prev.trips > 0);
-  return { uid: session.metadata.uid ?? `${session.metadata.namespace}/${session.metadata.name}`, run, evaluationsSoFar, breakerTriggered, explicitFeedback, messages };
+  const breakerTriggered =
+    (b?.history ?? []).some((h) => h.id.startsWith(`${run}-`)) ||
+    (d?.run === run && (b?.trips ?? 0) > 0) ||
+    (prev?.run === run && prev.trips > 0);
+  return {
+    uid: session.metadata.uid ?? `${session.metadata.namespace}/${session.metadata.name}`,
+    run,
+    evaluationsSoFar,
+    breakerTriggered,
+    explicitFeedback,
+    messages,
+  };
 }
 
 /** The decision for one ended run under `policy`. */
-export function sampleRun(session: AgentSession, run: number, policy: SessionPolicy | undefined, evaluationsSoFar: number): SamplingDecision {
+export function sampleRun(
+  session: AgentSession,
+  run: number,
+  policy: SessionPolicy | undefined,
+  evaluationsSoFar: number,
+): SamplingDecision {
   const spec = policy?.spec as { sampling?: unknown } | undefined;
   if (!spec?.sampling || typeof spec.sampling !== 'object') return { judge: true, reason: 'NoSamplingPolicy' };
   return sample(samplingInputFor(session, run, evaluationsSoFar), assessmentConfig(policy).sampling);

@@ -79,7 +79,11 @@ export const HISTORY = 10;
 const iso = (ms: number) => new Date(ms).toISOString();
 const ms = (s: string | undefined) => (s ? Date.parse(s) : undefined);
 
-export function breakerToStatus(state: BreakerStateName, c: BreakerContext, prev: BreakerStatus | undefined): BreakerStatus {
+export function breakerToStatus(
+  state: BreakerStateName,
+  c: BreakerContext,
+  prev: BreakerStatus | undefined,
+): BreakerStatus {
   const out: BreakerStatus = {
     state,
     trips: c.trips,
@@ -98,7 +102,10 @@ export function breakerToStatus(state: BreakerStateName, c: BreakerContext, prev
   return out;
 }
 
-export function breakerFromStatus(b: Partial<BreakerStatus> | undefined): { state: BreakerStateName; context: BreakerContext } {
+export function breakerFromStatus(b: Partial<BreakerStatus> | undefined): {
+  state: BreakerStateName;
+  context: BreakerContext;
+} {
   const state = BREAKER_STATES.includes(b?.state as BreakerStateName) ? (b!.state as BreakerStateName) : 'Closed';
   const context: BreakerContext = {
     consecutiveFailures: b?.consecutiveFailures ?? 0,
@@ -131,7 +138,9 @@ export function stateFromStatus(st: Record<string, unknown> | undefined): Assess
 }
 
 /** Fingerprint of status.git: changes when HEAD, the commit count or the files changed do. */
-export function gitFingerprint(git: { head?: string; commits?: number; filesChanged?: number; insertions?: number; deletions?: number } | undefined): string | undefined {
+export function gitFingerprint(
+  git: { head?: string; commits?: number; filesChanged?: number; insertions?: number; deletions?: number } | undefined,
+): string | undefined {
   if (!git) return undefined;
   return [git.head ?? '', git.commits ?? 0, git.filesChanged ?? 0, git.insertions ?? 0, git.deletions ?? 0].join(':');
 }

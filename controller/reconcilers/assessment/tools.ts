@@ -59,7 +59,8 @@ const COMMANDS: CommandTool[] = [
 ];
 
 /** Commands that only show files or text: their output is data, not a tool's verdict. */
-const VIEWERS = /^\s*(cat|head|tail|less|more|grep|rg|sed|awk|echo|printf|ls|find|git\s+(log|show|diff|status|blame))\b/;
+const VIEWERS =
+  /^\s*(cat|head|tail|less|more|grep|rg|sed|awk|echo|printf|ls|find|git\s+(log|show|diff|status|blame))\b/;
 
 interface TextRule {
   re: RegExp;
@@ -75,7 +76,12 @@ const TEXT: TextRule[] = [
   // jest:  "Tests:       1 failed, 2 passed, 3 total"  "Test Suites: 1 failed, 1 total"
   { re: /^(Tests|Test Suites):\s+(\d+ \w+, )*\d+ failed/m, kind: 'test', tool: 'jest', ok: false },
   // pytest:  "===== 2 failed, 3 passed in 0.12s =====", with -q "2 failed in 0.05s", "no tests ran in 0.01s"
-  { re: /^(=+ )?((\d+ \w+, )*\d+ (failed|errors?)\b[^\n]*|no tests ran[^\n]*) in [\d.]+s\b/m, kind: 'test', tool: 'pytest', ok: false },
+  {
+    re: /^(=+ )?((\d+ \w+, )*\d+ (failed|errors?)\b[^\n]*|no tests ran[^\n]*) in [\d.]+s\b/m,
+    kind: 'test',
+    tool: 'pytest',
+    ok: false,
+  },
   { re: /^=+ ERRORS =+$/m, kind: 'test', tool: 'pytest', ok: false },
   // go test:  "--- FAIL: TestAdd (0.00s)"  "FAIL\tpkg\t0.003s"  "FAIL\tpkg [build failed]"
   { re: /^FAIL\s+\S+\s+\[(build|setup) failed\]/m, kind: 'build', tool: 'go', ok: false },
@@ -116,7 +122,9 @@ function textVerdict(text: string): TextRule | undefined {
   return undefined;
 }
 
-export function classifyToolResult(e: Pick<ToolResultEvent, 'tool' | 'command' | 'isError' | 'exitCode' | 'output'>): ToolOutcome {
+export function classifyToolResult(
+  e: Pick<ToolResultEvent, 'tool' | 'command' | 'isError' | 'exitCode' | 'output'>,
+): ToolOutcome {
   const output = e.output ?? '';
   const rejected = REJECTED.test(output);
   let exitCode = typeof e.exitCode === 'number' ? e.exitCode : undefined;
@@ -126,7 +134,8 @@ export function classifyToolResult(e: Pick<ToolResultEvent, 'tool' | 'command' |
   }
   const statusOk = exitCode !== undefined ? exitCode === 0 : e.isError ? false : undefined;
   const command = e.command ?? '';
-  const shell = !e.tool || /^(Bash|bash|shell|sh|exec_command|run_shell_command|local_shell)$/.test(e.tool) || command !== '';
+  const shell =
+    !e.tool || /^(Bash|bash|shell|sh|exec_command|run_shell_command|local_shell)$/.test(e.tool) || command !== '';
   if (rejected) return { ok: false, exitCode, commit: false, rejected };
   if (!shell || !command || VIEWERS.test(command)) return { ok: statusOk ?? true, exitCode, commit: false, rejected };
 

@@ -15,7 +15,17 @@ import type { AgentEvent, ToolResultEvent, ToolUseEvent } from '../../store/even
 import { outputTail } from '../session/output.js';
 
 export const MAX_EVIDENCE_BYTES = 6144;
-export const LIMITS = { task: 500, outputLines: 40, outputChars: 1500, assistant: 600, result: 400, subject: 120, command: 200, detectorKeys: 12, scalar: 80 } as const;
+export const LIMITS = {
+  task: 500,
+  outputLines: 40,
+  outputChars: 1500,
+  assistant: 600,
+  result: 400,
+  subject: 120,
+  command: 200,
+  detectorKeys: 12,
+  scalar: 80,
+} as const;
 
 export const ENDED_PHASES = new Set(['Succeeded', 'Failed', 'Killed', 'TimedOut']);
 
@@ -63,7 +73,13 @@ export function endedPhase(status: AgentSession['status']): string | undefined {
   }
 }
 
-const STATE_PHASE: Record<string, string> = { SUCCEEDED: 'Succeeded', FAILED: 'Failed', KILLED: 'Killed', TIMEDOUT: 'TimedOut', RUNNING: 'Running' };
+const STATE_PHASE: Record<string, string> = {
+  SUCCEEDED: 'Succeeded',
+  FAILED: 'Failed',
+  KILLED: 'Killed',
+  TIMEDOUT: 'TimedOut',
+  RUNNING: 'Running',
+};
 
 const TEST_COMMAND =
   /(^|[\s;&|(])((npm|pnpm|yarn|bun)\s+(run\s+)?test\b|npx\s+(vitest|jest|mocha|playwright)\b|vitest\b|jest\b|mocha\b|pytest\b|python3?\s+-m\s+(pytest|unittest)\b|go\s+test\b|cargo\s+(test|nextest)\b|make\s+(test|check)\b|mvn\s+(-\S+\s+)*test\b|gradle\w*\s+test\b|rspec\b|phpunit\b|tox\b|deno\s+test\b|dotnet\s+test\b|ctest\b)/;
@@ -125,13 +141,25 @@ export function fromEvents(events: AgentEvent[], run: number): ToolFacts {
   const out: ToolFacts = {};
   if (calls) {
     let repeated: { command: string; count: number } | undefined;
-    for (const [command, count] of failedBy) if (count >= 2 && (!repeated || count > repeated.count)) repeated = { command: clip(command, LIMITS.command), count };
-    out.tools = { calls, failures: failuresN, consecutiveFailures: consecutive, ...(repeated ? { repeatedFailure: repeated } : {}) };
+    for (const [command, count] of failedBy)
+      if (count >= 2 && (!repeated || count > repeated.count))
+        repeated = { command: clip(command, LIMITS.command), count };
+    out.tools = {
+      calls,
+      failures: failuresN,
+      consecutiveFailures: consecutive,
+      ...(repeated ? { repeatedFailure: repeated } : {}),
+    };
   }
   if (lastTest) {
     const counts = testSummary(outputTail(lastTest.output, 200, 20_000));
     // The exit status decides; the counts are detail.
-    out.tests = { signal: lastTest.ok ? 'passing' : 'failing', ...(counts.passed !== undefined ? { passed: counts.passed } : {}), ...(counts.failed !== undefined ? { failed: counts.failed } : {}), source: `tool:${clip(lastTest.command, 80)}` };
+    out.tests = {
+      signal: lastTest.ok ? 'passing' : 'failing',
+      ...(counts.passed !== undefined ? { passed: counts.passed } : {}),
+      ...(counts.failed !== undefined ? { failed: counts.failed } : {}),
+      source: `tool:${clip(lastTest.command, 80)}`,
+    };
   }
   if (assistant) out.lastAssistantMessage = clip(assistant.trim(), LIMITS.assistant);
   return out;
@@ -156,11 +184,19 @@ function scalars(o: unknown, maxKeys: number): Record<string, string | number | 
 export function breakerSummary(session: AgentSession): JudgeEvidence['breaker'] {
   const b = (session.status?.breaker ?? {}) as Record<string, unknown>;
   const open = getCondition(session.status?.conditions, 'BreakerOpen');
-  const countKey = ['openings', 'trips', 'timesOpened', 'openCount', 'tripCount', 'opened'].find((k) => typeof b[k] === 'number');
+  const countKey = ['openings', 'trips', 'timesOpened', 'openCount', 'tripCount', 'opened'].find(
+    (k) => typeof b[k] === 'number',
+  );
   const openings = countKey ? (b[countKey] as number) : undefined;
   const state = typeof b.state === 'string' ? b.state : open?.status === 'True' ? 'Open' : undefined;
   const lastTrip = b.lastTrip as Record<string, unknown> | undefined;
-  const reasonRaw = b.reason ?? b.tripReason ?? b.lastTripReason ?? lastTrip?.reason ?? b.intervention ?? (open?.status === 'True' ? open.reason : undefined);
+  const reasonRaw =
+    b.reason ??
+    b.tripReason ??
+    b.lastTripReason ??
+    lastTrip?.reason ??
+    b.intervention ??
+    (open?.status === 'True' ? open.reason : undefined);
   const out: NonNullable<JudgeEvidence['breaker']> = {};
   if (state) out.state = clip(state, 20);
   if (openings !== undefined) out.openings = openings;
@@ -193,12 +229,16 @@ export function buildEvidence(i: EvidenceInput): JudgeEvidence {
     trigger: i.trigger,
     phase: current ? (endedPhase(st) ?? st.phase ?? 'Pending') : (STATE_PHASE[String(rs.status ?? '')] ?? 'Failed'),
   };
-  const reason = current ? (getCondition(st.conditions, 'Succeeded')?.reason ?? st.reason) : (rs.reason as string | undefined);
+  const reason = current
+    ? (getCondition(st.conditions, 'Succeeded')?.reason ?? st.reason)
+    : (rs.reason as string | undefined);
   if (reason && (current ? st.completionTime : true)) e.reason = clip(reason, 40);
   const exitCode = current ? st.exitCode : (rs.exitCode as number | null | undefined);
   if (typeof exitCode === 'number') e.exitCode = exitCode;
   const start = current ? st.startTime : rs.startTime;
-  const end = current ? (st.completionTime ?? (ENDED_PHASES.has(e.phase) ? undefined : new Date(i.now ?? Date.now()).toISOString())) : rs.completedTime;
+  const end = current
+    ? (st.completionTime ?? (ENDED_PHASES.has(e.phase) ? undefined : new Date(i.now ?? Date.now()).toISOString()))
+    : rs.completedTime;
   const dur = seconds(start, end);
   if (dur !== undefined) e.durationSeconds = dur;
   if (i.maxDurationMs) e.maxDurationSeconds = Math.round(i.maxDurationMs / 1000);

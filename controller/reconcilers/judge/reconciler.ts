@@ -36,7 +36,14 @@ import { clip, endedPhase } from './evidence.js';
 import { buildJudgePrompt } from './prompt.js';
 import { judgeConfigOf, shouldJudge } from './should-judge.js';
 import { gatherEvidence, readRunState } from './sources.js';
-import { hasVerdict, isFailed, runEvaluationName, type Evaluation, type EvaluationTrigger, type LastEvaluation } from './types.js';
+import {
+  hasVerdict,
+  isFailed,
+  runEvaluationName,
+  type Evaluation,
+  type EvaluationTrigger,
+  type LastEvaluation,
+} from './types.js';
 
 export const MAX_ATTEMPTS = 3;
 const RETRY_LATER_MS = 5000;
@@ -59,7 +66,12 @@ export interface JudgeMetricsHooks {
   /** Judgements holding a slot of the concurrency limit. */
   onInFlight?(n: number): void;
   /** One request to a backend (a judgement may make several: retries, the repair). */
-  onRequest?(backend: string, purpose: string, result: 'success' | 'error' | 'timeout' | 'invalid', seconds: number): void;
+  onRequest?(
+    backend: string,
+    purpose: string,
+    result: 'success' | 'error' | 'timeout' | 'invalid',
+    seconds: number,
+  ): void;
 }
 
 export interface JudgeDeps {
@@ -91,15 +103,20 @@ const REASONS: Record<LlmErrorKind, string> = {
 };
 
 /** Score ≤ 2 or recommendation escalate: a person should look. */
-export const escalates = (s: { score?: number; recommendation?: string } | undefined) => !!s && ((s.score !== undefined && s.score <= 2) || s.recommendation === 'escalate');
+export const escalates = (s: { score?: number; recommendation?: string } | undefined) =>
+  !!s && ((s.score !== undefined && s.score <= 2) || s.recommendation === 'escalate');
 
 /** When an Evaluation was decided: its verdict's time, else when JudgeFailed was set, else its creation. */
 const decidedAt = (e: Evaluation) => {
-  const t = e.status?.evaluatedAt ?? e.status?.conditions?.find((c) => c.type === 'JudgeFailed' && c.status === 'True')?.lastTransitionTime ?? e.metadata.creationTimestamp;
+  const t =
+    e.status?.evaluatedAt ??
+    e.status?.conditions?.find((c) => c.type === 'JudgeFailed' && c.status === 'True')?.lastTransitionTime ??
+    e.metadata.creationTimestamp;
   const n = Date.parse(String(t ?? ''));
   return Number.isNaN(n) ? 0 : n;
 };
-const newestFirst = (a: Evaluation, b: Evaluation) => (b.spec?.run ?? 0) - (a.spec?.run ?? 0) || decidedAt(b) - decidedAt(a);
+const newestFirst = (a: Evaluation, b: Evaluation) =>
+  (b.spec?.run ?? 0) - (a.spec?.run ?? 0) || decidedAt(b) - decidedAt(a);
 
 export class JudgeReconciler implements Reconciler {
   /** Evaluations (namespace/name) with a judgement under way in this process. */
@@ -133,7 +150,8 @@ export class JudgeReconciler implements Reconciler {
       }
     for (const ev of mine) {
       const id = `${ev.metadata.namespace ?? ''}/${ev.metadata.name}`;
-      if (hasVerdict(ev) || isFailed(ev)) this.decided.delete(id); // the cache has caught up
+      if (hasVerdict(ev) || isFailed(ev))
+        this.decided.delete(id); // the cache has caught up
       else if (!this.decided.has(id)) this.start(ev, key);
     }
     await this.summarise(session, mine);
@@ -165,19 +183,28 @@ export class JudgeReconciler implements Reconciler {
   private evaluationsOf(session: AgentSession): Evaluation[] {
     const uid = session.metadata.uid;
     return (this.d.evaluations.list(session.metadata.namespace ?? '') as Evaluation[]).filter(
-      (e) => e.spec?.sessionRef === session.metadata.name && !e.metadata.deletionTimestamp && (!e.metadata.ownerReferences?.length || e.metadata.ownerReferences.some((r) => r.uid === uid)),
+      (e) =>
+        e.spec?.sessionRef === session.metadata.name &&
+        !e.metadata.deletionTimestamp &&
+        (!e.metadata.ownerReferences?.length || e.metadata.ownerReferences.some((r) => r.uid === uid)),
     );
   }
 
   /** Creates the run's Evaluation unless it exists; returns it when this call created it. */
-  private async ensureEvaluation(session: AgentSession, run: number, policy: SessionPolicy | undefined): Promise<Evaluation | undefined> {
+  private async ensureEvaluation(
+    session: AgentSession,
+    run: number,
+    policy: SessionPolicy | undefined,
+  ): Promise<Evaluation | undefined> {
     const ns = session.metadata.namespace ?? 'default';
     const name = runEvaluationName(session.metadata.name, run);
     if ((this.d.evaluations.list(ns) as Evaluation[]).some((e) => e.metadata.name === name)) return undefined;
     if (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) return undefined;
     const evidence = gatherEvidence(this.d.home, session, run, 'SessionEnded', policy);
     try {
-      const created = (await this.d.store.create(newEvaluation(session, name, run, 'SessionEnded', JSON.parse(JSON.stringify(evidence))))) as Evaluation;
+      const created = (await this.d.store.create(
+        newEvaluation(session, name, run, 'SessionEnded', JSON.parse(JSON.stringify(evidence))),
+      )) as Evaluation;
       this.d.log.info(`evaluation ${ns}/${name} created for run ${run} of ${session.metadata.name}`);
       return created;
     } catch (e) {
@@ -227,19 +254,31 @@ export class JudgeReconciler implements Reconciler {
       let ev = (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) as Evaluation | undefined;
       if (!ev || hasVerdict(ev) || isFailed(ev)) return true;
       if (this.stopping) return false;
-      const session = (await this.d.store.get({ kind: 'AgentSession', namespace: ns, name: ev.spec!.sessionRef })) as AgentSession | undefined;
+      const session = (await this.d.store.get({ kind: 'AgentSession', namespace: ns, name: ev.spec!.sessionRef })) as
+        | AgentSession
+        | undefined;
       if (!session) return true;
       const policy = resolvePolicy(session, this.d.policies.list() as SessionPolicy[]);
       const config = resolveJudgeConfig(judgeConfigOf(policy));
       backendName = config.backend;
       const attempts = ev.status?.attempts ?? 0;
       if (attempts >= MAX_ATTEMPTS) {
-        await this.fail(ev, session, 'TooManyAttempts', `${attempts} judgements were started and none finished (the controller restarted during each)`, backendName, t0);
+        await this.fail(
+          ev,
+          session,
+          'TooManyAttempts',
+          `${attempts} judgements were started and none finished (the controller restarted during each)`,
+          backendName,
+          t0,
+        );
         return true;
       }
       if (!ev.spec?.evidence) {
         const evidence = gatherEvidence(this.d.home, session, ev.spec!.run, ev.spec!.trigger ?? 'OnDemand', policy);
-        ev = (await this.d.store.update({ ...ev, spec: { ...ev.spec!, evidence: JSON.parse(JSON.stringify(evidence)) } })) as Evaluation;
+        ev = (await this.d.store.update({
+          ...ev,
+          spec: { ...ev.spec!, evidence: JSON.parse(JSON.stringify(evidence)) },
+        })) as Evaluation;
       }
       // Recorded before the call: a controller killed now leaves the attempt counted.
       ev = await this.writeEvaluationStatus(ev, (s) => {
@@ -257,8 +296,22 @@ export class JudgeReconciler implements Reconciler {
       const p = buildJudgePrompt(ev.spec!.evidence!);
       const r = await completeStructured<Verdict>(
         backend,
-        { purpose: 'judge', system: p.system, prompt: p.prompt, schema: VERDICT_SCHEMA, schemaName: VERDICT_SCHEMA_NAME, evidence: ev.spec!.evidence, timeoutMs: config.timeoutMs, maxTokens: 1024, signal: this.abort.signal },
-        { maxRetries: config.maxRetries, backoffMs: this.d.backoffMs, onRequest: (result, secs) => this.d.metrics?.onRequest?.(backend.name, 'judge', result, secs) },
+        {
+          purpose: 'judge',
+          system: p.system,
+          prompt: p.prompt,
+          schema: VERDICT_SCHEMA,
+          schemaName: VERDICT_SCHEMA_NAME,
+          evidence: ev.spec!.evidence,
+          timeoutMs: config.timeoutMs,
+          maxTokens: 1024,
+          signal: this.abort.signal,
+        },
+        {
+          maxRetries: config.maxRetries,
+          backoffMs: this.d.backoffMs,
+          onRequest: (result, secs) => this.d.metrics?.onRequest?.(backend.name, 'judge', result, secs),
+        },
       );
       if (this.stopping) return false;
       const v = r.value;
@@ -274,13 +327,29 @@ export class JudgeReconciler implements Reconciler {
           failures: v.failures,
           reasoning: v.reasoning,
           backend: backend.name,
-          ...(r.response.model ?? backend.model ? { model: r.response.model ?? backend.model } : {}),
+          ...((r.response.model ?? backend.model) ? { model: r.response.model ?? backend.model } : {}),
           evaluatedAt: new Date().toISOString(),
-          ...(r.response.usage && (r.response.usage.inputTokens !== undefined || r.response.usage.outputTokens !== undefined) ? { usage: JSON.parse(JSON.stringify(r.response.usage)) } : {}),
+          ...(r.response.usage &&
+          (r.response.usage.inputTokens !== undefined || r.response.usage.outputTokens !== undefined)
+            ? { usage: JSON.parse(JSON.stringify(r.response.usage)) }
+            : {}),
         });
         s.conditions ??= [];
-        setCondition(s.conditions, { type: 'Judged', status: 'True', reason: 'VerdictRecorded', message: `score ${v.score}/5 from the ${backend.name} backend after ${r.requests} request${r.requests === 1 ? '' : 's'}${r.repaired ? ' (one repaired answer)' : ''}`, observedGeneration: ev!.metadata.generation });
-        if (getCondition(s.conditions, 'JudgeFailed')) setCondition(s.conditions, { type: 'JudgeFailed', status: 'False', reason: 'VerdictRecorded', message: '', observedGeneration: ev!.metadata.generation });
+        setCondition(s.conditions, {
+          type: 'Judged',
+          status: 'True',
+          reason: 'VerdictRecorded',
+          message: `score ${v.score}/5 from the ${backend.name} backend after ${r.requests} request${r.requests === 1 ? '' : 's'}${r.repaired ? ' (one repaired answer)' : ''}`,
+          observedGeneration: ev!.metadata.generation,
+        });
+        if (getCondition(s.conditions, 'JudgeFailed'))
+          setCondition(s.conditions, {
+            type: 'JudgeFailed',
+            status: 'False',
+            reason: 'VerdictRecorded',
+            message: '',
+            observedGeneration: ev!.metadata.generation,
+          });
       });
       if (written) {
         this.d.metrics?.onEvaluated?.(backend.name, v.recommendation, v.score, (performance.now() - t0) / 1000);
@@ -292,7 +361,11 @@ export class JudgeReconciler implements Reconciler {
       const err = e instanceof LlmError ? e : undefined;
       if (!err) throw e;
       const ev = (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) as Evaluation | undefined;
-      const session = ev && ((await this.d.store.get({ kind: 'AgentSession', namespace: ns, name: ev.spec!.sessionRef })) as AgentSession | undefined);
+      const session =
+        ev &&
+        ((await this.d.store.get({ kind: 'AgentSession', namespace: ns, name: ev.spec!.sessionRef })) as
+          | AgentSession
+          | undefined);
       if (ev && session) await this.fail(ev, session, REASONS[err.kind], err.message, backendName, t0);
       return true;
     } finally {
@@ -302,27 +375,54 @@ export class JudgeReconciler implements Reconciler {
   }
 
   /** JudgeFailed on the Evaluation (never a score), a Warning event; the session's condition follows in summarise(). */
-  private async fail(ev: Evaluation, session: AgentSession, reason: string, message: string, backend: string, t0: number): Promise<void> {
+  private async fail(
+    ev: Evaluation,
+    session: AgentSession,
+    reason: string,
+    message: string,
+    backend: string,
+    t0: number,
+  ): Promise<void> {
     const msg = clip(message, 900);
     const written = await this.writeEvaluationStatus(ev, (s) => {
       s.phase = 'Failed';
       s.message = clip(`${reason}: ${msg}`, 1000);
       s.backend = backend;
       s.conditions ??= [];
-      setCondition(s.conditions, { type: 'JudgeFailed', status: 'True', reason, message: msg, observedGeneration: ev.metadata.generation });
-      setCondition(s.conditions, { type: 'Judged', status: 'False', reason, message: 'no verdict', observedGeneration: ev.metadata.generation });
+      setCondition(s.conditions, {
+        type: 'JudgeFailed',
+        status: 'True',
+        reason,
+        message: msg,
+        observedGeneration: ev.metadata.generation,
+      });
+      setCondition(s.conditions, {
+        type: 'Judged',
+        status: 'False',
+        reason,
+        message: 'no verdict',
+        observedGeneration: ev.metadata.generation,
+      });
     });
     if (!written || hasVerdict(written)) return;
     this.d.metrics?.onFailed?.(backend, reason, (performance.now() - t0) / 1000);
     this.d.log.warn(`evaluation ${ev.metadata.namespace}/${ev.metadata.name}: judge failed (${reason}): ${msg}`);
-    await this.d.recorder.record(session, 'Warning', 'JudgeFailed', `Evaluation ${ev.metadata.name} of run ${ev.spec?.run} failed (${reason}, ${backend} backend): ${msg}`);
+    await this.d.recorder.record(
+      session,
+      'Warning',
+      'JudgeFailed',
+      `Evaluation ${ev.metadata.name} of run ${ev.spec?.run} failed (${reason}, ${backend} backend): ${msg}`,
+    );
   }
 
   /**
    * Compare-and-swap status write of an Evaluation; never touches one that already has a verdict
    * or has failed. Returns the stored object, or undefined when it is gone or already decided.
    */
-  private async writeEvaluationStatus(ev: Evaluation, change: (s: NonNullable<Evaluation['status']>) => void): Promise<Evaluation | undefined> {
+  private async writeEvaluationStatus(
+    ev: Evaluation,
+    change: (s: NonNullable<Evaluation['status']>) => void,
+  ): Promise<Evaluation | undefined> {
     let cur: Evaluation | undefined = ev;
     for (let i = 0; i < 8 && cur; i++) {
       if (hasVerdict(cur) || isFailed(cur)) return undefined;
@@ -336,7 +436,11 @@ export class JudgeReconciler implements Reconciler {
           if (isApiError(e, 'NotFound')) return undefined;
           throw e;
         }
-        cur = (await this.d.store.get({ kind: 'Evaluation', namespace: ev.metadata.namespace ?? '', name: ev.metadata.name })) as Evaluation | undefined;
+        cur = (await this.d.store.get({
+          kind: 'Evaluation',
+          namespace: ev.metadata.namespace ?? '',
+          name: ev.metadata.name,
+        })) as Evaluation | undefined;
       }
     }
     return undefined;
@@ -356,26 +460,63 @@ export class JudgeReconciler implements Reconciler {
     const prev = st.lastEvaluation as Partial<LastEvaluation> | undefined;
     if (latest && prev?.name !== latest.metadata.name) {
       const s = latest.status!;
-      st.lastEvaluation = { name: latest.metadata.name, run: latest.spec!.run, score: s.score!, recommendation: s.recommendation!, outcome: s.outcome!, evaluatedAt: s.evaluatedAt! } satisfies LastEvaluation;
+      st.lastEvaluation = {
+        name: latest.metadata.name,
+        run: latest.spec!.run,
+        score: s.score!,
+        recommendation: s.recommendation!,
+        outcome: s.outcome!,
+        evaluatedAt: s.evaluatedAt!,
+      } satisfies LastEvaluation;
       changed = true;
       // On the arrival of a new verdict only: the session controller may clear Escalated later (a new run).
       if (escalates(s)) {
         const msg = `run ${latest.spec!.run} judged ${s.score}/5 (${s.outcome}, recommendation ${s.recommendation}) by the ${s.backend} judge: ${clip(s.reasoning ?? '', 300)}`;
-        setCondition(st.conditions, { type: 'Escalated', status: 'True', reason: 'JudgeEscalated', message: msg, observedGeneration: gen });
+        setCondition(st.conditions, {
+          type: 'Escalated',
+          status: 'True',
+          reason: 'JudgeEscalated',
+          message: msg,
+          observedGeneration: gen,
+        });
         events.push(['Warning', 'Escalated', `Evaluation ${latest.metadata.name}: ${msg}`]);
       } else {
         const esc = getCondition(st.conditions, 'Escalated');
         if (esc?.status === 'True' && esc.reason === 'JudgeEscalated')
-          setCondition(st.conditions, { type: 'Escalated', status: 'False', reason: 'JudgeSatisfied', message: `run ${latest.spec!.run} judged ${s.score}/5 (${s.recommendation})`, observedGeneration: gen });
-        events.push(['Normal', 'Evaluated', `Evaluation ${latest.metadata.name}: run ${latest.spec!.run} judged ${s.score}/5 (${s.outcome}, recommendation ${s.recommendation}) by the ${s.backend} judge`]);
+          setCondition(st.conditions, {
+            type: 'Escalated',
+            status: 'False',
+            reason: 'JudgeSatisfied',
+            message: `run ${latest.spec!.run} judged ${s.score}/5 (${s.recommendation})`,
+            observedGeneration: gen,
+          });
+        events.push([
+          'Normal',
+          'Evaluated',
+          `Evaluation ${latest.metadata.name}: run ${latest.spec!.run} judged ${s.score}/5 (${s.outcome}, recommendation ${s.recommendation}) by the ${s.backend} judge`,
+        ]);
       }
     }
     const last = finished[0];
     if (last && isFailed(last)) {
       const c = getCondition(last.status?.conditions, 'JudgeFailed');
-      changed = setCondition(st.conditions, { type: 'JudgeFailed', status: 'True', reason: c?.reason ?? 'JudgeFailed', message: clip(`Evaluation ${last.metadata.name}: ${c?.message ?? last.status?.message ?? ''}`, 1000), observedGeneration: gen }) || changed;
+      changed =
+        setCondition(st.conditions, {
+          type: 'JudgeFailed',
+          status: 'True',
+          reason: c?.reason ?? 'JudgeFailed',
+          message: clip(`Evaluation ${last.metadata.name}: ${c?.message ?? last.status?.message ?? ''}`, 1000),
+          observedGeneration: gen,
+        }) || changed;
     } else if (last && getCondition(st.conditions, 'JudgeFailed')?.status === 'True') {
-      changed = setCondition(st.conditions, { type: 'JudgeFailed', status: 'False', reason: 'VerdictRecorded', message: `Evaluation ${last.metadata.name} has a verdict`, observedGeneration: gen }) || changed;
+      changed =
+        setCondition(st.conditions, {
+          type: 'JudgeFailed',
+          status: 'False',
+          reason: 'VerdictRecorded',
+          message: `Evaluation ${last.metadata.name} has a verdict`,
+          observedGeneration: gen,
+        }) || changed;
     }
     if (!changed) return; // most passes: nothing of ours to write
     // Events first: after a crash in between they are recorded again, which the recorder folds
@@ -403,7 +544,13 @@ export function policyLimiter(policies: Pick<Informer, 'list'>): Semaphore {
 }
 
 /** An Evaluation object for one run of a session, owned by it (deleted with it). */
-export function newEvaluation(session: AgentSession, name: string, run: number, trigger: EvaluationTrigger, evidence?: JudgeEvidence): Evaluation {
+export function newEvaluation(
+  session: AgentSession,
+  name: string,
+  run: number,
+  trigger: EvaluationTrigger,
+  evidence?: JudgeEvidence,
+): Evaluation {
   return {
     apiVersion: API_VERSION,
     kind: 'Evaluation',
@@ -411,7 +558,16 @@ export function newEvaluation(session: AgentSession, name: string, run: number, 
       name,
       namespace: session.metadata.namespace ?? 'default',
       labels: { [SESSION_LABEL]: session.metadata.name, [RUN_LABEL]: String(run), [TRIGGER_LABEL]: trigger },
-      ownerReferences: [{ apiVersion: API_VERSION, kind: 'AgentSession', name: session.metadata.name, uid: session.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: 'AgentSession',
+          name: session.metadata.name,
+          uid: session.metadata.uid!,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
     spec: {
       sessionRef: session.metadata.name,

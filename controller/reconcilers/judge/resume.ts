@@ -24,7 +24,12 @@ const newest = (a: Evaluation, b: Evaluation) => (b.spec?.run ?? 0) - (a.spec?.r
 export function latestOwnEvaluation(session: AgentSession, evaluations: Evaluation[]): Evaluation | undefined {
   const uid = session.metadata.uid;
   return evaluations
-    .filter((e) => (e.metadata.namespace ?? '') === (session.metadata.namespace ?? '') && e.spec?.sessionRef === session.metadata.name && hasVerdict(e))
+    .filter(
+      (e) =>
+        (e.metadata.namespace ?? '') === (session.metadata.namespace ?? '') &&
+        e.spec?.sessionRef === session.metadata.name &&
+        hasVerdict(e),
+    )
     .filter((e) => !uid || !e.metadata.ownerReferences?.length || e.metadata.ownerReferences.some((r) => r.uid === uid))
     .sort(newest)[0];
 }
@@ -61,8 +66,17 @@ export function resumeNotes(session: AgentSession, evaluations: Evaluation[]): s
   const project = session.spec?.projectRef;
   if (!project) return undefined;
   const other = evaluations
-    .filter((e) => (e.metadata.namespace ?? '') === (session.metadata.namespace ?? '') && e.spec?.projectRef === project && e.spec?.sessionRef !== session.metadata.name && hasVerdict(e))
+    .filter(
+      (e) =>
+        (e.metadata.namespace ?? '') === (session.metadata.namespace ?? '') &&
+        e.spec?.projectRef === project &&
+        e.spec?.sessionRef !== session.metadata.name &&
+        hasVerdict(e),
+    )
     .sort((a, b) => at(b) - at(a))[0];
   if (!other) return undefined;
-  return formatAssessment(other, `The latest run in project ${project} (session ${other.spec!.sessionRef}, run ${other.spec!.run})`);
+  return formatAssessment(
+    other,
+    `The latest run in project ${project} (session ${other.spec!.sessionRef}, run ${other.spec!.run})`,
+  );
 }

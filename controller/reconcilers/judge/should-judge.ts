@@ -24,7 +24,12 @@ export function judgeConfigOf(policy: SessionPolicy | undefined): JudgeConfig | 
  * whether that run is sampled (assessment/sampling.ts: every run unless the policy has a
  * `sampling` section; `evaluationsSoFar` in the namespace counts towards its burn-in).
  */
-export function shouldJudge(session: AgentSession, policy: SessionPolicy | undefined, run?: number, evaluationsSoFar = 0): boolean {
+export function shouldJudge(
+  session: AgentSession,
+  policy: SessionPolicy | undefined,
+  run?: number,
+  evaluationsSoFar = 0,
+): boolean {
   if (session.metadata.deletionTimestamp) return false;
   const j = judgeConfigOf(policy);
   if (!j || j.enabled === false) return false;

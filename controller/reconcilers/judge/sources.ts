@@ -27,7 +27,9 @@ export function readEventTail(file: string, window = EVENT_LOG_WINDOW): AgentEve
     return [];
   }
   const offset = Math.max(0, size - window);
-  return readEventLog(file, { seq: 0, offset }).events.filter((e) => e && typeof e === 'object' && typeof e.type === 'string');
+  return readEventLog(file, { seq: 0, offset }).events.filter(
+    (e) => e && typeof e === 'object' && typeof e.type === 'string',
+  );
 }
 
 export function readRunState(home: string, ns: string, name: string, run: number): Record<string, unknown> | undefined {
@@ -48,7 +50,14 @@ function maxDurationMs(session: AgentSession, policy: SessionPolicy | undefined)
   }
 }
 
-export function gatherEvidence(home: string, session: AgentSession, run: number, trigger: JudgeEvidence['trigger'], policy: SessionPolicy | undefined, now = Date.now()): JudgeEvidence {
+export function gatherEvidence(
+  home: string,
+  session: AgentSession,
+  run: number,
+  trigger: JudgeEvidence['trigger'],
+  policy: SessionPolicy | undefined,
+  now = Date.now(),
+): JudgeEvidence {
   const ns = session.metadata.namespace ?? 'default';
   const name = session.metadata.name;
   const ws = runWorkspace(home, ns, name, run);

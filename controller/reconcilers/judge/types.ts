@@ -46,7 +46,9 @@ export interface LastEvaluation {
 }
 
 export const hasVerdict = (e: Evaluation) => typeof e.status?.score === 'number';
-export const isFailed = (e: Evaluation) => e.status?.phase === 'Failed' || e.status?.conditions?.some((c) => c.type === 'JudgeFailed' && c.status === 'True') === true;
+export const isFailed = (e: Evaluation) =>
+  e.status?.phase === 'Failed' ||
+  e.status?.conditions?.some((c) => c.type === 'JudgeFailed' && c.status === 'True') === true;
 
 /** Deterministic name of the evaluation of an ended run: one per run, whoever creates it. */
 export const runEvaluationName = (session: string, run: number) => `${session}-run-${run}`;

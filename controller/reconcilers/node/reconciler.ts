@@ -18,7 +18,10 @@ import type { Store } from '../../store/store.js';
 import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
 
 export function nodeName(hostname = os.hostname()): string {
-  const n = hostname.toLowerCase().replace(/[^a-z0-9.-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '');
+  const n = hostname
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]+/g, '-')
+    .replace(/^[-.]+|[-.]+$/g, '');
   return n.slice(0, 253) || 'localhost';
 }
 
@@ -53,7 +56,13 @@ export class NodeReconciler {
   async reconcile(): Promise<void> {
     const key = { kind: 'Node', namespace: '', name: this.name };
     let node = await this.d.store.get(key);
-    if (!node) node = await this.d.store.create({ apiVersion: API_VERSION, kind: 'Node', metadata: { name: this.name }, spec: {} });
+    if (!node)
+      node = await this.d.store.create({
+        apiVersion: API_VERSION,
+        kind: 'Node',
+        metadata: { name: this.name },
+        spec: {},
+      });
     this.cachedUnschedulable = !!(node.spec as { unschedulable?: boolean } | undefined)?.unschedulable;
     const h = this.d.host();
     const sessions = this.d.sessions.list();
@@ -74,7 +83,12 @@ export class NodeReconciler {
         this.d.log.warn(`--gc-orphans: killing orphan tmux session "${pane.session}" (${why})`);
         await this.d.tmux.kill(pane.session);
         this.d.panes.invalidate();
-        await this.d.recorder.record(node, 'Normal', 'OrphanKilled', `killed orphan tmux session "${pane.session}" (${why}) as --gc-orphans asked`);
+        await this.d.recorder.record(
+          node,
+          'Normal',
+          'OrphanKilled',
+          `killed orphan tmux session "${pane.session}" (${why}) as --gc-orphans asked`,
+        );
         continue;
       }
       orphans.push(pane.session);
@@ -85,10 +99,22 @@ export class NodeReconciler {
         await this.d.recorder.record(node, 'Warning', 'OrphanTmuxSession', msg);
       }
     }
-    const conditions: Condition[] = structuredClone(((node.status as { conditions?: Condition[] } | undefined)?.conditions) ?? []);
+    const conditions: Condition[] = structuredClone(
+      (node.status as { conditions?: Condition[] } | undefined)?.conditions ?? [],
+    );
     const memMB = h.memoryAvailableBytes / 1048576;
-    setCondition(conditions, { type: 'Ready', status: 'True', reason: 'ControllerRunning', message: `controller ${this.d.controller.holderIdentity} is running` });
-    setCondition(conditions, { type: 'MemoryPressure', status: memMB < 512 ? 'True' : 'False', reason: memMB < 512 ? 'LowMemory' : 'SufficientMemory', message: `${Math.round(memMB)} MB available` });
+    setCondition(conditions, {
+      type: 'Ready',
+      status: 'True',
+      reason: 'ControllerRunning',
+      message: `controller ${this.d.controller.holderIdentity} is running`,
+    });
+    setCondition(conditions, {
+      type: 'MemoryPressure',
+      status: memMB < 512 ? 'True' : 'False',
+      reason: memMB < 512 ? 'LowMemory' : 'SufficientMemory',
+      message: `${Math.round(memMB)} MB available`,
+    });
     const status = {
       observedGeneration: node.metadata.generation,
       conditions,
@@ -99,7 +125,8 @@ export class NodeReconciler {
       versions: this.d.versions,
       controller: this.d.controller,
       heartbeatTime: new Date().toISOString(),
-      sessions: sessions.filter((s) => ACTIVE_PHASES.has((s.status as { phase?: Phase } | undefined)?.phase as Phase)).length,
+      sessions: sessions.filter((s) => ACTIVE_PHASES.has((s.status as { phase?: Phase } | undefined)?.phase as Phase))
+        .length,
       orphanSessions: orphans,
     };
     await this.d.store.updateStatus({ ...node, status } as Resource);
@@ -108,6 +135,7 @@ export class NodeReconciler {
 
 function orphanReason(uid: string, store: string): string {
   if (!uid) return 'not started by orchctl';
-  if (!store) return `its AgentSession (uid ${uid}) is not in this store, and it carries no store identity (an older orchctl)`;
+  if (!store)
+    return `its AgentSession (uid ${uid}) is not in this store, and it carries no store identity (an older orchctl)`;
   return `it was started under another store (${store.slice(0, 8)}), or under this one before it was lost, replaced or restored`;
 }

@@ -14,7 +14,14 @@ import { classifyScreen, detectionFor, type DetectionProfile, type ScreenClass }
 import type { AgentFeed } from '../../observers/agent-feed.js';
 import type { Tmux } from '../../observers/tmux.js';
 import { LOG_START, type EventLog } from '../../store/eventlog.js';
-import { agentState, contextStep, foldEvents, newObservation, type AgentObservation, type ScreenReading } from './agent-state.js';
+import {
+  agentState,
+  contextStep,
+  foldEvents,
+  newObservation,
+  type AgentObservation,
+  type ScreenReading,
+} from './agent-state.js';
 
 export const DEFAULT_STALLED_AFTER = '10m';
 const DEFAULT_CONTEXT_WINDOW = 200_000;
@@ -131,12 +138,24 @@ export async function observeAgent(i: AgentPassInput, screens: ScreenCache, key:
       ...(screen && screen.state !== 'unknown' ? { pane: { state: screen.state, detail: screen.dialog } } : {}),
     });
   }
-  const base: AgentObservation = prev.run === run && prev.position ? prev : newObservation(run, prev.position ?? LOG_START);
+  const base: AgentObservation =
+    prev.run === run && prev.position ? prev : newObservation(run, prev.position ?? LOG_START);
   const { events, next } = i.log.read(base.position, 5000);
   const obs = foldEvents(base, events, next);
-  const stalledAfterMs = parseDuration(((i.policy?.spec as { detector?: { stalledAfter?: string } } | undefined)?.detector?.stalledAfter) ?? DEFAULT_STALLED_AFTER);
+  const stalledAfterMs = parseDuration(
+    (i.policy?.spec as { detector?: { stalledAfter?: string } } | undefined)?.detector?.stalledAfter ??
+      DEFAULT_STALLED_AFTER,
+  );
   const startedAt = Date.parse(s.startTime ?? '') || i.now;
-  const st = agentState({ obs, screen, now: i.now, stalledAfterMs, screenChangedAt, startedAt, generation: i.obj.metadata.generation });
+  const st = agentState({
+    obs,
+    screen,
+    now: i.now,
+    stalledAfterMs,
+    screenChangedAt,
+    startedAt,
+    generation: i.obj.metadata.generation,
+  });
   for (const c of st.conditions) setCondition(s.conditions!, c);
   // The fold starts from the previous status of the same run, so sessionId, transcript and
   // autoAnswered carry over with it.
@@ -147,7 +166,12 @@ export async function observeAgent(i: AgentPassInput, screens: ScreenCache, key:
   if (st.state === 'dialog' && screen?.dialog && i.agent?.autoAnswer?.includes(screen.dialog)) {
     const keys = profile?.dialogs.find((d) => d.name === screen!.dialog)?.answerKeys;
     if (keys?.length && out.autoAnswered?.dialog !== screen.dialog) result.autoAnswer = { dialog: screen.dialog, keys };
-  } else if (st.state === 'waiting' && i.agent?.autoAnswer?.includes('permission') && profile?.approveKeys.length && out.autoAnswered?.at !== obs.permission?.since) {
+  } else if (
+    st.state === 'waiting' &&
+    i.agent?.autoAnswer?.includes('permission') &&
+    profile?.approveKeys.length &&
+    out.autoAnswered?.at !== obs.permission?.since
+  ) {
     result.autoAnswer = { dialog: 'permission', keys: profile.approveKeys };
   }
   if (st.state !== 'dialog' && out.autoAnswered && out.autoAnswered.dialog !== 'permission') delete out.autoAnswered; // gone: a later appearance may be answered again
@@ -159,7 +183,13 @@ export async function observeAgent(i: AgentPassInput, screens: ScreenCache, key:
     const lastStep = ctx.run === run ? ctx.lastStep : undefined;
     const step = contextStep(obs.contextTokens, window, lastStep);
     const percent = Math.round((obs.contextTokens / window) * 1000) / 10;
-    s.context = { run, usedTokens: obs.contextTokens, windowTokens: window, percent, lastStep: step?.step ?? lastStep ?? 0 };
+    s.context = {
+      run,
+      usedTokens: obs.contextTokens,
+      windowTokens: window,
+      percent,
+      lastStep: step?.step ?? lastStep ?? 0,
+    };
     if (step) result.contextStep = { ...step, used: obs.contextTokens, window };
   }
   s.agent = out as unknown as Record<string, unknown>;
@@ -171,14 +201,37 @@ export function settleAgent(i: Omit<AgentPassInput, 'tmux' | 'paneId'>): void {
   const s = i.status;
   const run = s.run ?? 0;
   const prev = (s.agent ?? {}) as AgentStatus;
-  if (s.workspace && fs.existsSync(s.workspace)) i.feed.ingest(i.log, { run, workspace: s.workspace, transcript: prev.transcript });
-  const base: AgentObservation = prev.run === run && prev.position ? prev : newObservation(run, prev.position ?? LOG_START);
+  if (s.workspace && fs.existsSync(s.workspace))
+    i.feed.ingest(i.log, { run, workspace: s.workspace, transcript: prev.transcript });
+  const base: AgentObservation =
+    prev.run === run && prev.position ? prev : newObservation(run, prev.position ?? LOG_START);
   const { events, next } = i.log.read(base.position, 100_000);
   const obs = foldEvents(base, events, next);
   i.feed.forget(i.log, run);
   const gen = i.obj.metadata.generation;
-  setCondition(s.conditions!, { type: 'AgentBusy', status: 'False', reason: 'Exited', message: '', observedGeneration: gen });
-  setCondition(s.conditions!, { type: 'WaitingForInput', status: 'False', reason: 'Exited', message: '', observedGeneration: gen });
-  setCondition(s.conditions!, { type: 'Stalled', status: 'False', reason: 'Exited', message: '', observedGeneration: gen });
-  s.agent = { ...prev, ...obs, state: 'exited', source: obs.ended ? 'hook' : 'process' } as unknown as Record<string, unknown>;
+  setCondition(s.conditions!, {
+    type: 'AgentBusy',
+    status: 'False',
+    reason: 'Exited',
+    message: '',
+    observedGeneration: gen,
+  });
+  setCondition(s.conditions!, {
+    type: 'WaitingForInput',
+    status: 'False',
+    reason: 'Exited',
+    message: '',
+    observedGeneration: gen,
+  });
+  setCondition(s.conditions!, {
+    type: 'Stalled',
+    status: 'False',
+    reason: 'Exited',
+    message: '',
+    observedGeneration: gen,
+  });
+  s.agent = { ...prev, ...obs, state: 'exited', source: obs.ended ? 'hook' : 'process' } as unknown as Record<
+    string,
+    unknown
+  >;
 }

@@ -49,7 +49,13 @@ export interface AgentObservation {
   contextTokens?: number;
 }
 
-export const newObservation = (run: number, position: LogPosition): AgentObservation => ({ run, position, counts: {}, hooks: false, turns: 0 });
+export const newObservation = (run: number, position: LogPosition): AgentObservation => ({
+  run,
+  position,
+  counts: {},
+  hooks: false,
+  turns: 0,
+});
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const clip = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -77,8 +83,14 @@ export function foldEvents(prev: AgentObservation, events: AgentEvent[], next: L
         break;
       case 'assistant_message':
         o.lastAssistantMessage = clip(e.text, 2000);
-        if (e.usage) o.contextTokens = e.usage.inputTokens + (e.usage.cacheReadTokens ?? 0) + (e.usage.cacheCreationTokens ?? 0) + e.usage.outputTokens;
-        if (/^API Error: .*\b(429|rate.?limit|usage limit|quota)/i.test(e.text)) o.quota = { since: e.ts, message: clip(e.text) };
+        if (e.usage)
+          o.contextTokens =
+            e.usage.inputTokens +
+            (e.usage.cacheReadTokens ?? 0) +
+            (e.usage.cacheCreationTokens ?? 0) +
+            e.usage.outputTokens;
+        if (/^API Error: .*\b(429|rate.?limit|usage limit|quota)/i.test(e.text))
+          o.quota = { since: e.ts, message: clip(e.text) };
         break;
       case 'tool_result':
         if (o.permission) delete o.permission; // answered: the tool ran (or failed)
@@ -110,12 +122,17 @@ function foldHook(o: AgentObservation, hook: string, p: Record<string, unknown>,
       break;
     case 'PermissionRequest': {
       const input = (p.tool_input ?? {}) as Record<string, unknown>;
-      o.permission = { tool: str(p.tool_name) ?? 'a tool', command: str(input.command) ?? str(input.file_path), since: ts };
+      o.permission = {
+        tool: str(p.tool_name) ?? 'a tool',
+        command: str(input.command) ?? str(input.file_path),
+        since: ts,
+      };
       o.reported = { state: 'waiting', since: ts, detail: 'permission' };
       break;
     }
     case 'Notification':
-      if (p.notification_type === 'permission_prompt' || p.notification_type === 'elicitation_dialog') o.reported = { state: 'waiting', since: o.permission?.since ?? ts, detail: str(p.notification_type) };
+      if (p.notification_type === 'permission_prompt' || p.notification_type === 'elicitation_dialog')
+        o.reported = { state: 'waiting', since: o.permission?.since ?? ts, detail: str(p.notification_type) };
       break;
     case 'Stop':
       o.turns++;
@@ -126,7 +143,8 @@ function foldHook(o: AgentObservation, hook: string, p: Record<string, unknown>,
     case 'StopFailure': {
       delete o.permission;
       const err = str(p.error) ?? 'error';
-      if (/rate.?limit|quota|usage|overloaded/i.test(err)) o.quota = { since: ts, message: clip(str(p.last_assistant_message) ?? err) };
+      if (/rate.?limit|quota|usage|overloaded/i.test(err))
+        o.quota = { since: ts, message: clip(str(p.last_assistant_message) ?? err) };
       o.reported = { state: 'idle', since: ts, detail: `failed:${err}` };
       break;
     }
@@ -177,44 +195,104 @@ export function agentState(i: StateInputs): AgentStateResult {
     state = 'dialog';
     source = 'pane';
     const name = screen!.dialog ?? 'dialog';
-    waiting = { reason: 'StartupDialog', message: `startup dialog ${name}${screen!.prompt ? `: ${clip(screen!.prompt, 900)}` : ''}` };
+    waiting = {
+      reason: 'StartupDialog',
+      message: `startup dialog ${name}${screen!.prompt ? `: ${clip(screen!.prompt, 900)}` : ''}`,
+    };
   } else if (obs.hooks && obs.reported) {
     state = obs.reported.state;
     source = 'hook';
     const since = Date.parse(obs.reported.since);
     // The screen was read well after the hook and shows no prompt: answered or Esc'd without a hook.
-    if (state === 'waiting' && screen && screenState !== 'waiting' && screenState !== 'unknown' && screen.at - since >= SCREEN_OVERRIDES_AFTER_MS) {
+    if (
+      state === 'waiting' &&
+      screen &&
+      screenState !== 'waiting' &&
+      screenState !== 'unknown' &&
+      screen.at - since >= SCREEN_OVERRIDES_AFTER_MS
+    ) {
       state = screenState === 'busy' ? 'busy' : 'idle';
       source = 'pane';
     }
     if (state === 'waiting') {
       const p = obs.permission;
       const what = p ? `${p.tool}${p.command ? `: ${clip(p.command, 400)}` : ''}` : 'permission';
-      waiting = { reason: 'PermissionPrompt', message: `asks permission to run ${what}${screen?.state === 'waiting' && screen.prompt ? ` — ${clip(screen.prompt, 600)}` : ''}` };
+      waiting = {
+        reason: 'PermissionPrompt',
+        message: `asks permission to run ${what}${screen?.state === 'waiting' && screen.prompt ? ` — ${clip(screen.prompt, 600)}` : ''}`,
+      };
     }
   } else if (screen && screenState !== 'unknown') {
     state = screenState as AgentActivity;
     source = 'pane';
-    if (state === 'waiting') waiting = { reason: 'Question', message: screen.prompt ? clip(screen.prompt, 900) : 'the agent waits for an answer' };
+    if (state === 'waiting')
+      waiting = {
+        reason: 'Question',
+        message: screen.prompt ? clip(screen.prompt, 900) : 'the agent waits for an answer',
+      };
   }
 
   const gen = i.generation;
-  const cond = (type: string, status: 'True' | 'False', reason: string, message = ''): ConditionInput => ({ type, status, reason, message, observedGeneration: gen });
+  const cond = (type: string, status: 'True' | 'False', reason: string, message = ''): ConditionInput => ({
+    type,
+    status,
+    reason,
+    message,
+    observedGeneration: gen,
+  });
   const conditions: ConditionInput[] = [];
-  conditions.push(state === 'busy' ? cond('AgentBusy', 'True', 'Working', source === 'hook' ? `reported by the agent (${obs.reported?.detail ?? 'busy'})` : 'the screen shows the agent working') : cond('AgentBusy', 'False', reasonFor(state), ''));
-  conditions.push(waiting ? cond('WaitingForInput', 'True', waiting.reason, waiting.message) : cond('WaitingForInput', 'False', 'NotWaiting'));
+  conditions.push(
+    state === 'busy'
+      ? cond(
+          'AgentBusy',
+          'True',
+          'Working',
+          source === 'hook'
+            ? `reported by the agent (${obs.reported?.detail ?? 'busy'})`
+            : 'the screen shows the agent working',
+        )
+      : cond('AgentBusy', 'False', reasonFor(state), ''),
+  );
+  conditions.push(
+    waiting
+      ? cond('WaitingForInput', 'True', waiting.reason, waiting.message)
+      : cond('WaitingForInput', 'False', 'NotWaiting'),
+  );
 
   // Progress: any event, or (agents without hooks) the screen changing.
-  const lastProgress = Math.max(i.startedAt, obs.lastEventAt ? Date.parse(obs.lastEventAt) : 0, obs.hooks ? 0 : (i.screenChangedAt ?? 0));
+  const lastProgress = Math.max(
+    i.startedAt,
+    obs.lastEventAt ? Date.parse(obs.lastEventAt) : 0,
+    obs.hooks ? 0 : (i.screenChangedAt ?? 0),
+  );
   const idleFor = now - lastProgress;
-  if (state === 'busy' && idleFor >= i.stalledAfterMs) conditions.push(cond('Stalled', 'True', 'NoProgress', `busy with no new events${obs.hooks ? '' : ' or screen change'} for ${Math.round(idleFor / 1000)}s`));
+  if (state === 'busy' && idleFor >= i.stalledAfterMs)
+    conditions.push(
+      cond(
+        'Stalled',
+        'True',
+        'NoProgress',
+        `busy with no new events${obs.hooks ? '' : ' or screen change'} for ${Math.round(idleFor / 1000)}s`,
+      ),
+    );
   else conditions.push(cond('Stalled', 'False', 'Progressing'));
 
   if (obs.quota) conditions.push(cond('QuotaExhausted', 'True', 'RateLimited', obs.quota.message));
-  else if (screen?.quotaExhausted && state !== 'busy') conditions.push(cond('QuotaExhausted', 'True', 'LimitOnScreen', screen.prompt ? clip(screen.prompt) : 'the screen shows a usage limit'));
+  else if (screen?.quotaExhausted && state !== 'busy')
+    conditions.push(
+      cond(
+        'QuotaExhausted',
+        'True',
+        'LimitOnScreen',
+        screen.prompt ? clip(screen.prompt) : 'the screen shows a usage limit',
+      ),
+    );
   else conditions.push(cond('QuotaExhausted', 'False', 'NoLimit'));
 
-  if (obs.interrupted || (screen?.interrupted && state === 'idle' && !obs.hooks)) conditions.push(cond('Interrupted', 'True', 'InterruptedByUser', 'the agent was interrupted and waits for instructions'));
+  if (obs.interrupted || (screen?.interrupted && state === 'idle' && !obs.hooks))
+    conditions.push(
+      cond('Interrupted', 'True', 'InterruptedByUser', 'the agent was interrupted and waits for instructions'),
+    );
   else conditions.push(cond('Interrupted', 'False', 'NotInterrupted'));
   return { state, source, conditions, waiting };
 }
@@ -234,7 +312,11 @@ function reasonFor(state: AgentActivity): string {
 }
 
 /** Context-window step crossed (multiples of 10 %): the new step to report, or undefined. */
-export function contextStep(usedTokens: number, windowTokens: number, lastStep: number | undefined): { percent: number; step: number } | undefined {
+export function contextStep(
+  usedTokens: number,
+  windowTokens: number,
+  lastStep: number | undefined,
+): { percent: number; step: number } | undefined {
   if (windowTokens <= 0) return undefined;
   const percent = Math.round((usedTokens / windowTokens) * 1000) / 10;
   const step = Math.min(100, Math.floor(percent / 10) * 10);

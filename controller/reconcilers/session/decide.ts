@@ -56,22 +56,48 @@ export interface Admission {
 }
 
 /** Admission in Pending: SessionPolicy limits against what runs now and what the host has free. */
-export function admit(policy: SessionPolicy | undefined, activeUnderPolicy: number, host: HostSnapshot, nodeUnschedulable = false): Admission {
-  if (nodeUnschedulable) return { admitted: false, reason: 'NodeUnschedulable', message: 'the node is marked unschedulable' };
+export function admit(
+  policy: SessionPolicy | undefined,
+  activeUnderPolicy: number,
+  host: HostSnapshot,
+  nodeUnschedulable = false,
+): Admission {
+  if (nodeUnschedulable)
+    return { admitted: false, reason: 'NodeUnschedulable', message: 'the node is marked unschedulable' };
   const p = policy?.spec ?? {};
   const name = policy ? `SessionPolicy "${policy.metadata.name}"` : 'policy';
   if (p.maxConcurrentSessions !== undefined && activeUnderPolicy >= p.maxConcurrentSessions)
-    return { admitted: false, reason: 'MaxConcurrentSessions', message: `${activeUnderPolicy} sessions already run under ${name} (maxConcurrentSessions ${p.maxConcurrentSessions})` };
+    return {
+      admitted: false,
+      reason: 'MaxConcurrentSessions',
+      message: `${activeUnderPolicy} sessions already run under ${name} (maxConcurrentSessions ${p.maxConcurrentSessions})`,
+    };
   const freeMB = Math.floor(host.memoryAvailableBytes / 1048576);
   if (p.minFreeMemoryMB !== undefined && freeMB < p.minFreeMemoryMB)
-    return { admitted: false, reason: 'InsufficientMemory', message: `${freeMB} MB memory available, ${name} requires ${p.minFreeMemoryMB} MB` };
+    return {
+      admitted: false,
+      reason: 'InsufficientMemory',
+      message: `${freeMB} MB memory available, ${name} requires ${p.minFreeMemoryMB} MB`,
+    };
   const diskMB = Math.floor(host.diskFreeBytes / 1048576);
   if (p.minFreeDiskMB !== undefined && diskMB < p.minFreeDiskMB)
-    return { admitted: false, reason: 'InsufficientDisk', message: `${diskMB} MB disk free, ${name} requires ${p.minFreeDiskMB} MB` };
+    return {
+      admitted: false,
+      reason: 'InsufficientDisk',
+      message: `${diskMB} MB disk free, ${name} requires ${p.minFreeDiskMB} MB`,
+    };
   const loadPerCpu = host.loadAverage[0] / Math.max(1, host.cpu);
   if (p.maxLoadPerCPU !== undefined && loadPerCpu > p.maxLoadPerCPU)
-    return { admitted: false, reason: 'HighLoad', message: `load ${host.loadAverage[0].toFixed(2)} on ${host.cpu} CPUs exceeds ${name} maxLoadPerCPU ${p.maxLoadPerCPU}` };
-  return { admitted: true, reason: 'Admitted', message: policy ? `admitted under ${name}` : 'admitted (no SessionPolicy applies)' };
+    return {
+      admitted: false,
+      reason: 'HighLoad',
+      message: `load ${host.loadAverage[0].toFixed(2)} on ${host.cpu} CPUs exceeds ${name} maxLoadPerCPU ${p.maxLoadPerCPU}`,
+    };
+  return {
+    admitted: true,
+    reason: 'Admitted',
+    message: policy ? `admitted under ${name}` : 'admitted (no SessionPolicy applies)',
+  };
 }
 
 /** What tmux shows for the current run. */
@@ -119,13 +145,19 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
         return i.phase === 'Running' || launchLost ? { type: 'GONE' } : undefined;
       }
       if (!wantsRunning(i.session)) return { type: 'STOP' };
-      if (i.phase === 'Running' && st.deadlineTime && i.now >= Date.parse(st.deadlineTime) && i.effective.timeoutAction === 'Stop')
+      if (
+        i.phase === 'Running' &&
+        st.deadlineTime &&
+        i.now >= Date.parse(st.deadlineTime) &&
+        i.effective.timeoutAction === 'Stop'
+      )
         return { type: 'TIMEOUT' };
       return i.phase === 'Starting' ? { type: 'STARTED' } : undefined;
     case 'Stopping':
       if (i.pane.kind === 'dead') return { type: 'EXITED', exitCode: i.pane.exitCode };
       if (i.pane.kind === 'missing') return { type: 'GONE' };
-      if (st.stopRequestTime && i.now >= Date.parse(st.stopRequestTime) + i.effective.graceMs) return { type: 'GRACE_EXPIRED' };
+      if (st.stopRequestTime && i.now >= Date.parse(st.stopRequestTime) + i.effective.graceMs)
+        return { type: 'GRACE_EXPIRED' };
       return undefined;
     case 'Backoff':
       if (!wantsRunning(i.session)) return { type: 'STOP' };
@@ -142,7 +174,13 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
       // A changed spec (a new prompt, or desiredState back to Running) starts a new run.
       if (generationChanged && wantsRunning(i.session)) return { type: 'NEW_RUN' };
       // A command that is not installed is not retried: the session waits for it in Pending instead.
-      if (!wantsRunning(i.session) || restartsHeld(st.conditions) || st.reason === 'Stopped' || st.reason === 'CommandNotFound') return undefined;
+      if (
+        !wantsRunning(i.session) ||
+        restartsHeld(st.conditions) ||
+        st.reason === 'Stopped' ||
+        st.reason === 'CommandNotFound'
+      )
+        return undefined;
       if (i.effective.restartPolicy === 'Never') return undefined;
       if (i.phase === 'Succeeded' && i.effective.restartPolicy !== 'Always') return undefined;
       return { type: 'RESTART', restartPolicy: i.effective.restartPolicy, maxRestarts: i.effective.maxRestarts };
@@ -163,10 +201,14 @@ export function nextLookMs(phase: Phase, session: AgentSession, now: number, e: 
   const st = session.status ?? {};
   const due = (t?: string) => (t ? Math.max(0, Date.parse(t) - now) : undefined);
   const candidates: (number | undefined)[] = [];
-  if (phase === 'Starting' && st.startTime) candidates.push(due(new Date(Date.parse(st.startTime) + LAUNCH_GRACE_MS + 100).toISOString()));
-  if ((phase === 'Running' || phase === 'Starting') && e.timeoutAction === 'Stop') candidates.push(due(st.deadlineTime));
-  if (phase === 'Running' && e.timeoutAction === 'Warn' && !isTrue(st.conditions, 'TimeBoxExceeded')) candidates.push(due(st.deadlineTime));
-  if (phase === 'Stopping') candidates.push(st.stopRequestTime ? due(new Date(Date.parse(st.stopRequestTime) + e.graceMs).toISOString()) : 500);
+  if (phase === 'Starting' && st.startTime)
+    candidates.push(due(new Date(Date.parse(st.startTime) + LAUNCH_GRACE_MS + 100).toISOString()));
+  if ((phase === 'Running' || phase === 'Starting') && e.timeoutAction === 'Stop')
+    candidates.push(due(st.deadlineTime));
+  if (phase === 'Running' && e.timeoutAction === 'Warn' && !isTrue(st.conditions, 'TimeBoxExceeded'))
+    candidates.push(due(st.deadlineTime));
+  if (phase === 'Stopping')
+    candidates.push(st.stopRequestTime ? due(new Date(Date.parse(st.stopRequestTime) + e.graceMs).toISOString()) : 500);
   if (phase === 'Backoff' && !restartsHeld(st.conditions)) candidates.push(due(st.nextRestartTime) ?? 0);
   const defined = candidates.filter((x): x is number => x !== undefined);
   return defined.length ? Math.min(...defined) : undefined;

@@ -40,11 +40,13 @@ export type LifecycleEvent =
   | { type: 'RESTART_DUE' }
   | { type: 'NEW_RUN' };
 
-
 type RestartEvent = Extract<LifecycleEvent, { type: 'RESTART' }>;
-const underCap = (ctx: LifecycleContext, e: LifecycleEvent) => e.type === 'RESTART' && ctx.restarts < (e as RestartEvent).maxRestarts;
-const wantsRestartOnFailure = (e: LifecycleEvent) => e.type === 'RESTART' && (e as RestartEvent).restartPolicy !== 'Never';
-const wantsRestartAlways = (e: LifecycleEvent) => e.type === 'RESTART' && (e as RestartEvent).restartPolicy === 'Always';
+const underCap = (ctx: LifecycleContext, e: LifecycleEvent) =>
+  e.type === 'RESTART' && ctx.restarts < (e as RestartEvent).maxRestarts;
+const wantsRestartOnFailure = (e: LifecycleEvent) =>
+  e.type === 'RESTART' && (e as RestartEvent).restartPolicy !== 'Never';
+const wantsRestartAlways = (e: LifecycleEvent) =>
+  e.type === 'RESTART' && (e as RestartEvent).restartPolicy === 'Always';
 
 /** What an ended run does on RESTART, by whether the restart policy covers it. */
 const restartFrom = <G extends 'always' | 'onFailure'>(covered: G) =>

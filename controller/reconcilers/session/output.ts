@@ -14,7 +14,11 @@ export function outputTail(raw: string, maxLines = MAX_LINES, maxChars = MAX_CHA
     .split('\n')
     .map((l) => {
       // A terminal turns "\n" into "\r\n", so a bare trailing "\r" overwrites nothing.
-      const last = l.split('\r').filter((x) => x !== '').pop() ?? '';
+      const last =
+        l
+          .split('\r')
+          .filter((x) => x !== '')
+          .pop() ?? '';
       return last.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '').trimEnd();
     })
     .filter((l) => !/^Pane is dead \(/.test(l));

@@ -16,7 +16,13 @@ import type { Resource } from '../../api/types.js';
 import { composePrompt, buildLaunch } from '../../agents/launch.js';
 import { EnvSourceError, resolveEnv, writePrivateEnv } from '../../agents/env.js';
 import { registerSecret, SECRET_NAME } from '../../api/redact.js';
-import { claudeConfigDir, claudeHooks, claudeSessionId, claudeSettings, claudeTranscriptPath } from '../../agents/claude-code.js';
+import {
+  claudeConfigDir,
+  claudeHooks,
+  claudeSessionId,
+  claudeSettings,
+  claudeTranscriptPath,
+} from '../../agents/claude-code.js';
 import { deliverKeys, deliverText, sanitizePaste, type DeliveryResult } from '../../agents/delivery.js';
 import type { AgentFeed } from '../../observers/agent-feed.js';
 import type { EventLogs } from '../../store/eventlog.js';
@@ -28,10 +34,30 @@ import type { HostSnapshot } from '../../observers/host.js';
 import type { PaneObserver, PaneSnapshot } from '../../observers/panes.js';
 import { processAlive, processInfo } from '../../observers/process.js';
 import { tmuxSessionName, type PaneInfo, type Tmux } from '../../observers/tmux.js';
-import { createWorkspace, logLine, readExitCode, readResult, readTail, runWorkspace, writeState, type RunWorkspace } from '../../observers/workspace.js';
+import {
+  createWorkspace,
+  logLine,
+  readExitCode,
+  readResult,
+  readTail,
+  runWorkspace,
+  writeState,
+  type RunWorkspace,
+} from '../../observers/workspace.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
-import { admit, backoffMs, effective, nextLookMs, observedEvent, resolvePolicy, restartsHeld, wantsRunning, type Effective, type PaneState } from './decide.js';
+import {
+  admit,
+  backoffMs,
+  effective,
+  nextLookMs,
+  observedEvent,
+  resolvePolicy,
+  restartsHeld,
+  wantsRunning,
+  type Effective,
+  type PaneState,
+} from './decide.js';
 import { ACTIVE_PHASES, sessionMachine, type LifecycleEvent, type Phase } from './machine.js';
 import { observeAgent, profileFor, ScreenCache, settleAgent, type AgentStatus } from './agent-pass.js';
 import { paneTargetFor, showing, textDeliveryFor } from './send.js';
@@ -144,7 +170,10 @@ export class SessionReconciler implements Reconciler {
     if (obj.metadata.deletionTimestamp) return this.finalize(obj, key);
     if (!obj.metadata.finalizers?.includes(SESSION_FINALIZER)) {
       // The finalizer guarantees we stop the tmux session before the object disappears.
-      await this.d.store.update({ ...obj, metadata: { ...obj.metadata, finalizers: [...(obj.metadata.finalizers ?? []), SESSION_FINALIZER] } });
+      await this.d.store.update({
+        ...obj,
+        metadata: { ...obj.metadata, finalizers: [...(obj.metadata.finalizers ?? []), SESSION_FINALIZER] },
+      });
       return { requeueAfterMs: 0 };
     }
     const status: AgentSessionStatus = structuredClone(obj.status ?? {});
@@ -166,7 +195,13 @@ export class SessionReconciler implements Reconciler {
       status.phase = 'Pending';
       status.reason = resolved.problem.reason;
       status.message = resolved.problem.message;
-      setCondition(status.conditions, { type: 'Ready', status: 'False', reason: resolved.problem.reason, message: resolved.problem.message, observedGeneration: obj.metadata.generation });
+      setCondition(status.conditions, {
+        type: 'Ready',
+        status: 'False',
+        reason: resolved.problem.reason,
+        message: resolved.problem.message,
+        observedGeneration: obj.metadata.generation,
+      });
       await this.writeStatus(obj, status);
       return;
     }
@@ -191,24 +226,44 @@ export class SessionReconciler implements Reconciler {
     let problem: Resolved['problem'];
     if (!agent && spec.agentRef) {
       agent = (this.d.agents.get(ns, spec.agentRef) as Resource<AgentSpec> | undefined)?.spec;
-      if (!agent) problem = { reason: 'AgentNotFound', message: `Agent "${spec.agentRef}" not found in namespace ${ns}`, fatal: false };
+      if (!agent)
+        problem = {
+          reason: 'AgentNotFound',
+          message: `Agent "${spec.agentRef}" not found in namespace ${ns}`,
+          fatal: false,
+        };
     }
     let workdir = spec.workdir;
     if (!workdir && spec.projectRef) {
       const project = this.d.projects.get(ns, spec.projectRef) as Project | undefined;
-      if (!project) problem ??= { reason: 'ProjectNotFound', message: `Project "${spec.projectRef}" not found in namespace ${ns}`, fatal: false };
-      else if (project.spec?.blocked) problem ??= { reason: 'ProjectBlocked', message: `Project "${spec.projectRef}" is blocked`, fatal: false };
+      if (!project)
+        problem ??= {
+          reason: 'ProjectNotFound',
+          message: `Project "${spec.projectRef}" not found in namespace ${ns}`,
+          fatal: false,
+        };
+      else if (project.spec?.blocked)
+        problem ??= { reason: 'ProjectBlocked', message: `Project "${spec.projectRef}" is blocked`, fatal: false };
       workdir = project?.spec?.path;
     }
-    if (spec.policyRef && !policy) problem ??= { reason: 'PolicyNotFound', message: `SessionPolicy "${spec.policyRef}" not found`, fatal: false };
+    if (spec.policyRef && !policy)
+      problem ??= { reason: 'PolicyNotFound', message: `SessionPolicy "${spec.policyRef}" not found`, fatal: false };
     // Before a run starts, what it needs must be there: a session waits (Pending, Ready=False)
     // rather than fail and restart in a loop; the resync looks again.
     const phase = (obj.status?.phase ?? 'Pending') as Phase;
     if (!problem && (phase === 'Pending' || phase === 'Backoff')) {
       if (workdir && !isDirectory(workdir)) {
         problem = spec.projectRef
-          ? { reason: 'ProjectPathNotFound', message: `the path ${workdir} of Project "${spec.projectRef}" does not exist or is not a directory`, fatal: false }
-          : { reason: 'WorkdirNotFound', message: `working directory ${workdir} does not exist or is not a directory`, fatal: false };
+          ? {
+              reason: 'ProjectPathNotFound',
+              message: `the path ${workdir} of Project "${spec.projectRef}" does not exist or is not a directory`,
+              fatal: false,
+            }
+          : {
+              reason: 'WorkdirNotFound',
+              message: `working directory ${workdir} does not exist or is not a directory`,
+              fatal: false,
+            };
       } else if (agent?.command?.length) {
         const pathVar = agent.env?.find((e) => e.name === 'PATH')?.value ?? process.env.PATH ?? '';
         if (!findCommand(agent.command[0], pathVar, workdir)) problem = commandNotFound(agent.command[0]);
@@ -260,13 +315,32 @@ export class SessionReconciler implements Reconciler {
     if (tail) p.status.lastOutput = tail;
     const ns = p.obj.metadata.namespace ?? 'default';
     const r = await observeAgent(
-      { obj: p.obj, status: p.status, agent: p.resolved.agent, policy: p.resolved.policy, log: this.d.logs.get(ns, p.obj.metadata.name), feed: this.d.feed, tmux: this.d.tmux, paneId: p.paneInfo && !p.paneInfo.dead ? p.paneInfo.paneId : undefined, now: p.now },
+      {
+        obj: p.obj,
+        status: p.status,
+        agent: p.resolved.agent,
+        policy: p.resolved.policy,
+        log: this.d.logs.get(ns, p.obj.metadata.name),
+        feed: this.d.feed,
+        tmux: this.d.tmux,
+        paneId: p.paneInfo && !p.paneInfo.dead ? p.paneInfo.paneId : undefined,
+        now: p.now,
+      },
       this.screens,
       p.key,
     );
     const agentStatus = p.status.agent as AgentStatus | undefined;
-    this.d.watch?.(p.key, [path.join(p.status.workspace, 'hooks.jsonl'), ...(agentStatus?.transcript ? [agentStatus.transcript] : [])]);
-    if (r.contextStep) await this.event(p, r.contextStep.step >= 80 ? 'Warning' : 'Normal', 'ContextWindow', `context window ${r.contextStep.step}% used (${r.contextStep.used} of ${r.contextStep.window} tokens)`);
+    this.d.watch?.(p.key, [
+      path.join(p.status.workspace, 'hooks.jsonl'),
+      ...(agentStatus?.transcript ? [agentStatus.transcript] : []),
+    ]);
+    if (r.contextStep)
+      await this.event(
+        p,
+        r.contextStep.step >= 80 ? 'Warning' : 'Normal',
+        'ContextWindow',
+        `context window ${r.contextStep.step}% used (${r.contextStep.used} of ${r.contextStep.window} tokens)`,
+      );
     if (r.autoAnswer && p.paneInfo && agentStatus) this.autoAnswer(p, r.autoAnswer, agentStatus);
   }
 
@@ -274,14 +348,26 @@ export class SessionReconciler implements Reconciler {
   private autoAnswer(p: Pass, a: { dialog: string; keys: string[] }, agentStatus: AgentStatus): void {
     if (this.answering.has(p.key) || !p.paneInfo) return;
     const profile = profileFor(p.resolved.agent);
-    agentStatus.autoAnswered = { dialog: a.dialog, at: a.dialog === 'permission' ? (agentStatus.permission?.since ?? iso(p.now)) : iso(p.now) };
+    agentStatus.autoAnswered = {
+      dialog: a.dialog,
+      at: a.dialog === 'permission' ? (agentStatus.permission?.since ?? iso(p.now)) : iso(p.now),
+    };
     this.answering.add(p.key);
     const target = paneTargetFor(this.d.tmux, p.paneInfo.paneId, p.status, p.resolved.agent);
-    void deliverKeys(target, { keys: a.keys, stillWaiting: showing(profile, [a.dialog === 'permission' ? 'waiting' : 'dialog']), notBefore: Date.now() + 300 })
+    void deliverKeys(target, {
+      keys: a.keys,
+      stillWaiting: showing(profile, [a.dialog === 'permission' ? 'waiting' : 'dialog']),
+      notBefore: Date.now() + 300,
+    })
       .catch((e: Error) => ({ delivered: false, reason: 'SendFailed', message: e.message }))
       .then(async (r) => {
         this.answering.delete(p.key);
-        await this.d.recorder.record(p.obj, r.delivered ? 'Normal' : 'Warning', r.delivered ? 'AutoAnswered' : 'AutoAnswerFailed', `${a.dialog}: ${r.message}`);
+        await this.d.recorder.record(
+          p.obj,
+          r.delivered ? 'Normal' : 'Warning',
+          r.delivered ? 'AutoAnswered' : 'AutoAnswerFailed',
+          `${a.dialog}: ${r.message}`,
+        );
         this.d.enqueue(p.key);
       });
   }
@@ -291,8 +377,21 @@ export class SessionReconciler implements Reconciler {
     const rk = this.runKey(p.key, p.status.run ?? 0);
     const d = this.deliveries.get(rk);
     if (!d || d === 'pending') return;
-    setCondition(p.status.conditions!, { type: 'PromptDelivered', status: d.delivered ? 'True' : 'False', reason: d.reason, message: d.message, observedGeneration: p.obj.metadata.generation });
-    p.status.promptDelivery = { run: p.status.run, delivered: d.delivered, reason: d.reason, retries: d.retries ?? 0, ...(d.confirmedBy ? { confirmedBy: d.confirmedBy } : {}), at: iso(p.now) };
+    setCondition(p.status.conditions!, {
+      type: 'PromptDelivered',
+      status: d.delivered ? 'True' : 'False',
+      reason: d.reason,
+      message: d.message,
+      observedGeneration: p.obj.metadata.generation,
+    });
+    p.status.promptDelivery = {
+      run: p.status.run,
+      delivered: d.delivered,
+      reason: d.reason,
+      retries: d.retries ?? 0,
+      ...(d.confirmedBy ? { confirmedBy: d.confirmedBy } : {}),
+      at: iso(p.now),
+    };
     this.deliveries.delete(rk); // recorded in status now; the map only holds what is in flight
   }
 
@@ -319,7 +418,15 @@ export class SessionReconciler implements Reconciler {
     if (!dir) return;
     const g = await this.d.git.progress(dir, p.status.headBefore, { force });
     if (!g.isGitRepo) return void delete p.status.git;
-    p.status.git = { head: g.head, branch: g.branch, commits: g.commits, insertions: g.insertions, deletions: g.deletions, filesChanged: g.filesChanged, ...(g.lastCommit ? { lastCommit: g.lastCommit } : {}) };
+    p.status.git = {
+      head: g.head,
+      branch: g.branch,
+      commits: g.commits,
+      insertions: g.insertions,
+      deletions: g.deletions,
+      filesChanged: g.filesChanged,
+      ...(g.lastCommit ? { lastCommit: g.lastCommit } : {}),
+    };
   }
 
   // ---- the lifecycle ----------------------------------------------------------------------
@@ -328,7 +435,15 @@ export class SessionReconciler implements Reconciler {
     let injected: LifecycleEvent | undefined;
     for (let step = 0; step < 12; step++) {
       const phase = p.snap.value as Phase;
-      let ev = injected ?? observedEvent({ phase, session: { ...p.obj, status: p.status }, pane: p.pane, now: p.now, effective: p.resolved.effective });
+      let ev =
+        injected ??
+        observedEvent({
+          phase,
+          session: { ...p.obj, status: p.status },
+          pane: p.pane,
+          now: p.now,
+          effective: p.resolved.effective,
+        });
       injected = undefined;
       if (!ev && phase === 'Pending') ev = this.admission(p);
       if (!ev) break;
@@ -340,7 +455,10 @@ export class SessionReconciler implements Reconciler {
       p.status.run = next.context.run;
       p.status.restarts = next.context.restarts;
       const prev = (p.status.lifecycle ?? {}) as Lifecycle;
-      p.status.lifecycle = { ...(prev.runGeneration !== undefined ? { runGeneration: prev.runGeneration } : {}), ...(next.context.stopReason ? { stopReason: next.context.stopReason } : {}) };
+      p.status.lifecycle = {
+        ...(prev.runGeneration !== undefined ? { runGeneration: prev.runGeneration } : {}),
+        ...(next.context.stopReason ? { stopReason: next.context.stopReason } : {}),
+      };
       for (const a of actions) injected = (await this.execute(a.type, p, ev)) ?? injected;
       const to = next.value as Phase;
       if (to !== from) await this.entered(p, from, to, ev);
@@ -371,7 +489,13 @@ export class SessionReconciler implements Reconciler {
       if (resolvePolicy(o, policies)?.metadata.name === policyName) active++;
     }
     const a = admit(p.resolved.policy, active, this.d.host(), this.d.nodeUnschedulable());
-    setCondition(s.conditions!, { type: 'Admitted', status: a.admitted ? 'True' : 'False', reason: a.reason, message: a.message, observedGeneration: p.obj.metadata.generation });
+    setCondition(s.conditions!, {
+      type: 'Admitted',
+      status: a.admitted ? 'True' : 'False',
+      reason: a.reason,
+      message: a.message,
+      observedGeneration: p.obj.metadata.generation,
+    });
     if (!a.admitted) {
       s.reason = a.reason;
       s.message = `waiting for admission: ${a.message}`;
@@ -390,7 +514,11 @@ export class SessionReconciler implements Reconciler {
         p.status.stopRequestTime = iso(p.now);
         const keys = p.resolved.agent?.stop?.keys ?? ['C-c'];
         if (p.paneInfo && !p.paneInfo.dead) await this.d.tmux.sendKeys(p.paneInfo.paneId, keys).catch(() => undefined);
-        this.wsLog(p, 'INFO', `sent stop keys ${keys.join(' ')} (${ev.type === 'TIMEOUT' ? 'time box reached' : 'desiredState Stopped'})`);
+        this.wsLog(
+          p,
+          'INFO',
+          `sent stop keys ${keys.join(' ')} (${ev.type === 'TIMEOUT' ? 'time box reached' : 'desiredState Stopped'})`,
+        );
         return undefined;
       }
       case 'killSession':
@@ -408,15 +536,35 @@ export class SessionReconciler implements Reconciler {
         const delay = backoffMs(p.resolved.effective, Math.max(0, (p.snap.context.restarts ?? 1) - 1));
         p.status.nextRestartTime = iso(p.now + delay);
         p.status.message = `restart ${p.snap.context.restarts}/${p.resolved.effective.maxRestarts} in ${formatDuration(delay)}`;
-        await this.event(p, 'Normal', 'BackOff', `Restarting after ${p.status.reason ?? 'failure'}: ${p.status.message}`);
+        await this.event(
+          p,
+          'Normal',
+          'BackOff',
+          `Restarting after ${p.status.reason ?? 'failure'}: ${p.status.message}`,
+        );
         return undefined;
       }
       case 'escalate': {
         const msg = `gave up after ${p.snap.context.restarts} restart${p.snap.context.restarts === 1 ? '' : 's'} (maxRestarts ${p.resolved.effective.maxRestarts}); last run ended ${p.status.reason ?? ''}${p.status.exitCode !== undefined ? ` with exit code ${p.status.exitCode}` : ''}`;
-        setCondition(p.status.conditions!, { type: 'Escalated', status: 'True', reason: 'RetryLimitReached', message: msg, observedGeneration: p.obj.metadata.generation });
+        setCondition(p.status.conditions!, {
+          type: 'Escalated',
+          status: 'True',
+          reason: 'RetryLimitReached',
+          message: msg,
+          observedGeneration: p.obj.metadata.generation,
+        });
         await this.event(p, 'Warning', 'Escalated', msg);
         this.d.log.warn(`agentsession ${p.key}: escalated: ${msg}`); // the give-up belongs in the log too
-        this.d.audit.write({ kind: 'AgentSession', namespace: p.obj.metadata.namespace, name: p.obj.metadata.name, uid: p.obj.metadata.uid, run: p.status.run, to: p.status.phase ?? '', reason: 'Escalated', message: msg });
+        this.d.audit.write({
+          kind: 'AgentSession',
+          namespace: p.obj.metadata.namespace,
+          name: p.obj.metadata.name,
+          uid: p.obj.metadata.uid,
+          run: p.status.run,
+          to: p.status.phase ?? '',
+          reason: 'Escalated',
+          message: msg,
+        });
         return undefined;
       }
     }
@@ -441,7 +589,8 @@ export class SessionReconciler implements Reconciler {
     if (!agent) return fail('AgentNotFound', 'no agent to run');
     let workdir = p.resolved.workdir;
     if (!workdir) return fail('NoWorkdir', 'neither a Project nor a workdir gives a working directory');
-    if (!isDirectory(workdir)) return fail('WorkdirNotFound', `working directory ${workdir} does not exist or is not a directory`);
+    if (!isDirectory(workdir))
+      return fail('WorkdirNotFound', `working directory ${workdir} does not exist or is not a directory`);
     if (spec.worktree?.enabled) {
       const wt = path.join(this.d.home, 'worktrees', obj.metadata.namespace ?? 'default', obj.metadata.name);
       const branch = spec.worktree.branch ?? `orchctl/${obj.metadata.name}`;
@@ -462,7 +611,10 @@ export class SessionReconciler implements Reconciler {
     try {
       agentEnv = resolveEnv(agent.env);
       sessionEnv = resolveEnv(spec.env);
-      for (const [declared, resolved] of [[agent.env, agentEnv], [spec.env, sessionEnv]] as const)
+      for (const [declared, resolved] of [
+        [agent.env, agentEnv],
+        [spec.env, sessionEnv],
+      ] as const)
         resolved.forEach((e, i) => (declared?.[i]?.valueFrom || SECRET_NAME.test(e.name)) && registerSecret(e.value));
     } catch (e) {
       if (e instanceof EnvSourceError) return fail('EnvSourceNotFound', e.message);
@@ -482,11 +634,19 @@ export class SessionReconciler implements Reconciler {
     // (which fixes where its transcript is).
     const claude = claudeHooks(agent.hooks);
     let launchAgent = agent;
-    const agentStatus: AgentStatus = { run, position: this.d.logs.get(obj.metadata.namespace ?? 'default', obj.metadata.name).end, counts: {}, hooks: false, turns: 0 };
+    const agentStatus: AgentStatus = {
+      run,
+      position: this.d.logs.get(obj.metadata.namespace ?? 'default', obj.metadata.name).end,
+      counts: {},
+      hooks: false,
+      turns: 0,
+    };
     if (claude) {
       const sessionId = claudeSessionId(obj.metadata.uid!, run);
       const settingsFile = path.join(ws.dir, 'claude-settings.json');
-      fs.writeFileSync(settingsFile, JSON.stringify(claudeSettings(claude, this.d.hookCommand), null, 2) + '\n', { mode: 0o600 });
+      fs.writeFileSync(settingsFile, JSON.stringify(claudeSettings(claude, this.d.hookCommand), null, 2) + '\n', {
+        mode: 0o600,
+      });
       launchAgent = { ...agent, args: [...(agent.args ?? []), '--session-id', sessionId, '--settings', settingsFile] };
       const env: Record<string, string | undefined> = { ...process.env };
       for (const e of [...agentEnv, ...sessionEnv]) env[e.name] = e.value ?? '';
@@ -519,16 +679,33 @@ export class SessionReconciler implements Reconciler {
       git: headBefore ? { head: headBefore, commits: 0, insertions: 0, deletions: 0, filesChanged: 0 } : undefined,
     });
     status.agent = agentStatus as unknown as Record<string, unknown>;
-    for (const f of ['completionTime', 'exitCode', 'result', 'stopRequestTime', 'nextRestartTime', 'promptDelivery'] as const) delete status[f];
+    for (const f of [
+      'completionTime',
+      'exitCode',
+      'result',
+      'stopRequestTime',
+      'nextRestartTime',
+      'promptDelivery',
+    ] as const)
+      delete status[f];
     if (!status.deadlineTime) delete status.deadlineTime;
     if (!status.git) delete status.git;
     if (!status.headBefore) delete status.headBefore;
     status.phase = 'Starting';
-    const recorded = await writeStatusMerged(this.d.store, p.obj, { ...status, observedGeneration: obj.metadata.generation } as Record<string, unknown>);
+    const recorded = await writeStatusMerged(this.d.store, p.obj, {
+      ...status,
+      observedGeneration: obj.metadata.generation,
+    } as Record<string, unknown>);
     if (!recorded) return fail('Deleted', 'the object was deleted before its run started');
     p.obj = recorded as AgentSession;
     if (plan.tmuxEnv.ORCHCTL_ENV_DIR) writePrivateEnv(plan.tmuxEnv.ORCHCTL_ENV_DIR, plan.privateEnv);
-    const launch = { session: sessionName, cwd: workdir, argv: plan.argv, env: plan.tmuxEnv, tags: { uid: obj.metadata.uid!, key: this.runKey(p.key, run), store: this.d.storeUid } };
+    const launch = {
+      session: sessionName,
+      cwd: workdir,
+      argv: plan.argv,
+      env: plan.tmuxEnv,
+      tags: { uid: obj.metadata.uid!, key: this.runKey(p.key, run), store: this.d.storeUid },
+    };
     try {
       await this.d.tmux.launch(launch, ws.outputLog).catch(async (e: Error) => {
         if (!/duplicate session/.test(e.message)) throw e;
@@ -540,8 +717,24 @@ export class SessionReconciler implements Reconciler {
     } finally {
       this.d.panes.invalidate();
     }
-    writeState(ws, { session: p.key, uid: obj.metadata.uid, run, agent: spec.agentRef ?? '(inline)', status: 'RUNNING', tmuxSession: sessionName, workdir, headBefore: headBefore ?? null, startTime: status.startTime, promptFile: ws.promptFile, resultFile: ws.resultFile });
-    logLine(ws, 'INFO', `run ${run} started in tmux session ${sessionName} (workdir ${workdir}, delivery ${agent.promptDelivery ?? 'paste'})`);
+    writeState(ws, {
+      session: p.key,
+      uid: obj.metadata.uid,
+      run,
+      agent: spec.agentRef ?? '(inline)',
+      status: 'RUNNING',
+      tmuxSession: sessionName,
+      workdir,
+      headBefore: headBefore ?? null,
+      startTime: status.startTime,
+      promptFile: ws.promptFile,
+      resultFile: ws.resultFile,
+    });
+    logLine(
+      ws,
+      'INFO',
+      `run ${run} started in tmux session ${sessionName} (workdir ${workdir}, delivery ${agent.promptDelivery ?? 'paste'})`,
+    );
     p.pane = { kind: 'alive' };
     p.paneInfo = undefined;
     this.startDelivery(p, agent, ws, sessionName, run);
@@ -558,7 +751,10 @@ export class SessionReconciler implements Reconciler {
     } catch {
       /* launched but state.json not yet written */
     }
-    p.snap = sessionMachine.resolveState({ value: 'Starting', context: { run, restarts: p.snap.context.restarts } }) as Snap;
+    p.snap = sessionMachine.resolveState({
+      value: 'Starting',
+      context: { run, restarts: p.snap.context.restarts },
+    }) as Snap;
     Object.assign(p.status, {
       run,
       tmuxSession: pane.session,
@@ -567,10 +763,17 @@ export class SessionReconciler implements Reconciler {
       startTime: (state.startTime as string) ?? iso(pane.created * 1000),
       ...(state.headBefore ? { headBefore: state.headBefore as string } : {}),
     });
-    if (p.resolved.effective.maxDurationMs) p.status.deadlineTime = iso(Date.parse(p.status.startTime!) + p.resolved.effective.maxDurationMs);
+    if (p.resolved.effective.maxDurationMs)
+      p.status.deadlineTime = iso(Date.parse(p.status.startTime!) + p.resolved.effective.maxDurationMs);
     p.pane = { kind: 'alive' };
     p.paneInfo = pane;
-    setCondition(p.status.conditions!, { type: 'PromptDelivered', status: 'Unknown', reason: 'Adopted', message: 'run adopted after a controller restart; delivery was not confirmed', observedGeneration: p.obj.metadata.generation });
+    setCondition(p.status.conditions!, {
+      type: 'PromptDelivered',
+      status: 'Unknown',
+      reason: 'Adopted',
+      message: 'run adopted after a controller restart; delivery was not confirmed',
+      observedGeneration: p.obj.metadata.generation,
+    });
     logLine(ws, 'INFO', `run ${run} adopted from tmux session ${pane.session}`);
     return undefined;
   }
@@ -580,12 +783,28 @@ export class SessionReconciler implements Reconciler {
     const mode = agent.promptDelivery ?? 'paste';
     const rk = this.runKey(p.key, run);
     if (mode !== 'paste') {
-      const r = { delivered: true, reason: mode === 'none' ? 'NoPrompt' : mode === 'stdin' ? 'DeliveredByStdin' : 'DeliveredByArgument', message: `prompt delivery: ${mode}` };
+      const r = {
+        delivered: true,
+        reason: mode === 'none' ? 'NoPrompt' : mode === 'stdin' ? 'DeliveredByStdin' : 'DeliveredByArgument',
+        message: `prompt delivery: ${mode}`,
+      };
       this.deliveries.set(rk, r);
-      setCondition(p.status.conditions!, { type: 'PromptDelivered', status: 'True', reason: r.reason, message: r.message, observedGeneration: p.obj.metadata.generation });
+      setCondition(p.status.conditions!, {
+        type: 'PromptDelivered',
+        status: 'True',
+        reason: r.reason,
+        message: r.message,
+        observedGeneration: p.obj.metadata.generation,
+      });
       return;
     }
-    setCondition(p.status.conditions!, { type: 'PromptDelivered', status: 'Unknown', reason: 'Delivering', message: 'waiting for the agent to be ready before pasting', observedGeneration: p.obj.metadata.generation });
+    setCondition(p.status.conditions!, {
+      type: 'PromptDelivered',
+      status: 'Unknown',
+      reason: 'Delivering',
+      message: 'waiting for the agent to be ready before pasting',
+      observedGeneration: p.obj.metadata.generation,
+    });
     this.deliveries.set(rk, 'pending');
     const target = paneTargetFor(this.d.tmux, `=${sessionName}:`, p.status, agent);
     const promptText = fs.readFileSync(ws.promptFile, 'utf8');
@@ -609,7 +828,8 @@ export class SessionReconciler implements Reconciler {
   private async entered(p: Pass, from: Phase, to: Phase, ev: LifecycleEvent): Promise<void> {
     const s = p.status;
     const gen = p.obj.metadata.generation;
-    const cond = (type: string, st: 'True' | 'False' | 'Unknown', reason: string, message = '') => setCondition(s.conditions!, { type, status: st, reason, message, observedGeneration: gen });
+    const cond = (type: string, st: 'True' | 'False' | 'Unknown', reason: string, message = '') =>
+      setCondition(s.conditions!, { type, status: st, reason, message, observedGeneration: gen });
     switch (to) {
       case 'Starting':
         s.reason = 'Starting';
@@ -623,9 +843,17 @@ export class SessionReconciler implements Reconciler {
         break;
       case 'Stopping':
         s.reason = p.snap.context.stopReason === 'TimedOut' ? 'TimedOut' : 'Stopping';
-        s.message = p.snap.context.stopReason === 'TimedOut' ? `time box of ${formatDuration(p.resolved.effective.maxDurationMs ?? 0)} reached; stopping` : 'desiredState is Stopped; stopping';
+        s.message =
+          p.snap.context.stopReason === 'TimedOut'
+            ? `time box of ${formatDuration(p.resolved.effective.maxDurationMs ?? 0)} reached; stopping`
+            : 'desiredState is Stopped; stopping';
         cond('Ready', 'False', 'Stopping', s.message);
-        await this.event(p, p.snap.context.stopReason === 'TimedOut' ? 'Warning' : 'Normal', p.snap.context.stopReason === 'TimedOut' ? 'TimeBoxExceeded' : 'Stopping', s.message);
+        await this.event(
+          p,
+          p.snap.context.stopReason === 'TimedOut' ? 'Warning' : 'Normal',
+          p.snap.context.stopReason === 'TimedOut' ? 'TimeBoxExceeded' : 'Stopping',
+          s.message,
+        );
         break;
       case 'Succeeded':
       case 'Failed':
@@ -652,15 +880,37 @@ export class SessionReconciler implements Reconciler {
         delete s.nextRestartTime;
         break;
     }
-    this.d.audit.write({ kind: 'AgentSession', namespace: p.obj.metadata.namespace, name: p.obj.metadata.name, uid: p.obj.metadata.uid, run: s.run, from, to, reason: s.reason, message: s.message });
-    this.wsLog(p, to === 'Failed' || to === 'Killed' || to === 'TimedOut' ? 'WARN' : 'INFO', `phase ${from} → ${to}${s.message ? `: ${s.message}` : ''}`);
+    this.d.audit.write({
+      kind: 'AgentSession',
+      namespace: p.obj.metadata.namespace,
+      name: p.obj.metadata.name,
+      uid: p.obj.metadata.uid,
+      run: s.run,
+      from,
+      to,
+      reason: s.reason,
+      message: s.message,
+    });
+    this.wsLog(
+      p,
+      to === 'Failed' || to === 'Killed' || to === 'TimedOut' ? 'WARN' : 'INFO',
+      `phase ${from} → ${to}${s.message ? `: ${s.message}` : ''}`,
+    );
     this.d.log.info(`agentsession ${p.key}: ${from} → ${to}${s.message ? ` (${s.message})` : ''}`);
   }
 
   private async runEnded(p: Pass, to: Phase, ev: LifecycleEvent): Promise<void> {
     const s = p.status;
     if (s.workspace && s.agent) {
-      settleAgent({ obj: p.obj, status: s, agent: p.resolved.agent, policy: p.resolved.policy, log: this.d.logs.get(p.obj.metadata.namespace ?? 'default', p.obj.metadata.name), feed: this.d.feed, now: p.now });
+      settleAgent({
+        obj: p.obj,
+        status: s,
+        agent: p.resolved.agent,
+        policy: p.resolved.policy,
+        log: this.d.logs.get(p.obj.metadata.namespace ?? 'default', p.obj.metadata.name),
+        feed: this.d.feed,
+        now: p.now,
+      });
       this.screens.forget(p.key);
     }
     if (s.workspace) this.tails.delete(path.join(s.workspace, 'output.log'));
@@ -682,7 +932,8 @@ export class SessionReconciler implements Reconciler {
     await this.refreshGit(p, true);
     // A run that never started (START_FAILED) has no duration worth a histogram bucket.
     const started = Date.parse(s.startTime ?? '');
-    if (ev.type !== 'START_FAILED' && !Number.isNaN(started)) this.d.metrics?.onRunEnded?.(p.obj, s.run ?? 0, to, Math.max(0, (p.now - started) / 1000));
+    if (ev.type !== 'START_FAILED' && !Number.isNaN(started))
+      this.d.metrics?.onRunEnded?.(p.obj, s.run ?? 0, to, Math.max(0, (p.now - started) / 1000));
     const commits = s.git?.commits ? `, ${s.git.commits} commit${s.git.commits === 1 ? '' : 's'}` : '';
     const stopReason = p.snap.context.stopReason;
     let type: EventType = 'Warning';
@@ -716,12 +967,37 @@ export class SessionReconciler implements Reconciler {
       s.message = `the tmux session disappeared without an exit status (killed outside orchctl, or the tmux server died)${commits}`;
     }
     const gen = p.obj.metadata.generation;
-    setCondition(s.conditions!, { type: 'Ready', status: 'False', reason: s.reason, message: s.message, observedGeneration: gen });
-    setCondition(s.conditions!, { type: 'Succeeded', status: to === 'Succeeded' ? 'True' : 'False', reason: s.reason, message: s.message, observedGeneration: gen });
+    setCondition(s.conditions!, {
+      type: 'Ready',
+      status: 'False',
+      reason: s.reason,
+      message: s.message,
+      observedGeneration: gen,
+    });
+    setCondition(s.conditions!, {
+      type: 'Succeeded',
+      status: to === 'Succeeded' ? 'True' : 'False',
+      reason: s.reason,
+      message: s.message,
+      observedGeneration: gen,
+    });
     await this.event(p, type, to === 'Succeeded' ? 'Completed' : s.reason, `Run ${s.run} ${to}: ${s.message}`);
     if (s.workspace) {
       const ws = this.wsFor(p);
-      writeState(ws, { session: p.key, uid: p.obj.metadata.uid, run: s.run, status: to.toUpperCase(), tmuxSession: s.tmuxSession, workdir: s.workdir, headBefore: s.headBefore ?? null, startTime: s.startTime, completedTime: s.completionTime, exitCode: s.exitCode ?? null, reason: s.reason, git: s.git ?? null });
+      writeState(ws, {
+        session: p.key,
+        uid: p.obj.metadata.uid,
+        run: s.run,
+        status: to.toUpperCase(),
+        tmuxSession: s.tmuxSession,
+        workdir: s.workdir,
+        headBefore: s.headBefore ?? null,
+        startTime: s.startTime,
+        completedTime: s.completionTime,
+        exitCode: s.exitCode ?? null,
+        reason: s.reason,
+        git: s.git ?? null,
+      });
     }
   }
 
@@ -729,8 +1005,21 @@ export class SessionReconciler implements Reconciler {
     const s = p.status;
     if (p.snap.value !== 'Running' || p.resolved.effective.timeoutAction !== 'Warn' || !s.deadlineTime) return;
     if (p.now < Date.parse(s.deadlineTime)) return;
-    if (setCondition(s.conditions!, { type: 'TimeBoxExceeded', status: 'True', reason: 'MaxDurationReached', message: `running longer than ${formatDuration(p.resolved.effective.maxDurationMs ?? 0)} (timeoutAction Warn)`, observedGeneration: p.obj.metadata.generation }))
-      void this.event(p, 'Warning', 'TimeBoxExceeded', `Run ${s.run} passed its time box; timeoutAction is Warn, so it keeps running`);
+    if (
+      setCondition(s.conditions!, {
+        type: 'TimeBoxExceeded',
+        status: 'True',
+        reason: 'MaxDurationReached',
+        message: `running longer than ${formatDuration(p.resolved.effective.maxDurationMs ?? 0)} (timeoutAction Warn)`,
+        observedGeneration: p.obj.metadata.generation,
+      })
+    )
+      void this.event(
+        p,
+        'Warning',
+        'TimeBoxExceeded',
+        `Run ${s.run} passed its time box; timeoutAction is Warn, so it keeps running`,
+      );
   }
 
   /** A Pending session's Ready condition says why it waits (admission, desiredState Stopped...). */
@@ -743,7 +1032,13 @@ export class SessionReconciler implements Reconciler {
       delete s.nextRestartTime;
     }
     if (s.phase === 'Pending' && !p.resolved.problem)
-      setCondition(s.conditions!, { type: 'Ready', status: 'False', reason: s.reason ?? 'Pending', message: s.message ?? '', observedGeneration: p.obj.metadata.generation });
+      setCondition(s.conditions!, {
+        type: 'Ready',
+        status: 'False',
+        reason: s.reason ?? 'Pending',
+        message: s.message ?? '',
+        observedGeneration: p.obj.metadata.generation,
+      });
   }
 
   private async event(p: Pass, type: EventType, reason: string, message: string): Promise<void> {
@@ -773,7 +1068,8 @@ export class SessionReconciler implements Reconciler {
     const now = Date.now();
     if (live.length) {
       if (!status.stopRequestTime || status.phase !== 'Stopping') {
-        for (const pane of live) await this.d.tmux.sendKeys(pane.paneId, agent?.stop?.keys ?? ['C-c']).catch(() => undefined);
+        for (const pane of live)
+          await this.d.tmux.sendKeys(pane.paneId, agent?.stop?.keys ?? ['C-c']).catch(() => undefined);
         status.phase = 'Stopping';
         status.stopRequestTime = iso(now);
         status.reason = 'Deleting';
@@ -781,22 +1077,50 @@ export class SessionReconciler implements Reconciler {
         await this.writeStatus(obj, status);
         return { requeueAfterMs: Math.min(graceMs, 500) };
       }
-      if (now < Date.parse(status.stopRequestTime) + graceMs) return { requeueAfterMs: Math.min(500, Date.parse(status.stopRequestTime) + graceMs - now) };
+      if (now < Date.parse(status.stopRequestTime) + graceMs)
+        return { requeueAfterMs: Math.min(500, Date.parse(status.stopRequestTime) + graceMs - now) };
     }
     const last = live[0] ?? panes[0];
-    const outcome = last?.dead ? (last.exitStatus !== undefined ? `exit code ${last.exitStatus}` : 'its process ended (no exit status recorded)') : live.length ? 'killed after the grace period' : 'no tmux session was running';
+    const outcome = last?.dead
+      ? last.exitStatus !== undefined
+        ? `exit code ${last.exitStatus}`
+        : 'its process ended (no exit status recorded)'
+      : live.length
+        ? 'killed after the grace period'
+        : 'no tmux session was running';
     for (const pane of panes) await this.d.tmux.kill(pane.session);
     this.d.panes.invalidate();
     if (obj.spec?.worktree?.enabled && status.workdir && obj.spec.projectRef) {
       const project = this.d.projects.get(obj.metadata.namespace, obj.spec.projectRef) as Project | undefined;
       if (project?.spec?.path) await this.d.git.removeWorktree(project.spec.path, status.workdir);
     }
-    this.d.audit.write({ kind: 'AgentSession', namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid, run: status.run, from: status.phase, to: 'Deleted', reason: 'Deleted', message: outcome });
+    this.d.audit.write({
+      kind: 'AgentSession',
+      namespace: obj.metadata.namespace,
+      name: obj.metadata.name,
+      uid: obj.metadata.uid,
+      run: status.run,
+      from: status.phase,
+      to: 'Deleted',
+      reason: 'Deleted',
+      message: outcome,
+    });
     this.d.log.info(`agentsession ${key}: deleted (${outcome})`);
     await this.d.recorder.record(obj, 'Normal', 'Deleted', `Session deleted: ${outcome}`);
     this.reservations.delete(key);
-    const fresh = (await this.d.store.get({ kind: 'AgentSession', namespace: obj.metadata.namespace ?? '', name: obj.metadata.name })) as AgentSession | undefined;
-    if (fresh) await this.d.store.update({ ...fresh, metadata: { ...fresh.metadata, finalizers: (fresh.metadata.finalizers ?? []).filter((f) => f !== SESSION_FINALIZER) } });
+    const fresh = (await this.d.store.get({
+      kind: 'AgentSession',
+      namespace: obj.metadata.namespace ?? '',
+      name: obj.metadata.name,
+    })) as AgentSession | undefined;
+    if (fresh)
+      await this.d.store.update({
+        ...fresh,
+        metadata: {
+          ...fresh.metadata,
+          finalizers: (fresh.metadata.finalizers ?? []).filter((f) => f !== SESSION_FINALIZER),
+        },
+      });
   }
 }
 
@@ -840,7 +1164,11 @@ function isDirectory(p: string): boolean {
 
 /** The problem of an agent command that is not installed. */
 function commandNotFound(command: string): { reason: string; message: string; fatal: boolean } {
-  return { reason: 'CommandNotFound', message: `${path.basename(command)}: command not found — install it or run orchctl doctor`, fatal: false };
+  return {
+    reason: 'CommandNotFound',
+    message: `${path.basename(command)}: command not found — install it or run orchctl doctor`,
+    fatal: false,
+  };
 }
 
 /** Whether `command` resolves to an executable file: a path as given, else through PATH. */

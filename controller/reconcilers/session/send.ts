@@ -10,7 +10,13 @@ import { parseDuration } from '../../api/duration.js';
 import type { AgentSession, AgentSessionStatus, AgentSpec } from '../../api/kinds.js';
 import type { Resource } from '../../api/types.js';
 import { claudeHooks } from '../../agents/claude-code.js';
-import { deliverKeys, deliverText, type DeliveryResult, type PaneTarget, type TextDelivery } from '../../agents/delivery.js';
+import {
+  deliverKeys,
+  deliverText,
+  type DeliveryResult,
+  type PaneTarget,
+  type TextDelivery,
+} from '../../agents/delivery.js';
 import { classifyScreen, type DetectionProfile } from '../../agents/detection.js';
 import type { Tmux } from '../../observers/tmux.js';
 import type { Store } from '../../store/store.js';
@@ -30,9 +36,20 @@ export interface SendRequest {
 export class SendError extends Error {}
 
 /** Where deliveries into a run's pane go, and how they are confirmed (hooks and transcript, else the screen). */
-export function paneTargetFor(tmux: Tmux, target: string, status: AgentSessionStatus, agent: AgentSpec | undefined): PaneTarget {
+export function paneTargetFor(
+  tmux: Tmux,
+  target: string,
+  status: AgentSessionStatus,
+  agent: AgentSpec | undefined,
+): PaneTarget {
   const agentStatus = status.agent as AgentStatus | undefined;
-  return { tmux, target, workspace: status.workspace!, transcript: agentStatus?.transcript, hooks: !!claudeHooks(agent?.hooks) };
+  return {
+    tmux,
+    target,
+    workspace: status.workspace!,
+    transcript: agentStatus?.transcript,
+    hooks: !!claudeHooks(agent?.hooks),
+  };
 }
 
 /** A text delivery the way the Agent asks for it: its submit keys, its input-ready pattern, its ready timeout. */
@@ -54,14 +71,22 @@ export function showing(profile: DetectionProfile | undefined, states: string[])
 
 let counter = 0;
 
-export async function sendToSession(store: Store, tmux: Tmux, namespace: string, name: string, req: SendRequest): Promise<DeliveryResult> {
+export async function sendToSession(
+  store: Store,
+  tmux: Tmux,
+  namespace: string,
+  name: string,
+  req: SendRequest,
+): Promise<DeliveryResult> {
   const s = (await store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
   if (!s) throw new SendError(`agentsession "${name}" not found in namespace "${namespace}"`);
   const st = s.status ?? {};
   if ((st.phase !== 'Running' && st.phase !== 'Starting') || !st.tmuxSession || !st.workspace)
     throw new SendError(`agentsession "${name}" is not running (phase ${st.phase ?? 'Pending'}); nothing to send to`);
   let agent: AgentSpec | undefined = s.spec?.agent;
-  if (!agent && s.spec?.agentRef) agent = ((await store.get({ kind: 'Agent', namespace, name: s.spec.agentRef })) as Resource<AgentSpec> | undefined)?.spec;
+  if (!agent && s.spec?.agentRef)
+    agent = ((await store.get({ kind: 'Agent', namespace, name: s.spec.agentRef })) as Resource<AgentSpec> | undefined)
+      ?.spec;
   if (!agent) throw new SendError(`agentsession "${name}": its Agent "${s.spec?.agentRef}" is gone`);
   const profile = profileFor(agent);
   const target = paneTargetFor(tmux, `=${st.tmuxSession}:`, st, agent);
@@ -81,11 +106,16 @@ export async function sendToSession(store: Store, tmux: Tmux, namespace: string,
           throw new SendError(
             `agentsession "${name}" shows the ${screen.dialog ?? 'startup'} dialog, which --${req.approve ? 'approve' : 'deny'} does not answer` +
               `${dialog?.answerKeys?.length ? '' : ' (the Agent declares no answer keys for it)'}; answer it with --keys` +
-              (screen.dialog === 'auto-mode-unavailable' ? ", or avoid it with the Agent's --permission-mode manual (docs/agents.md)" : ''),
+              (screen.dialog === 'auto-mode-unavailable'
+                ? ", or avoid it with the Agent's --permission-mode manual (docs/agents.md)"
+                : ''),
           );
       }
     }
-    if (!keys?.length) throw new SendError(`the Agent of "${name}" declares no ${req.approve ? 'approve' : 'deny'} keys (spec.detection); use --keys`);
+    if (!keys?.length)
+      throw new SendError(
+        `the Agent of "${name}" declares no ${req.approve ? 'approve' : 'deny'} keys (spec.detection); use --keys`,
+      );
     const since = waiting && waiting.status === 'True' ? Date.parse(waiting.lastTransitionTime) : 0;
     return deliverKeys(target, {
       keys,
@@ -96,6 +126,8 @@ export async function sendToSession(store: Store, tmux: Tmux, namespace: string,
   }
   if (!req.text?.trim()) throw new SendError('nothing to send: give TEXT, -f FILE, --approve, --deny or --keys');
   if (isTrue(st.conditions, 'WaitingForInput') && !req.force)
-    throw new SendError(`agentsession "${name}" is waiting for an answer (${waiting?.reason}: ${waiting?.message}); answer it with --approve or --deny, or pass --force to paste anyway`);
+    throw new SendError(
+      `agentsession "${name}" is waiting for an answer (${waiting?.reason}: ${waiting?.message}); answer it with --approve or --deny, or pass --force to paste anyway`,
+    );
   return deliverText(target, textDeliveryFor(agent, req.text, `orchctl-send-${process.pid}-${++counter}`));
 }

@@ -168,8 +168,8 @@ function readInteractive(timeoutMs, quietMs = 400) {
 
 async function readTask() {
   const args = parseArgs(process.argv.slice(2));
-  if (args.help) return usage(), process.exit(0);
-  if (args.version) return say(`sim-agent ${VERSION}`), process.exit(0);
+  if (args.help) return (usage(), process.exit(0));
+  if (args.version) return (say(`sim-agent ${VERSION}`), process.exit(0));
   if (args.text.trim()) return { text: args.text, via: 'argument' };
   if (!process.stdin.isTTY) {
     const text = await readAll(process.stdin);
@@ -197,15 +197,23 @@ function hash(s) {
   return h;
 }
 
-const STOP_WORDS = new Set('a an the to and or of in on for with by it its is be as at from into this that beside next please make sure so'.split(' '));
+const STOP_WORDS = new Set(
+  'a an the to and or of in on for with by it its is be as at from into this that beside next please make sure so'.split(
+    ' ',
+  ),
+);
 
 function analyse(raw) {
   const text = raw.replaceAll('\r', '').trim();
   const lower = text.toLowerCase();
   const kw = (name) => lower.match(new RegExp(`\\[${name}(?::(\\d+))?\\]`));
-  const paragraphs = text.split(/\n\s*\n/).map((p) => p.trim()).filter(Boolean);
+  const paragraphs = text
+    .split(/\n\s*\n/)
+    .map((p) => p.trim())
+    .filter(Boolean);
   // The controller puts the persona (Agent systemPromptFile) first and the task last.
-  const persona = paragraphs.length > 1 && /^(you are|as an?)\b/i.test(paragraphs[0]) ? paragraphs[0].split('\n')[0] : undefined;
+  const persona =
+    paragraphs.length > 1 && /^(you are|as an?)\b/i.test(paragraphs[0]) ? paragraphs[0].split('\n')[0] : undefined;
   const taskPara = paragraphs.find((p) => /^task:/i.test(p)) ?? paragraphs[paragraphs.length - 1] ?? text;
   const title =
     taskPara
@@ -227,7 +235,13 @@ function analyse(raw) {
       .replace(/-+$/, '') || 'change';
 
   const envOutcome = (env.SIM_AGENT_OUTCOME ?? '').toLowerCase();
-  let outcome = ['success', 'fail', 'flaky'].includes(envOutcome) ? envOutcome : kw('fail') ? 'fail' : kw('flaky') ? 'flaky' : 'success';
+  const outcome = ['success', 'fail', 'flaky'].includes(envOutcome)
+    ? envOutcome
+    : kw('fail')
+      ? 'fail'
+      : kw('flaky')
+        ? 'flaky'
+        : 'success';
   const flakyRuns = Number(env.SIM_AGENT_FLAKY_RUNS ?? kw('flaky')?.[1] ?? 1) || 1;
   const failsThisRun = outcome === 'fail' || (outcome === 'flaky' && run <= flakyRuns);
   const exitCode = Number(env.SIM_AGENT_EXIT_CODE ?? kw('exit')?.[1] ?? 1) || 1;
@@ -241,10 +255,21 @@ function analyse(raw) {
 
 // ---------------------------------------------------------------------------------- git
 
-const GIT_IDENTITY = ['-c', 'user.name=sim-agent', '-c', 'user.email=sim-agent@orchctl.invalid', '-c', 'commit.gpgsign=false'];
+const GIT_IDENTITY = [
+  '-c',
+  'user.name=sim-agent',
+  '-c',
+  'user.email=sim-agent@orchctl.invalid',
+  '-c',
+  'commit.gpgsign=false',
+];
 
 function git(args) {
-  return execFileSync('git', [...GIT_IDENTITY, ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  return execFileSync('git', [...GIT_IDENTITY, ...args], {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim();
 }
 
 function tryGit(args) {
@@ -257,7 +282,16 @@ function tryGit(args) {
 
 // ---------------------------------------------------------------------------------- the work
 
-const result = { status: 'running', summary: '', commits: 0, filesChanged: 0, files: [], tests: { passed: 0, failed: 0 }, run, agent: `sim-agent ${VERSION}` };
+const result = {
+  status: 'running',
+  summary: '',
+  commits: 0,
+  filesChanged: 0,
+  files: [],
+  tests: { passed: 0, failed: 0 },
+  run,
+  agent: `sim-agent ${VERSION}`,
+};
 const touched = new Set();
 
 function writeResult() {
@@ -265,7 +299,10 @@ function writeResult() {
   if (!file) return;
   try {
     const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify({ ...result, files: [...touched].sort(), filesChanged: touched.size }, null, 2) + '\n');
+    fs.writeFileSync(
+      tmp,
+      JSON.stringify({ ...result, files: [...touched].sort(), filesChanged: touched.size }, null, 2) + '\n',
+    );
     fs.renameSync(tmp, file);
   } catch (e) {
     say(red(`could not write ${file}: ${e.message}`));
@@ -346,7 +383,9 @@ function edits(plan) {
 function previousResult() {
   if (run < 2 || !env.ORCHCTL_WORKSPACE) return undefined;
   try {
-    return JSON.parse(fs.readFileSync(path.join(path.dirname(env.ORCHCTL_WORKSPACE), String(run - 1), 'result.json'), 'utf8'));
+    return JSON.parse(
+      fs.readFileSync(path.join(path.dirname(env.ORCHCTL_WORKSPACE), String(run - 1), 'result.json'), 'utf8'),
+    );
   } catch {
     return undefined;
   }
@@ -373,7 +412,15 @@ async function spinner(plan, label, factor = 1.5) {
 
 function commit(subject, files) {
   git(['add', '--', ...files]);
-  git(['commit', '--no-verify', '--quiet', '-m', subject, '-m', `Made by sim-agent (orchctl quickstart), session ${session}, run ${run}.`]);
+  git([
+    'commit',
+    '--no-verify',
+    '--quiet',
+    '-m',
+    subject,
+    '-m',
+    `Made by sim-agent (orchctl quickstart), session ${session}, run ${run}.`,
+  ]);
   const sha = git(['rev-parse', '--short', 'HEAD']);
   result.commits++;
   say(`  ${green('✔')} ${bold('commit')} ${yellow(sha)} ${subject}`);
@@ -426,8 +473,12 @@ async function runTests(plan) {
   const files = testFiles(plan).length;
   say('');
   if (failed) {
-    say(`${bold(' Test Files ')} ${bold(red('1 failed'))} ${gray('|')} ${bold(green(`${files - 1} passed`))} ${gray(`(${files})`)}`);
-    say(`${bold('      Tests ')} ${bold(red(`${failed} failed`))} ${gray('|')} ${bold(green(`${passed} passed`))} ${gray(`(${passed + failed})`)}`);
+    say(
+      `${bold(' Test Files ')} ${bold(red('1 failed'))} ${gray('|')} ${bold(green(`${files - 1} passed`))} ${gray(`(${files})`)}`,
+    );
+    say(
+      `${bold('      Tests ')} ${bold(red(`${failed} failed`))} ${gray('|')} ${bold(green(`${passed} passed`))} ${gray(`(${passed + failed})`)}`,
+    );
   } else {
     say(`${bold(' Test Files ')} ${bold(green(`${files} passed`))} ${gray(`(${files})`)}`);
     say(`${bold('      Tests ')} ${bold(green(`${passed} passed`))} ${gray(`(${passed})`)}`);
@@ -455,7 +506,13 @@ async function main() {
   const branch = inRepo ? (tryGit(['symbolic-ref', '--quiet', '--short', 'HEAD']) ?? '(detached)') : undefined;
   const tracked = inRepo ? (tryGit(['ls-files']) ?? '').split('\n').filter(Boolean).length : 0;
   say(`${blue('●')} Reading the repository`);
-  say(gray(inRepo ? `  ${tracked} tracked files · branch ${branch} · HEAD ${head ?? '(no commits yet)'}` : '  not a git repository — files will be edited but nothing committed'));
+  say(
+    gray(
+      inRepo
+        ? `  ${tracked} tracked files · branch ${branch} · HEAD ${head ?? '(no commits yet)'}`
+        : '  not a git repository — files will be edited but nothing committed',
+    ),
+  );
   await step(plan);
 
   const previous = previousResult();
@@ -472,13 +529,23 @@ async function main() {
   say(gray(`  3. note the change in CHANGELOG.md and run the test suite`));
   await step(plan);
 
-  const subject1 = previous?.status === 'failure' ? `fix(${plan.slug}): ${plan.title} (attempt ${run})` : `feat(${plan.slug}): ${plan.title}`;
+  const subject1 =
+    previous?.status === 'failure'
+      ? `fix(${plan.slug}): ${plan.title} (attempt ${run})`
+      : `feat(${plan.slug}): ${plan.title}`;
   const groups =
     plan.commits === 1
       ? [{ subject: subject1, parts: ['src', 'test', 'changelog'] }]
       : plan.commits === 2
-        ? [{ subject: subject1, parts: ['src'] }, { subject: `test(${plan.slug}): cover ${plan.slug}`, parts: ['test', 'changelog'] }]
-        : [{ subject: subject1, parts: ['src'] }, { subject: `test(${plan.slug}): cover ${plan.slug}`, parts: ['test'] }, { subject: `docs: changelog entry for ${plan.slug}`, parts: ['changelog'] }];
+        ? [
+            { subject: subject1, parts: ['src'] },
+            { subject: `test(${plan.slug}): cover ${plan.slug}`, parts: ['test', 'changelog'] },
+          ]
+        : [
+            { subject: subject1, parts: ['src'] },
+            { subject: `test(${plan.slug}): cover ${plan.slug}`, parts: ['test'] },
+            { subject: `docs: changelog entry for ${plan.slug}`, parts: ['changelog'] },
+          ];
   const paths = { src: e.src_path, test: e.test_path, changelog: 'CHANGELOG.md' };
   for (const g of groups) {
     for (const part of g.parts) {
@@ -486,7 +553,11 @@ async function main() {
       say(`${yellow('✎')} Edit ${bold(paths[part])} ${green(`+${add}`)} ${red(`-${del}`)}`);
       await step(plan, 0.6);
     }
-    if (inRepo) commit(g.subject, g.parts.map((p) => paths[p]));
+    if (inRepo)
+      commit(
+        g.subject,
+        g.parts.map((p) => paths[p]),
+      );
     await step(plan, 0.4);
   }
 
@@ -494,13 +565,23 @@ async function main() {
   say('');
   finished = true;
   if (t.failed) {
-    Object.assign(result, { status: 'failure', summary: `${t.failed} test failing: ${plan.slug} > ${t.failName} (${t.failedFile}); ${result.commits} commit(s) made` });
-    say(`${bold(red('✘ Tests failed'))} ${gray(`— ${plan.slug} > ${t.failName}. Giving up on this attempt (exit ${plan.exitCode}).`)}`);
+    Object.assign(result, {
+      status: 'failure',
+      summary: `${t.failed} test failing: ${plan.slug} > ${t.failName} (${t.failedFile}); ${result.commits} commit(s) made`,
+    });
+    say(
+      `${bold(red('✘ Tests failed'))} ${gray(`— ${plan.slug} > ${t.failName}. Giving up on this attempt (exit ${plan.exitCode}).`)}`,
+    );
     writeResult();
     process.exit(plan.exitCode);
   }
-  Object.assign(result, { status: 'success', summary: `${plan.title} — ${result.commits} commit(s), ${touched.size} file(s) changed, ${result.tests.passed} tests passing` });
-  say(`${bold(green('✔ Done:'))} ${plan.title} ${gray(`(${result.commits} commit(s), ${touched.size} file(s), ${result.tests.passed} tests passing)`)}`);
+  Object.assign(result, {
+    status: 'success',
+    summary: `${plan.title} — ${result.commits} commit(s), ${touched.size} file(s) changed, ${result.tests.passed} tests passing`,
+  });
+  say(
+    `${bold(green('✔ Done:'))} ${plan.title} ${gray(`(${result.commits} commit(s), ${touched.size} file(s), ${result.tests.passed} tests passing)`)}`,
+  );
   writeResult();
   process.exit(0);
 }
