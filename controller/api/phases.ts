@@ -5,16 +5,19 @@
 
 export type RestartPolicy = 'Never' | 'OnFailure' | 'Always';
 
-export type Phase =
-  | 'Pending'
-  | 'Starting'
-  | 'Running'
-  | 'Stopping'
-  | 'Backoff'
-  | 'Succeeded'
-  | 'Failed'
-  | 'Killed'
-  | 'TimedOut';
+/** The closed phase enum of crds/agentsessions.yaml, in lifecycle order. */
+export const PHASES = [
+  'Pending',
+  'Starting',
+  'Running',
+  'Stopping',
+  'Backoff',
+  'Succeeded',
+  'Failed',
+  'Killed',
+  'TimedOut',
+] as const;
+export type Phase = (typeof PHASES)[number];
 
 export const TERMINAL_PHASES: ReadonlySet<Phase> = new Set(['Succeeded', 'Failed', 'Killed', 'TimedOut']);
 /** A run is in progress: its tmux session exists or is being started or stopped. */

@@ -5,20 +5,11 @@
  * accepted by OpenAI's strict structured outputs (every property required, no extra ones).
  */
 
-export const RECOMMENDATIONS = ['continue', 'retry', 'escalate', 'complete'] as const;
-export const OUTCOMES = ['success', 'partial', 'failure', 'abandoned'] as const;
-export type Recommendation = (typeof RECOMMENDATIONS)[number];
-export type Outcome = (typeof OUTCOMES)[number];
+import { OUTCOMES, RECOMMENDATIONS } from '../api/evaluation.js';
 
-export interface Verdict {
-  score: number;
-  recommendation: Recommendation;
-  outcome: Outcome;
-  confidence: number;
-  accomplishments: string[];
-  failures: string[];
-  reasoning: string;
-}
+// The verdict's vocabulary is part of the Evaluation API (its status holds the verdict).
+export { OUTCOMES, RECOMMENDATIONS };
+export type { JudgeEvidence, Outcome, Recommendation, TestSignal, Verdict } from '../api/evaluation.js';
 
 export const VERDICT_SCHEMA_NAME = 'session_evaluation';
 
@@ -46,56 +37,3 @@ export const VERDICT_SCHEMA: Record<string, unknown> = {
     reasoning: { type: 'string', maxLength: 2000, description: 'Short explanation of the score.' },
   },
 };
-
-export type TestSignal = 'passing' | 'failing' | 'none';
-
-/** Objective facts about one run, plus a few bounded excerpts of untrusted text. */
-export interface JudgeEvidence {
-  /** namespace/name */
-  session: string;
-  run: number;
-  trigger: 'SessionEnded' | 'OnDemand' | 'Sampled';
-  /** The phase the run ended in (Succeeded, Failed, Killed, TimedOut), or the current one for a run still going. */
-  phase: string;
-  /** status.reason when it ended: Completed, Error, TimedOut, Stopped, TmuxSessionLost, ... */
-  reason?: string;
-  exitCode?: number;
-  durationSeconds?: number;
-  maxDurationSeconds?: number;
-  restarts?: number;
-  /** The task prompt (user-written), shortened. */
-  task?: string;
-  /** Git progress headBefore..head; absent when the workdir is not a git repository. */
-  git?: {
-    headBefore?: string;
-    head?: string;
-    commits: number;
-    insertions: number;
-    deletions: number;
-    filesChanged: number;
-    /** Agent-written: untrusted. */
-    lastCommitSubject?: string;
-  };
-  /** From the session's event log (tool results of this run). */
-  tools?: {
-    calls: number;
-    failures: number;
-    /** Failures in a row at the end of the run. */
-    consecutiveFailures: number;
-    /** The command that failed most often, when it failed at least twice. */
-    repeatedFailure?: { command: string; count: number };
-  };
-  tests?: { signal: TestSignal; passed?: number; failed?: number; source?: string };
-  /** Circuit-breaker summary from status.breaker (issue #6), when present. */
-  breaker?: { state?: string; openings?: number; reason?: string };
-  /** Detector summary from status.detector (issue #6): its scalar fields, when present. */
-  detector?: Record<string, string | number | boolean>;
-  /** result.json as the agent wrote it (untrusted), as bounded JSON text, and its status word. */
-  result?: { status?: string; text: string };
-  /** Untrusted. */
-  lastAssistantMessage?: string;
-  /** Untrusted, ANSI-stripped. */
-  outputTail?: string;
-  /** Fields that were shortened to fit the limits. */
-  truncated?: string[];
-}

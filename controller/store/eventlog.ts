@@ -18,13 +18,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** Where a consumer is: the last event it has taken (seq) and the byte offset just after it. */
-export interface LogPosition {
-  seq: number;
-  offset: number;
-}
+import { LOG_START, type LogPosition } from '../api/log-position.js';
 
-export const LOG_START: LogPosition = { seq: 0, offset: 0 };
+// Consumers commit positions in status, so the type is part of the API.
+export { LOG_START, type LogPosition };
 
 export type EventSource = 'transcript' | 'hook' | 'pane' | 'controller';
 

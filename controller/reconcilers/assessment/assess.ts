@@ -14,6 +14,7 @@
  * A new run (an event whose `run` is higher) starts the detector, breaker and turn afresh; the
  * previous run's open segment becomes a `run-end` checkpoint.
  */
+import type { RunSummary, TurnState } from '../../api/assessment.js';
 import type { AgentEvent, LogPosition } from '../../store/eventlog.js';
 import {
   initialBreakerContext,
@@ -38,20 +39,14 @@ export interface AssessmentState {
   detector: DetectorState;
   breaker: { state: BreakerStateName; context: BreakerContext };
   checkpoints: CheckpointState;
-  turn: { activity: boolean; progress: boolean; count: number };
+  turn: TurnState;
   /** status.git as it stood when the last turn ended. */
   gitMark?: string;
   /** What the previous run came to (sampling decides about it after the next run began). */
   previousRun?: RunSummary;
 }
 
-export interface RunSummary {
-  run: number;
-  messages: number;
-  counts: DetectorState['counts'];
-  frustrationEma: number;
-  trips: number;
-}
+export type { RunSummary };
 
 export interface InterventionDue {
   /** `<run>-<seq>`: unique per trip, stable across replays. */

@@ -22,11 +22,12 @@
  * for TICK). No timers, no Date.now().
  */
 import { assign, setup, transition } from 'xstate';
+import type { BreakerStateName } from '../../api/assessment.js';
 import type { InterventionType } from './config.js';
 import { CORRECTION_SIGNALS, FAILURE_SIGNALS, SUCCESS_SIGNALS, type Signal } from './detector.js';
 
-export type BreakerStateName = 'Closed' | 'Open' | 'HalfOpen';
-export const BREAKER_STATES: BreakerStateName[] = ['Closed', 'Open', 'HalfOpen'];
+// The states are API vocabulary (status.breaker.state; metrics and the CLI read it).
+export { BREAKER_STATES, type BreakerStateName } from '../../api/assessment.js';
 
 export interface BreakerThresholds {
   failureThreshold: number;

@@ -11,26 +11,13 @@
  * This module decides and describes; the reconciler reads the segment's events back from the
  * log, asks the summariser and appends the record to checkpoints.jsonl.
  */
+import type { CheckpointState, CheckpointTrigger } from '../../api/assessment.js';
 import type { AgentEvent, LogPosition } from '../../store/eventlog.js';
 import type { CheckpointConfig } from './config.js';
 import { detect, newDetectorState, type Detection, type DetectorConfig, type Signal } from './detector.js';
 
-export type CheckpointTrigger = 'message-count' | 'task-boundary' | 'git-commit' | 'time' | 'session-end' | 'run-end';
-
-export interface CheckpointState {
-  /** Checkpoints taken in this session (all runs). */
-  count: number;
-  /** The current segment: a log position at or before its first event, and that event's seq. */
-  segmentFrom: LogPosition;
-  segmentStartSeq: number;
-  segmentStartTime?: string;
-  segmentMessages: number;
-  /** Message index (detector numbering) of the segment's first message. */
-  segmentFirstMsg: number;
-  lastSeq?: number;
-  lastTime?: string;
-  lastSummary?: string;
-}
+// status.assessment.checkpoints and the history's records are API types (the CLI reads them).
+export type { CheckpointState, CheckpointTrigger };
 
 /** A checkpoint decided: the segment [fromSeq, seq] of `run`. */
 export interface CheckpointDue {

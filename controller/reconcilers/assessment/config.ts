@@ -5,13 +5,14 @@
  * compiled configs are cached per policy generation.
  */
 import { parseDuration } from '../../api/duration.js';
+import { INTERVENTION_TYPES, type BreakerThresholdsStatus, type InterventionType } from '../../api/assessment.js';
 import type { SessionPolicy } from '../../api/kinds.js';
 import { compilePattern } from '../../api/patterns.js';
 import type { BreakerThresholds } from './breaker.js';
 import { normaliseText, type DetectorConfig } from './detector.js';
 
-export type InterventionType = 'ClarificationPause' | 'ApproachPivot' | 'ExplicitCheckIn';
-export const INTERVENTION_TYPES: InterventionType[] = ['ClarificationPause', 'ApproachPivot', 'ExplicitCheckIn'];
+// The intervention types are API vocabulary (status.breaker; metrics and the CLI read them).
+export { INTERVENTION_TYPES, type InterventionType };
 
 /** Seed 001's frustration patterns, plus a short list of expletives people type when annoyed. */
 export const DEFAULT_FRUSTRATION_PATTERNS = [
@@ -200,7 +201,7 @@ export function assessmentConfig(policy: SessionPolicy | undefined): AssessmentC
 }
 
 /** The thresholds as status shows them (durations as Go strings). */
-export function thresholdsOf(b: BreakerConfig): Record<string, unknown> {
+export function thresholdsOf(b: BreakerConfig): BreakerThresholdsStatus {
   return {
     failureThreshold: b.failureThreshold,
     correctionThreshold: b.correctionThreshold,

@@ -13,24 +13,12 @@
  *
  * State is plain JSON (it is persisted in status.detector) and is updated in place for speed.
  */
+import { SIGNALS, trajectoryPoints, type DetectorState, type Signal, type SignalRecord } from '../../api/assessment.js';
 import type { AgentEvent } from '../../store/eventlog.js';
 import { classifyToolResult, type ToolOutcome } from './tools.js';
 
-export const SIGNALS = [
-  'Frustration',
-  'Satisfaction',
-  'UserCorrection',
-  'ToolRejected',
-  'TestFailure',
-  'TestSuccess',
-  'BuildFailure',
-  'BuildSuccess',
-  'LintError',
-  'LintSuccess',
-  'ToolFailure',
-  'Commit',
-] as const;
-export type Signal = (typeof SIGNALS)[number];
+// The signals and the detector's status are API vocabulary (status.detector; metrics and the CLI read them).
+export { SIGNALS, trajectoryPoints, type DetectorState, type Signal, type SignalRecord };
 
 /** Signals that count as a failed attempt (consecutive failures) and those that reset the count. */
 export const FAILURE_SIGNALS: ReadonlySet<Signal> = new Set([
@@ -54,33 +42,6 @@ export interface DetectorConfig {
   interventionTexts: ReadonlySet<string>;
   /** How much of a user message the patterns see. */
   maxText: number;
-}
-
-export interface SignalRecord {
-  signal: Signal;
-  /** Event seq in the session log. */
-  seq: number;
-  /** Message index in the run (1-based count of user and assistant messages and tool calls so far). */
-  msg: number;
-  at: string;
-  detail?: string;
-}
-
-export interface DetectorState {
-  run: number;
-  /** Events of this run taken. */
-  events: number;
-  /** User and assistant messages, tool calls included (the transcript's numbering). */
-  messages: number;
-  userMessages: number;
-  frustrationEma: number;
-  /** undefined until the first outcome. */
-  successEma?: number;
-  counts: Partial<Record<Signal, number>>;
-  lastSignals: SignalRecord[];
-  /** Frustration EMA after each scored user message, compacted to at most TRAJECTORY points (each the max over `stride` messages). */
-  trajectory: { stride: number; points: number[]; acc?: number; n?: number };
-  lastEventTime?: string;
 }
 
 export const LAST_SIGNALS = 20;
@@ -211,10 +172,4 @@ function sampleTrajectory(s: DetectorState): void {
     t.points = halved;
     t.stride *= 2;
   }
-}
-
-/** The trajectory including a partly filled last point. */
-export function trajectoryPoints(s: Pick<DetectorState, 'trajectory'>): number[] {
-  const t = s.trajectory;
-  return t.acc !== undefined ? [...t.points, t.acc] : [...t.points];
 }

@@ -1,6 +1,7 @@
 /**
- * How the assessment state is kept in an AgentSession's status, in three top-level fields that
- * only the assessment reconciler writes (so its merged status writes never collide):
+ * How the assessment state is kept in an AgentSession's status (the types are in
+ * api/assessment.ts), in three top-level fields that only the assessment reconciler writes
+ * (api/status-fields.ts, so its merged status writes never collide):
  *  - status.detector: EMAs, message counts, counts per signal, the last signals, the trajectory;
  *  - status.breaker: the breaker's state and counters (times as RFC 3339), thresholds in force,
  *    interventions made;
@@ -9,70 +10,17 @@
  * The position is written in the same status write as everything derived from the events before
  * it: that is what makes consumption exactly-once across a controller kill -9.
  */
-import type { LogPosition } from '../../store/eventlog.js';
-import type { AssessmentState, RunSummary } from './assess.js';
-import { BREAKER_STATES, type BreakerContext, type BreakerStateName } from './breaker.js';
-import type { CheckpointState } from './checkpoints.js';
-import type { InterventionType } from './config.js';
-import type { DetectorState } from './detector.js';
+import { isBreakerState, type BreakerStatus } from '../../api/assessment.js';
+import type { AgentSessionStatus, GitStatus } from '../../api/kinds.js';
+import type { AssessmentState } from './assess.js';
+import type { BreakerContext, BreakerStateName } from './breaker.js';
 
-export interface InterventionRecord {
-  id: string;
-  type: InterventionType;
-  why: string;
-  /** Seq of the event that tripped the breaker. */
-  seq: number;
-  decidedTime: string;
-  delivered: boolean;
-  /** Delivered, DeliveredBeforeRestart, NotRunning, Observe, Stale, Superseded, or the sender's reason. */
-  result: string;
-  message?: string;
-  deliveredTime?: string;
-  retries?: number;
-}
-
-export interface PendingIntervention {
-  id: string;
-  type: InterventionType;
-  why: string;
-  text: string;
-  seq: number;
-  decidedTime: string;
-  /** A position at or before the tripping event (to look for the text coming back). */
-  from: LogPosition;
-  /** Set just before a delivery attempt: after a crash, the attempt may have landed. */
-  attemptTime?: string;
-}
-
-export interface BreakerStatus {
-  state: BreakerStateName;
-  reason?: InterventionType;
-  message?: string;
-  openedTime?: string;
-  trips: number;
-  consecutiveFailures: number;
-  correctionTimes: string[];
-  frustrationEma: number;
-  noProgressTurns: number;
-  turnFailures: number;
-  thresholds?: Record<string, unknown>;
-  /** Interventions decided in this session (sent or not: the history says which). */
-  interventions: number;
-  lastInterventionTime?: string;
-  history: InterventionRecord[];
-}
-
-export interface AssessmentStatus {
-  run: number;
-  position: LogPosition;
-  policy?: string;
-  turn: AssessmentState['turn'];
-  gitMark?: string;
-  checkpoints: CheckpointState;
-  pendingIntervention?: PendingIntervention;
-  previousRun?: RunSummary;
-  lastUpdateTime?: string;
-}
+export type {
+  AssessmentStatus,
+  BreakerStatus,
+  InterventionRecord,
+  PendingIntervention,
+} from '../../api/assessment.js';
 
 export const HISTORY = 10;
 
@@ -106,7 +54,7 @@ export function breakerFromStatus(b: Partial<BreakerStatus> | undefined): {
   state: BreakerStateName;
   context: BreakerContext;
 } {
-  const state = BREAKER_STATES.includes(b?.state as BreakerStateName) ? (b!.state as BreakerStateName) : 'Closed';
+  const state: BreakerStateName = isBreakerState(b?.state) ? b.state : 'Closed';
   const context: BreakerContext = {
     consecutiveFailures: b?.consecutiveFailures ?? 0,
     corrections: (b?.correctionTimes ?? []).map((t) => Date.parse(t)).filter((t) => !Number.isNaN(t)),
@@ -123,13 +71,13 @@ export function breakerFromStatus(b: Partial<BreakerStatus> | undefined): {
 }
 
 /** The assessment state persisted in `status`, or undefined when there is none yet. */
-export function stateFromStatus(st: Record<string, unknown> | undefined): AssessmentState | undefined {
-  const a = st?.assessment as AssessmentStatus | undefined;
-  const d = st?.detector as DetectorState | undefined;
+export function stateFromStatus(st: AgentSessionStatus | undefined): AssessmentState | undefined {
+  const a = st?.assessment;
+  const d = st?.detector;
   if (!a?.position || !d || typeof d.run !== 'number') return undefined;
   return {
     detector: structuredClone(d),
-    breaker: breakerFromStatus(st?.breaker as BreakerStatus | undefined),
+    breaker: breakerFromStatus(st?.breaker),
     checkpoints: structuredClone(a.checkpoints),
     turn: { ...(a.turn ?? { activity: false, progress: false, count: 0 }) },
     ...(a.gitMark !== undefined ? { gitMark: a.gitMark } : {}),
@@ -138,9 +86,7 @@ export function stateFromStatus(st: Record<string, unknown> | undefined): Assess
 }
 
 /** Fingerprint of status.git: changes when HEAD, the commit count or the files changed do. */
-export function gitFingerprint(
-  git: { head?: string; commits?: number; filesChanged?: number; insertions?: number; deletions?: number } | undefined,
-): string | undefined {
+export function gitFingerprint(git: GitStatus | undefined): string | undefined {
   if (!git) return undefined;
   return [git.head ?? '', git.commits ?? 0, git.filesChanged ?? 0, git.insertions ?? 0, git.deletions ?? 0].join(':');
 }

@@ -11,9 +11,11 @@
  * its position is committed in the same status write, so each event counts exactly once.
  */
 import type { ConditionInput } from '../../api/conditions.js';
+import type { AgentActivity, AgentObservation } from '../../api/session.js';
 import type { AgentEvent, LogPosition } from '../../store/eventlog.js';
 
-export type AgentActivity = 'starting' | 'idle' | 'busy' | 'waiting' | 'dialog' | 'exited';
+// status.agent's types live in api/ (the CLI and metrics read them too).
+export type { AgentActivity, AgentObservation } from '../../api/session.js';
 
 /** What the pane shows now (the fields of the detection module's ScreenClass this needs). */
 export interface ScreenReading {
@@ -24,29 +26,6 @@ export interface ScreenReading {
   interrupted?: boolean;
   /** Epoch ms of the capture. */
   at: number;
-}
-
-export interface AgentObservation {
-  run: number;
-  /** Consumer position in the session's event log. */
-  position: LogPosition;
-  /** Events consumed in this run, by type. */
-  counts: Record<string, number>;
-  /** State reported by hooks/transcript (undefined until the agent reported anything). */
-  reported?: { state: AgentActivity; since: string; detail?: string };
-  /** A permission request the agent reported and that is not yet answered. */
-  permission?: { tool: string; command?: string; since: string };
-  /** Whether this agent reports through hooks at all (then the pane is only a cross-check). */
-  hooks: boolean;
-  /** Last time any event arrived (progress). */
-  lastEventAt?: string;
-  turns: number;
-  lastAssistantMessage?: string;
-  quota?: { since: string; message: string };
-  interrupted?: { since: string };
-  ended?: { reason: string; at: string };
-  /** Context-window use from the latest usage report. */
-  contextTokens?: number;
 }
 
 export const newObservation = (run: number, position: LogPosition): AgentObservation => ({

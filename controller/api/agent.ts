@@ -1,0 +1,37 @@
+/** The Agent kind (crds/agents.yaml is the schema): how one agent CLI is launched, fed a prompt and read. */
+import type { Condition, Resource } from './types.js';
+
+export type EnvVar = {
+  name: string;
+  value?: string;
+  /** Read when a run starts: a variable of the controller's environment, or a file. */
+  valueFrom?: { env?: string; file?: string };
+};
+
+export type PromptDelivery = 'paste' | 'argument' | 'stdin' | 'none';
+
+export type AgentSpec = {
+  command: string[];
+  args?: string[];
+  env?: EnvVar[];
+  promptDelivery?: PromptDelivery;
+  promptFlag?: string;
+  systemPromptFile?: string;
+  readyTimeout?: string;
+  submitKeys?: string[];
+  stop?: { keys?: string[]; gracePeriod?: string };
+  /** Detection patterns keyed by CLI version: free-form data, checked by agents/ when applied. */
+  detection?: Record<string, unknown>;
+  autoAnswer?: string[];
+  /** Hooks the controller installs for the agent: free-form, read by the agent's driver. */
+  hooks?: Record<string, unknown>;
+};
+
+export type AgentStatus = {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  version?: string;
+  installed?: boolean;
+};
+
+export type Agent = Resource<AgentSpec, AgentStatus>;

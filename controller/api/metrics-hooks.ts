@@ -1,0 +1,35 @@
+/**
+ * What the reconcilers report to metrics, as interfaces the reconcilers call and controller/metrics
+ * implements: declared here so that metrics depends on the API, not on the reconcilers.
+ */
+import type { InterventionType, Signal } from './assessment.js';
+import type { Phase } from './phases.js';
+import type { AgentSession, DeliveryResult } from './session.js';
+
+/** What the session reconciler reports (implemented in controller/metrics/runs.ts). */
+export interface SessionMetricsHooks {
+  /** A run this process saw end (not one that was already over when it was read). */
+  onRunEnded?(session: AgentSession, run: number, phase: Phase, durationSeconds: number): void;
+  /** A verified delivery finished (prompt, `orchctl send` through the controller, intervention). */
+  onDelivery?(session: AgentSession, result: DeliveryResult): void;
+}
+
+export type LlmRequestResult = 'success' | 'error' | 'timeout' | 'invalid';
+
+/** What the judge reports (implemented in controller/metrics/judge.ts). */
+export interface JudgeMetricsHooks {
+  /** A verdict was recorded. */
+  onEvaluated?(backend: string, recommendation: string, score: number, seconds: number): void;
+  /** An Evaluation ended in JudgeFailed. */
+  onFailed?(backend: string, reason: string, seconds: number): void;
+  /** Judgements holding a slot of the concurrency limit. */
+  onInFlight?(n: number): void;
+  /** One request to a backend (a judgement may make several: retries, the repair). */
+  onRequest?(backend: string, purpose: string, result: LlmRequestResult, seconds: number): void;
+}
+
+/** What the assessment reconciler reports (implemented in controller/metrics/assessment.ts). */
+export interface AssessmentMetricsHooks {
+  onSignals?(signals: Signal[]): void;
+  onIntervention?(type: InterventionType, delivered: boolean): void;
+}

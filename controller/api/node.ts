@@ -1,0 +1,25 @@
+/** The Node kind (crds/nodes.yaml is the schema): one host running an orchctl controller (cluster-scoped). */
+import type { Condition, Resource } from './types.js';
+
+export type NodeSpec = {
+  /** While true, the controller on this host admits no new runs. */
+  unschedulable?: boolean;
+};
+
+export type NodeStatus = {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  capacity?: { cpu?: number; memoryBytes?: number; diskBytes?: number };
+  free?: { memoryBytes?: number; diskBytes?: number };
+  loadAverage?: number[];
+  uptimeSeconds?: number;
+  versions?: { node?: string; tmux?: string; git?: string; orchctl?: string };
+  controller?: { holderIdentity?: string; pid?: number; startTime?: string };
+  heartbeatTime?: string;
+  /** Sessions in an active phase (a run in progress). */
+  sessions?: number;
+  /** tmux sessions on the orchctl socket that no object owns. */
+  orphanSessions?: string[];
+};
+
+export type Node = Resource<NodeSpec, NodeStatus>;

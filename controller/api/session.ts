@@ -1,0 +1,163 @@
+/**
+ * The AgentSession kind (crds/agentsessions.yaml is the schema): its spec, and its status with
+ * every sub-status typed. Three writers share the status, each with its own fields
+ * (api/status-fields.ts): the session reconciler, the assessment reconciler (api/assessment.ts)
+ * and the judge (status.lastEvaluation, api/evaluation.ts).
+ */
+import type { AgentSpec, EnvVar } from './agent.js';
+import type { AssessmentStatus, BreakerStatus, DetectorState } from './assessment.js';
+import type { LastEvaluation } from './evaluation.js';
+import type { LogPosition } from './log-position.js';
+import type { Phase, RestartPolicy } from './phases.js';
+import type { Condition, Resource } from './types.js';
+
+export type TimeoutAction = 'Stop' | 'Warn';
+
+export type AgentSessionSpec = {
+  agentRef?: string;
+  agent?: AgentSpec;
+  projectRef?: string;
+  workdir?: string;
+  prompt?: string;
+  promptFile?: string;
+  desiredState?: 'Running' | 'Stopped';
+  maxDuration?: string;
+  timeoutAction?: TimeoutAction;
+  restartPolicy?: RestartPolicy;
+  maxRestarts?: number;
+  restartBackoff?: { initialDelay?: string; maxDelay?: string };
+  worktree?: { enabled?: boolean; branch?: string; baseRef?: string };
+  policyRef?: string;
+  env?: EnvVar[];
+};
+
+/** status.git: progress of the current run since headBefore. */
+export type GitStatus = {
+  head?: string;
+  branch?: string;
+  commits?: number;
+  insertions?: number;
+  deletions?: number;
+  filesChanged?: number;
+  lastCommit?: { sha: string; subject: string; time: string };
+};
+
+// ---- status.agent ---------------------------------------------------------------------------
+
+export type AgentActivity = 'starting' | 'idle' | 'busy' | 'waiting' | 'dialog' | 'exited';
+
+/** Where status.agent.state came from: hooks/transcript, the pane, nothing yet, or the process ending. */
+export type AgentStateSource = 'hook' | 'pane' | 'none' | 'process';
+
+/** The agent's events folded, as a consumer of the session's event log (position committed with it). */
+export type AgentObservation = {
+  run: number;
+  /** Consumer position in the session's event log. */
+  position: LogPosition;
+  /** Events consumed in this run, by type. */
+  counts: Record<string, number>;
+  /** State reported by hooks/transcript (undefined until the agent reported anything). */
+  reported?: { state: AgentActivity; since: string; detail?: string };
+  /** A permission request the agent reported and that is not yet answered. */
+  permission?: { tool: string; command?: string; since: string };
+  /** Whether this agent reports through hooks at all (then the pane is only a cross-check). */
+  hooks: boolean;
+  /** Last time any event arrived (progress). */
+  lastEventAt?: string;
+  turns: number;
+  lastAssistantMessage?: string;
+  quota?: { since: string; message: string };
+  interrupted?: { since: string };
+  ended?: { reason: string; at: string };
+  /** Context-window use from the latest usage report. */
+  contextTokens?: number;
+};
+
+/** status.agent: the observation plus the state derived from it and where its sources are. */
+export type SessionAgentStatus = AgentObservation & {
+  state?: AgentActivity;
+  source?: AgentStateSource;
+  /** The agent CLI's own session id for this run (when its driver fixes one) and its transcript path. */
+  sessionId?: string;
+  transcript?: string;
+  /** The dialog last answered automatically (so one appearance gets one answer). */
+  autoAnswered?: { dialog: string; at: string };
+};
+
+// ---- the other session-owned sub-statuses ---------------------------------------------------
+
+/** status.context: context-window use of the agent, as read from its transcript. */
+export type ContextStatus = {
+  run: number;
+  usedTokens: number;
+  windowTokens: number;
+  percent: number;
+  /** The last 10 % step an event was recorded for. */
+  lastStep: number;
+};
+
+export type DeliveryConfirmation = 'hook' | 'transcript' | 'screen';
+
+/** The outcome of one verified delivery into a pane (prompt, `orchctl send`, intervention). */
+export type DeliveryResult = {
+  delivered: boolean;
+  reason: string;
+  message: string;
+  /** Extra presses of the submit (or answer) keys it took. */
+  retries?: number;
+  confirmedBy?: DeliveryConfirmation;
+};
+
+/** status.promptDelivery: how the current run's prompt delivery ended. */
+export type PromptDeliveryStatus = {
+  run?: number;
+  delivered: boolean;
+  reason: string;
+  retries: number;
+  confirmedBy?: DeliveryConfirmation;
+  at: string;
+};
+
+/** status.lifecycle: what the lifecycle machine needs beside phase/run/restarts to resume. */
+export type LifecycleStatus = {
+  stopReason?: 'Stopped' | 'TimedOut';
+  /** metadata.generation the current run was started from. */
+  runGeneration?: number;
+};
+
+/** status.result: result.json as the agent wrote it. Free-form and untrusted (agent-written JSON). */
+export type SessionResult = Record<string, unknown>;
+
+export type AgentSessionStatus = {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  phase?: Phase;
+  run?: number;
+  restarts?: number;
+  tmuxSession?: string;
+  workspace?: string;
+  workdir?: string;
+  startTime?: string;
+  completionTime?: string;
+  nextRestartTime?: string;
+  deadlineTime?: string;
+  /** When the stop keys were sent (the grace period runs from it). */
+  stopRequestTime?: string;
+  exitCode?: number;
+  reason?: string;
+  message?: string;
+  lastOutput?: string;
+  headBefore?: string;
+  git?: GitStatus;
+  result?: SessionResult;
+  lifecycle?: LifecycleStatus;
+  agent?: SessionAgentStatus;
+  context?: ContextStatus;
+  promptDelivery?: PromptDeliveryStatus;
+  detector?: DetectorState;
+  breaker?: BreakerStatus;
+  assessment?: AssessmentStatus;
+  lastEvaluation?: LastEvaluation;
+};
+
+export type AgentSession = Resource<AgentSessionSpec, AgentSessionStatus>;
