@@ -22,8 +22,10 @@
 import fs from 'node:fs';
 import { setCondition } from '../../api/conditions.js';
 import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
+import type { AssessmentMetricsHooks } from '../../api/metrics-hooks.js';
+import type { Condition } from '../../api/types.js';
 import type { EventRecorder } from '../../client/events.js';
-import { writeStatusMerged } from '../../client/status.js';
+import { writeOwnedStatus } from '../../client/status.js';
 import type { LlmBackend } from '../../llm/backend.js';
 import {
   OfflineSummaryBackend,
@@ -39,8 +41,8 @@ import { resolvePolicy } from '../../api/policy.js';
 import { assessStep, newAssessmentState, type AssessmentState, type InterventionDue } from './assess.js';
 import type { BreakerStateName } from './breaker.js';
 import { segmentEvidence, type CheckpointDue } from './checkpoints.js';
-import { assessmentConfig, thresholdsOf, type AssessmentConfig, type InterventionType } from './config.js';
-import { normaliseText, type Signal } from './detector.js';
+import { assessmentConfig, thresholdsOf, type AssessmentConfig } from './config.js';
+import { normaliseText } from './detector.js';
 import { appendCheckpoint, checkpointsPath, type CheckpointRecord } from './history.js';
 import {
   breakerToStatus,
@@ -60,11 +62,8 @@ export type SendFn = (
   origin: 'intervention',
 ) => Promise<{ delivered: boolean; reason: string; message: string; retries?: number }>;
 
-/** What the assessment reconciler reports to metrics (implemented in controller/metrics/assessment.ts). */
-export interface AssessmentMetricsHooks {
-  onSignals?(signals: Signal[]): void;
-  onIntervention?(type: InterventionType, delivered: boolean): void;
-}
+// What it reports to metrics is declared in api/ (metrics implements it without importing reconcilers).
+export type { AssessmentMetricsHooks } from '../../api/metrics-hooks.js';
 
 export interface AssessmentDeps {
   store: Store;
@@ -107,7 +106,7 @@ export class AssessmentReconciler implements Reconciler {
     const cfg = assessmentConfig(policy);
     if (!cfg.enabled) return;
 
-    const pending = (obj.status?.assessment as AssessmentStatus | undefined)?.pendingIntervention;
+    const pending = obj.status?.assessment?.pendingIntervention;
     if (pending) {
       const r = await this.deliver(obj, pending, cfg);
       if (r.wait !== undefined) return { requeueAfterMs: r.wait };
@@ -125,8 +124,8 @@ export class AssessmentReconciler implements Reconciler {
   ): Promise<Result | void> {
     const ns = obj.metadata.namespace ?? 'default';
     const key = `${ns}/${obj.metadata.name}`;
-    const status = (obj.status ?? {}) as Record<string, unknown>;
-    const a = status.assessment as AssessmentStatus | undefined;
+    const status = obj.status ?? {};
+    const a = status.assessment;
     const file = eventLogPath(this.d.home, ns, obj.metadata.name);
     let from: LogPosition = a?.position ?? LOG_START;
     let prev: AssessmentState = stateFromStatus(status) ?? newAssessmentState();
@@ -147,7 +146,7 @@ export class AssessmentReconciler implements Reconciler {
     const { events, next } = readEventLog(file, from, this.batch);
     if (!events.length && !a) return; // nothing logged yet: no status to write
     const now = this.now();
-    const r = assessStep(prev, { events, from, cfg, git: gitFingerprint(status.git as never), now });
+    const r = assessStep(prev, { events, from, cfg, git: gitFingerprint(status.git), now });
     const state = r.state;
 
     // Checkpoints go to the history before the position moves past them (idempotent by seq).
@@ -157,8 +156,7 @@ export class AssessmentReconciler implements Reconciler {
       state.checkpoints.lastSummary = rec.title;
     }
 
-    const prevBreaker = status.breaker as BreakerStatus | undefined;
-    const breaker = breakerToStatus(state.breaker.state, state.breaker.context, prevBreaker);
+    const breaker = breakerToStatus(state.breaker.state, state.breaker.context, status.breaker);
     breaker.thresholds = thresholdsOf(cfg.breaker);
     const history = [...(breaker.history ?? [])];
     let pending: PendingIntervention | undefined = a?.pendingIntervention;
@@ -192,15 +190,19 @@ export class AssessmentReconciler implements Reconciler {
       ...(state.previousRun ? { previousRun: state.previousRun } : {}),
       lastUpdateTime: events.length || !a?.lastUpdateTime ? iso(now) : a.lastUpdateTime,
     };
-    const mine: Record<string, unknown> = { ...structuredClone(status), detector: state.detector, breaker, assessment };
-    mine.conditions = breakerCondition(
-      structuredClone((status.conditions as never[]) ?? []),
+    const conditions = breakerCondition(
+      structuredClone(status.conditions ?? []),
       breaker,
       state.breaker.state,
       obj.metadata.generation,
       iso(now),
     );
-    const written = await writeStatusMerged(this.d.store, obj, mine);
+    const written = await writeOwnedStatus(this.d.store, obj, 'assessment', {
+      detector: state.detector,
+      breaker,
+      assessment,
+      conditions,
+    });
     if (!written) return;
 
     this.d.metrics?.onSignals?.(r.signals.map((s) => s.signal));
@@ -300,12 +302,8 @@ export class AssessmentReconciler implements Reconciler {
         if (left > 0) return { wait: left };
       }
       // Mark the attempt before making it: a crash from here on may or may not have sent.
-      const marked = await writeStatusMerged(this.d.store, obj, {
-        ...structuredClone(obj.status ?? {}),
-        assessment: {
-          ...(obj.status!.assessment as AssessmentStatus),
-          pendingIntervention: { ...p, attemptTime: iso(this.now()) },
-        },
+      const marked = await writeOwnedStatus(this.d.store, obj, 'assessment', {
+        assessment: { ...obj.status!.assessment!, pendingIntervention: { ...p, attemptTime: iso(this.now()) } },
       });
       if (!marked) return {};
       obj = marked;
@@ -325,10 +323,11 @@ export class AssessmentReconciler implements Reconciler {
       };
     }
 
-    const status = structuredClone(obj.status ?? {}) as Record<string, unknown>;
-    const a = { ...(status.assessment as AssessmentStatus) };
+    const status = structuredClone(obj.status ?? {});
+    const a = { ...status.assessment! };
     delete a.pendingIntervention;
-    const b = { ...((status.breaker as BreakerStatus) ?? {}) } as BreakerStatus;
+    // A pending intervention is only decided in the write that also sets status.breaker.
+    const b = { ...status.breaker! };
     const rec = record(
       { id: p.id, type: p.type, why: p.why, seq: p.seq, at: p.decidedTime, run: 0 },
       outcome.delivered,
@@ -340,7 +339,7 @@ export class AssessmentReconciler implements Reconciler {
     b.history = [...(b.history ?? []), rec].slice(-HISTORY);
     b.interventions = (b.interventions ?? 0) + 1;
     b.lastInterventionTime = iso(outcome.at);
-    const written = await writeStatusMerged(this.d.store, obj, { ...status, assessment: a, breaker: b });
+    const written = await writeOwnedStatus(this.d.store, obj, 'assessment', { assessment: a, breaker: b });
     this.sent.delete(p.id);
     if (outcome.delivered) this.d.metrics?.onIntervention?.(p.type, true);
     await this.d.recorder.record(
@@ -433,13 +432,12 @@ function record(iv: InterventionDue, delivered: boolean, result: string, message
 
 /** BreakerOpen: True while Open or HalfOpen (the session has not had its healthy turn yet). */
 function breakerCondition(
-  conds: never[],
+  list: Condition[],
   b: BreakerStatus,
   state: BreakerStateName,
   generation: number | undefined,
   now: string,
-): never[] {
-  const list = conds as unknown as import('../../api/types.js').Condition[];
+): Condition[] {
   if (state === 'Closed') {
     if (list.some((c) => c.type === 'BreakerOpen'))
       setCondition(
@@ -468,5 +466,5 @@ function breakerCondition(
       },
       now,
     );
-  return list as unknown as never[];
+  return list;
 }

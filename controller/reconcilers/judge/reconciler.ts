@@ -8,7 +8,7 @@
  *     yet (including `orchctl judge`'s OnDemand ones) — the reconcile never waits for a model;
  *  3. writes the session's own status fields: `lastEvaluation`, the `JudgeFailed` condition and,
  *     when a new verdict escalates (score ≤ 2 or recommendation escalate), `Escalated=True` with
- *     reason JudgeEscalated and a Warning event. Only through writeStatusMerged, only these.
+ *     reason JudgeEscalated and a Warning event. Only through writeOwnedStatus as the `judge` writer.
  *
  * Crash-only: a judgement records `phase: Judging` and bumps `attempts` before it calls the
  * backend; a controller killed mid-call leaves an Evaluation without a verdict, which the next
@@ -18,15 +18,16 @@
 import { setCondition, getCondition } from '../../api/conditions.js';
 import { isApiError } from '../../api/errors.js';
 import type { AgentSession, AgentSessionStatus, SessionPolicy } from '../../api/kinds.js';
-import { API_VERSION } from '../../api/types.js';
+import { newEvaluation } from '../../api/evaluation.js';
+import type { JudgeMetricsHooks } from '../../api/metrics-hooks.js';
 import type { EventRecorder } from '../../client/events.js';
-import { writeStatusMerged } from '../../client/status.js';
+import { writeOwnedStatus } from '../../client/status.js';
 import { LlmError, type LlmBackend, type LlmErrorKind } from '../../llm/backend.js';
 import { globalConcurrency, resolveJudgeConfig, type ResolvedJudgeConfig } from '../../llm/config.js';
 import { createBackend } from '../../llm/index.js';
 import { Semaphore } from '../../llm/limiter.js';
 import { completeStructured } from '../../llm/structured.js';
-import { VERDICT_SCHEMA, VERDICT_SCHEMA_NAME, type JudgeEvidence, type Verdict } from '../../llm/verdict.js';
+import { VERDICT_SCHEMA, VERDICT_SCHEMA_NAME, type Verdict } from '../../llm/verdict.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Store } from '../../store/store.js';
@@ -36,42 +37,18 @@ import { clip, endedPhase } from './evidence.js';
 import { buildJudgePrompt } from './prompt.js';
 import { judgeConfigOf, shouldJudge } from './should-judge.js';
 import { gatherEvidence, readRunState } from './sources.js';
-import {
-  hasVerdict,
-  isFailed,
-  runEvaluationName,
-  type Evaluation,
-  type EvaluationTrigger,
-  type LastEvaluation,
-} from './types.js';
+import { hasVerdict, isFailed, runEvaluationName, type Evaluation, type LastEvaluation } from './types.js';
 
 export const MAX_ATTEMPTS = 3;
 const RETRY_LATER_MS = 5000;
-export const SESSION_LABEL = 'orchctl.io/session';
-export const RUN_LABEL = 'orchctl.io/run';
-export const TRIGGER_LABEL = 'orchctl.io/trigger';
+// The Evaluation vocabulary and the metrics hooks live in api/ (the CLI and metrics use them too).
+export { newEvaluation, RUN_LABEL, SESSION_LABEL, TRIGGER_LABEL } from '../../api/evaluation.js';
+export type { JudgeMetricsHooks } from '../../api/metrics-hooks.js';
 
 export interface Logger {
   info(msg: string): void;
   warn(msg: string): void;
   error(msg: string, err?: unknown): void;
-}
-
-/** What the judge reports to metrics (implemented in controller/metrics/judge.ts). */
-export interface JudgeMetricsHooks {
-  /** A verdict was recorded. */
-  onEvaluated?(backend: string, recommendation: string, score: number, seconds: number): void;
-  /** An Evaluation ended in JudgeFailed. */
-  onFailed?(backend: string, reason: string, seconds: number): void;
-  /** Judgements holding a slot of the concurrency limit. */
-  onInFlight?(n: number): void;
-  /** One request to a backend (a judgement may make several: retries, the repair). */
-  onRequest?(
-    backend: string,
-    purpose: string,
-    result: 'success' | 'error' | 'timeout' | 'invalid',
-    seconds: number,
-  ): void;
 }
 
 export interface JudgeDeps {
@@ -522,7 +499,10 @@ export class JudgeReconciler implements Reconciler {
     // Events first: after a crash in between they are recorded again, which the recorder folds
     // into the same Event (count + 1); the other order could lose them.
     for (const [type, reason, message] of events) await this.d.recorder.record(session, type, reason, message);
-    await writeStatusMerged(this.d.store, session, st as Record<string, unknown>);
+    await writeOwnedStatus(this.d.store, session, 'judge', {
+      lastEvaluation: st.lastEvaluation,
+      conditions: st.conditions,
+    });
   }
 
   /** Stops starting judgements and cancels the ones in flight (their Evaluations stay unjudged for the next controller). */
@@ -541,40 +521,4 @@ export class JudgeReconciler implements Reconciler {
 /** The controller-wide limit: the smallest judge.maxConcurrent of the policies (read on every acquire), else 2. */
 export function policyLimiter(policies: Pick<Informer, 'list'>): Semaphore {
   return new Semaphore(() => globalConcurrency(policies.list().map((p) => judgeConfigOf(p as SessionPolicy))));
-}
-
-/** An Evaluation object for one run of a session, owned by it (deleted with it). */
-export function newEvaluation(
-  session: AgentSession,
-  name: string,
-  run: number,
-  trigger: EvaluationTrigger,
-  evidence?: JudgeEvidence,
-): Evaluation {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Evaluation',
-    metadata: {
-      name,
-      namespace: session.metadata.namespace ?? 'default',
-      labels: { [SESSION_LABEL]: session.metadata.name, [RUN_LABEL]: String(run), [TRIGGER_LABEL]: trigger },
-      ownerReferences: [
-        {
-          apiVersion: API_VERSION,
-          kind: 'AgentSession',
-          name: session.metadata.name,
-          uid: session.metadata.uid!,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
-    spec: {
-      sessionRef: session.metadata.name,
-      run,
-      trigger,
-      ...(session.spec?.projectRef ? { projectRef: session.spec.projectRef } : {}),
-      ...(evidence ? { evidence } : {}),
-    },
-  };
 }
