@@ -4,20 +4,18 @@
  *    HalfOpen, read from status.breaker at scrape time (right after restarts and deletions);
  *  - orchctl_agentsession_frustration_ema / _success_ema: the detector's EMAs, from status.detector;
  *  - orchctl_detector_signals_total{kind}: signals the detector derived, counted once, when the
- *    status write that commits them succeeded (AssessmentMetricsHooks.onSignals);
+ *    status write that commits them succeeded (AssessmentMetricsHooks.onSignals, api/metrics-hooks.ts);
  *  - orchctl_breaker_interventions_total{type}: interventions delivered into sessions.
  * Signal kinds and intervention types are closed sets, so the label values are bounded.
  */
 import { Counter, type Registry } from 'prom-client';
+import { BREAKER_STATES, INTERVENTION_TYPES, SIGNALS, type InterventionType, type Signal } from '../api/assessment.js';
 import type { AgentSession } from '../api/kinds.js';
-import { BREAKER_STATES } from '../reconcilers/assessment/breaker.js';
-import { INTERVENTION_TYPES, type InterventionType } from '../reconcilers/assessment/config.js';
-import { SIGNALS, type Signal } from '../reconcilers/assessment/detector.js';
-import type { AssessmentMetricsHooks } from '../reconcilers/assessment/reconciler.js';
+import type { AssessmentMetricsHooks } from '../api/metrics-hooks.js';
 import { ScrapeFamily } from './family.js';
 
 const id = (s: AgentSession) => [s.metadata.namespace ?? '', s.metadata.name];
-const STATE_LABELS = BREAKER_STATES.map((s) => [s] as const);
+const STATE_LABELS = BREAKER_STATES.map((s): readonly [string] => [s]);
 
 export function registerAssessmentSessionMetrics(registry: Registry, sessions: () => AgentSession[]): void {
   new ScrapeFamily(registry, {
@@ -28,7 +26,7 @@ export function registerAssessmentSessionMetrics(registry: Registry, sessions: (
     objects: sessions,
     id,
     series: (s, emit) => {
-      const current = (s.status?.breaker as { state?: string } | undefined)?.state;
+      const current = s.status?.breaker?.state;
       if (!current) return;
       for (const lv of STATE_LABELS) emit(lv, lv[0] === current ? 1 : 0);
     },
@@ -53,7 +51,7 @@ export function registerAssessmentSessionMetrics(registry: Registry, sessions: (
       objects: sessions,
       id,
       series: (s, emit) => {
-        const v = (s.status?.detector as Record<string, unknown> | undefined)?.[field];
+        const v = s.status?.detector?.[field];
         if (typeof v === 'number' && Number.isFinite(v)) emit([], v);
       },
     });

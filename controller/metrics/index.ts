@@ -10,11 +10,10 @@
  * Later parts plug in the same two ways (docs/monitoring.md, "Adding metrics"): state that lives
  * in an object's status (breaker state, detector EMAs, last evaluation) gets a collector here
  * reading the cache; things that happen (a judge call, an intervention, a delivery retry) get a
- * hooks interface declared beside the code that does them, implemented by a class here.
+ * hooks interface declared in api/metrics-hooks.ts, implemented by a class here.
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { AgentSession } from '../api/kinds.js';
-import type { Resource } from '../api/types.js';
+import type { AgentSession, Node } from '../api/kinds.js';
 import type { Informer } from '../runtime/informer.js';
 import { AssessmentMetrics, registerAssessmentSessionMetrics } from './assessment.js';
 import { registerNodeMetrics } from './nodes.js';
@@ -58,10 +57,12 @@ export class ControllerMetrics {
     this.runtime = new RuntimeMetrics(this.registry, opts.controller, opts.leaseName);
     this.runs = new RunMetrics(this.registry);
     this.judge = new JudgeMetrics(this.registry);
-    registerSessionMetrics(this.registry, () => opts.sessions.list() as AgentSession[]);
+    // The informer holds what the store admitted (validated against the CRD): AgentSessions.
+    const sessions = () => opts.sessions.list() as AgentSession[];
+    registerSessionMetrics(this.registry, sessions);
     this.assessment = new AssessmentMetrics(this.registry);
-    registerAssessmentSessionMetrics(this.registry, () => opts.sessions.list() as AgentSession[]);
-    registerNodeMetrics(this.registry, () => opts.nodes.list() as Resource[]);
+    registerAssessmentSessionMetrics(this.registry, sessions);
+    registerNodeMetrics(this.registry, () => opts.nodes.list() as Node[]);
     opts.sessions.onChange((type, o) => type === 'DELETED' && this.runs.forget(o.metadata.uid));
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The LLM judge's event metrics under the names docs/monitoring.md reserved for it (the alert
  * OrchctlJudgeFailing and the dashboard's judge row already use them). Fed through
- * JudgeMetricsHooks (controller/reconcilers/judge/reconciler.ts), each event once, by the
+ * JudgeMetricsHooks (controller/api/metrics-hooks.ts), each event once, by the
  * process where it happens:
  *  - orchctl_judge_evaluations_total{backend, recommendation}: verdicts recorded;
  *  - orchctl_judge_failures_total{backend, reason}: Evaluations that ended in JudgeFailed;
@@ -13,10 +13,12 @@
  * The closed label sets are pre-initialised so increase() sees the first event.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { JudgeMetricsHooks } from '../reconcilers/judge/reconciler.js';
+import { RECOMMENDATIONS } from '../api/evaluation.js';
+import type { JudgeMetricsHooks, LlmRequestResult } from '../api/metrics-hooks.js';
+import { JUDGE_BACKENDS } from '../api/session-policy.js';
 
-export const JUDGE_BACKENDS = ['heuristic', 'command', 'openai', 'anthropic'] as const;
-export const JUDGE_RECOMMENDATIONS = ['continue', 'retry', 'escalate', 'complete'] as const;
+export { JUDGE_BACKENDS };
+export const JUDGE_RECOMMENDATIONS = RECOMMENDATIONS;
 export const JUDGE_FAILURE_REASONS = [
   'Timeout',
   'RateLimited',
@@ -27,7 +29,7 @@ export const JUDGE_FAILURE_REASONS = [
   'RequestRejected',
   'TooManyAttempts',
 ] as const;
-export const LLM_RESULTS = ['success', 'error', 'timeout', 'invalid'] as const;
+export const LLM_RESULTS: readonly LlmRequestResult[] = ['success', 'error', 'timeout', 'invalid'];
 /** A heuristic verdict takes milliseconds, a model call seconds to minutes. */
 export const JUDGE_DURATION_BUCKETS = [0.005, 0.05, 0.25, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
 
@@ -109,12 +111,7 @@ export class JudgeMetrics implements JudgeMetricsHooks {
     this.inFlight.set(n);
   }
 
-  onRequest(
-    backend: string,
-    purpose: string,
-    result: 'success' | 'error' | 'timeout' | 'invalid',
-    seconds: number,
-  ): void {
+  onRequest(backend: string, purpose: string, result: LlmRequestResult, seconds: number): void {
     this.requests.inc({ backend, purpose, result });
     this.requestDuration.observe({ backend, purpose }, seconds);
   }

@@ -5,19 +5,11 @@
  * host in the store is reported by whichever controller is scraped.
  */
 import type { Registry } from 'prom-client';
-import type { Resource } from '../api/types.js';
+import type { Node, NodeStatus } from '../api/node.js';
 import { ScrapeFamily, unixSeconds } from './family.js';
 
-interface NodeStatus {
-  capacity?: { cpu?: number; memoryBytes?: number; diskBytes?: number };
-  free?: { memoryBytes?: number; diskBytes?: number };
-  loadAverage?: number[];
-  heartbeatTime?: string;
-  sessions?: number;
-}
-
-export function registerNodeMetrics(registry: Registry, nodes: () => Resource[]): void {
-  const value = (name: string, help: string, get: (s: NodeStatus, n: Resource) => number | undefined) =>
+export function registerNodeMetrics(registry: Registry, nodes: () => Node[]): void {
+  const value = (name: string, help: string, get: (s: NodeStatus, n: Node) => number | undefined) =>
     new ScrapeFamily(registry, {
       name,
       help,
@@ -26,7 +18,7 @@ export function registerNodeMetrics(registry: Registry, nodes: () => Resource[])
       objects: nodes,
       id: (n) => [n.metadata.name],
       series: (n, emit) => {
-        const v = get((n.status ?? {}) as NodeStatus, n);
+        const v = get(n.status ?? {}, n);
         if (typeof v === 'number' && Number.isFinite(v)) emit([], v);
       },
     });
@@ -62,6 +54,6 @@ export function registerNodeMetrics(registry: Registry, nodes: () => Resource[])
   value(
     'orchctl_node_spec_unschedulable',
     'Whether new sessions are kept off the node (spec.unschedulable).',
-    (_s, n) => ((n.spec as { unschedulable?: boolean } | undefined)?.unschedulable ? 1 : 0),
+    (_s, n) => (n.spec?.unschedulable ? 1 : 0),
   );
 }

@@ -9,9 +9,8 @@
  * observed per session uid keeps that from counting twice.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { DeliveryResult } from '../agents/delivery.js';
-import type { AgentSession } from '../api/kinds.js';
-import type { SessionMetricsHooks } from '../reconcilers/session/reconciler.js';
+import type { AgentSession, DeliveryResult } from '../api/kinds.js';
+import type { SessionMetricsHooks } from '../api/metrics-hooks.js';
 
 /** Runs last from seconds (a quick script) to many hours (an agent on a long task). */
 export const RUN_DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 86400];

@@ -7,22 +7,11 @@
  */
 import type { Registry } from 'prom-client';
 import type { AgentSession } from '../api/kinds.js';
-import type { Phase } from '../api/phases.js';
+import { PHASES, type Phase } from '../api/phases.js';
 import { ScrapeFamily, unixSeconds, type Emit } from './family.js';
 
-/** The closed phase enum (crds/agentsessions.yaml); a Record so a new Phase fails to compile here. */
-const PHASE_SET: Record<Phase, true> = {
-  Pending: true,
-  Starting: true,
-  Running: true,
-  Stopping: true,
-  Backoff: true,
-  Succeeded: true,
-  Failed: true,
-  Killed: true,
-  TimedOut: true,
-};
-export const SESSION_PHASES = Object.keys(PHASE_SET) as Phase[];
+/** The closed phase enum (crds/agentsessions.yaml): every phase gets its series. */
+export const SESSION_PHASES: readonly Phase[] = PHASES;
 const CONDITION_STATUSES = [
   ['true', 'True'],
   ['false', 'False'],

@@ -4,18 +4,22 @@
  * read from status, the session's checkpoints.jsonl and its event log (for the consumer lag).
  * Read-only; works without a controller. `-o json` prints the same facts as JSON.
  */
+import {
+  trajectoryPoints,
+  type AssessmentStatus,
+  type BreakerStatus,
+  type BreakerThresholdsStatus,
+  type CheckpointRecord,
+  type DetectorState,
+  type InterventionRecord,
+  type Signal,
+  type SignalRecord,
+} from '../../api/assessment.js';
 import { formatDuration, isGoDuration, parseDuration } from '../../api/duration.js';
 import type { AgentSession } from '../../api/kinds.js';
 import { orchctlHome } from '../../api/paths.js';
-import type { Condition } from '../../api/types.js';
-import {
-  trajectoryPoints,
-  type DetectorState,
-  type Signal,
-  type SignalRecord,
-} from '../../reconcilers/assessment/detector.js';
-import { checkpointsPath, readCheckpoints, type CheckpointRecord } from '../../reconcilers/assessment/history.js';
-import type { AssessmentStatus, BreakerStatus, InterventionRecord } from '../../reconcilers/assessment/status.js';
+import type { Phase } from '../../api/phases.js';
+import { checkpointsPath, readCheckpoints } from '../../store/checkpoints.js';
 import { eventLogPath, LOG_START, readEventLog } from '../../store/eventlog.js';
 import { namespaceFor, openContext, type GlobalOptions } from '../context.js';
 import { err, out } from '../output.js';
@@ -58,8 +62,8 @@ export function sparkline(points: number[]): string {
 }
 
 function viewOf(session: AgentSession, home: string): View {
-  const st = (session.status ?? {}) as Record<string, unknown>;
-  const a = st.assessment as AssessmentStatus | undefined;
+  const st = session.status ?? {};
+  const a = st.assessment;
   const position = a?.position ?? LOG_START;
   // Only what follows the committed position is read: the lag costs the unread part, not the log.
   let lastSeq = position.seq;
@@ -71,8 +75,8 @@ function viewOf(session: AgentSession, home: string): View {
   }
   return {
     session,
-    detector: st.detector as DetectorState | undefined,
-    breaker: st.breaker as BreakerStatus | undefined,
+    detector: st.detector,
+    breaker: st.breaker,
     assessment: a,
     consumer: { position: position.seq, lastSeq, lag: Math.max(0, lastSeq - position.seq) },
   };
@@ -117,7 +121,7 @@ function checkOutput(o: string | undefined): 'json' | 'text' {
   throw new Error(`unknown output format "${o}": use -o json`);
 }
 
-const th = (b: BreakerStatus | undefined, k: string) => (b?.thresholds as Record<string, number> | undefined)?.[k];
+const th = (b: BreakerStatus | undefined, k: keyof BreakerThresholdsStatus) => b?.thresholds?.[k];
 
 function breakerLine(b: BreakerStatus | undefined, d: DetectorState | undefined): string {
   if (!b) return 'Circuit Breaker: - (no events assessed yet)';
@@ -179,8 +183,7 @@ export async function assessStatusCommand(
       checkpoints: v.assessment?.checkpoints ?? null,
       pendingIntervention: v.assessment?.pendingIntervention ?? null,
       consumer: v.consumer,
-      condition:
-        (v.session.status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'BreakerOpen') ?? null,
+      condition: v.session.status?.conditions?.find((c) => c.type === 'BreakerOpen') ?? null,
     }));
     return void out(`${JSON.stringify(name ? items[0] : { items }, null, 2)}\n`);
   }
@@ -296,16 +299,19 @@ interface Outcome {
   confidence?: number;
 }
 
+const ENDED_OUTCOME: Partial<Record<Phase, string>> = {
+  Succeeded: 'succeeded',
+  Failed: 'failed',
+  Killed: 'killed',
+  TimedOut: 'timed-out',
+};
+
 function outcomeOf(s: AgentSession): Outcome {
-  const ev = s.status?.lastEvaluation as { outcome?: string; confidence?: number } | undefined;
+  const ev = s.status?.lastEvaluation;
   if (ev?.outcome)
     return { outcome: ev.outcome, ...(typeof ev.confidence === 'number' ? { confidence: ev.confidence } : {}) };
   const phase = s.status?.phase ?? 'Pending';
-  return {
-    outcome:
-      { Succeeded: 'succeeded', Failed: 'failed', Killed: 'killed', TimedOut: 'timed-out' }[phase] ??
-      phase.toLowerCase(),
-  };
+  return { outcome: ENDED_OUTCOME[phase] ?? phase.toLowerCase() };
 }
 
 const startOf = (v: View) => v.session.status?.startTime ?? v.session.metadata.creationTimestamp;

@@ -7,9 +7,8 @@
  */
 import { parseDuration } from '../../api/duration.js';
 import { isApiError } from '../../api/errors.js';
+import { hasVerdict, isFailed, newEvaluation, type Evaluation } from '../../api/evaluation.js';
 import type { AgentSession } from '../../api/kinds.js';
-import { newEvaluation, RUN_LABEL, SESSION_LABEL, TRIGGER_LABEL } from '../../reconcilers/judge/reconciler.js';
-import { hasVerdict, isFailed, type Evaluation } from '../../reconcilers/judge/types.js';
 import { CONTROLLER_LEASE, holderIsDead } from '../../runtime/lease.js';
 import { namespaceFor, openContext, type GlobalOptions } from '../context.js';
 import { err, out } from '../output.js';
@@ -43,14 +42,9 @@ export async function judgeCommand(name: string, opts: JudgeOptions, g: GlobalOp
     else {
       for (let n = onDemand.length + 1; !ev && n < onDemand.length + 100; n++) {
         try {
-          const obj = newEvaluation(session, onDemandName(n0, run, n), run, 'OnDemand');
-          obj.metadata.labels = {
-            ...obj.metadata.labels,
-            [SESSION_LABEL]: n0,
-            [RUN_LABEL]: String(run),
-            [TRIGGER_LABEL]: 'OnDemand',
-          };
-          ev = (await ctx.store.create(obj)) as Evaluation;
+          ev = (await ctx.store.create(
+            newEvaluation(session, onDemandName(n0, run, n), run, 'OnDemand'),
+          )) as Evaluation;
         } catch (e) {
           if (!isApiError(e, 'AlreadyExists')) throw e;
         }

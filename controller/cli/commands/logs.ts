@@ -3,8 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentSession } from '../../api/kinds.js';
 import { orchctlHome } from '../../api/paths.js';
+import { ACTIVE_PHASES } from '../../api/phases.js';
+import { outputTail } from '../../observers/output.js';
 import { runWorkspace } from '../../observers/workspace.js';
-import { outputTail } from '../../reconcilers/session/output.js';
 import { namespaceFor, openContext, type GlobalOptions } from '../context.js';
 import { out } from '../output.js';
 
@@ -77,7 +78,7 @@ export async function attachCommand(
 ): Promise<void> {
   const s = await sessionOf(name, opts.namespace, g);
   const t = s.status?.tmuxSession;
-  if (!t || !['Starting', 'Running', 'Stopping'].includes(s.status?.phase ?? ''))
+  if (!t || !ACTIVE_PHASES.has(s.status?.phase ?? 'Pending'))
     throw new Error(`agentsession "${s.metadata.name}" is not running (phase ${s.status?.phase ?? 'Pending'})`);
   if (!process.stdin.isTTY) throw new Error('attach needs a terminal');
   const socket = opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl';
