@@ -10,7 +10,9 @@
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import type { AgentSpec } from '../api/kinds.js';
 import type { NewEvent } from '../store/eventlog.js';
+import type { AgentDriver, LaunchAdditions, LaunchFacts, TranscriptReader } from './driver.js';
 
 /** Hook events installed: the issue's list plus PermissionRequest (fires as the prompt opens), PostToolUseFailure and StopFailure. */
 export const CLAUDE_HOOK_EVENTS = [
@@ -257,3 +259,38 @@ export function boundPayload(p: Record<string, unknown>): Record<string, unknown
   }
   return out;
 }
+
+// ---- the driver ------------------------------------------------------------------------------
+
+const claudeTranscript: TranscriptReader<TranscriptState> = {
+  newState: newTranscriptState,
+  events: transcriptEvents,
+  counters: (st) => ({ users: st.users, assistants: st.assistants }),
+  restore(st, counters, toolUses) {
+    st.users = counters.users ?? 0;
+    st.assistants = counters.assistants ?? 0;
+    for (const e of toolUses)
+      if (e.type === 'tool_use' && e.toolUseId) st.tools.set(e.toolUseId, { tool: e.tool, command: e.command });
+  },
+};
+
+export const claudeCodeDriver: AgentDriver = {
+  name: 'claude-code',
+  hooks: (agent) => !!claudeHooks(agent?.hooks),
+  /** A settings file installing our hooks, and a --session-id fixed by uid and run (so the transcript's path). */
+  launch(agent: AgentSpec, f: LaunchFacts): LaunchAdditions {
+    const cfg = claudeHooks(agent.hooks) ?? { kind: 'claude-code' };
+    const sessionId = claudeSessionId(f.uid, f.run);
+    const settingsFile = path.join(f.workspace, SETTINGS_FILE);
+    const transcript = claudeTranscriptPath(claudeConfigDir(f.env), f.workdir, sessionId);
+    return {
+      args: ['--session-id', sessionId, '--settings', settingsFile],
+      files: { [SETTINGS_FILE]: `${JSON.stringify(claudeSettings(cfg, f.hookCommand), null, 2)}\n` },
+      sessionId,
+      ...(transcript ? { transcript } : {}),
+    };
+  },
+  transcript: claudeTranscript as TranscriptReader,
+};
+
+const SETTINGS_FILE = 'claude-settings.json';

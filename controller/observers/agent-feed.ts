@@ -1,12 +1,13 @@
 /**
  * Ingestion into the session event log: the hook file the `orchctl hook` entry point appends to,
- * the agent's transcript (Claude Code JSONL), and pane-state changes. Each source is read
+ * the agent's transcript (read by its driver's TranscriptReader), and pane-state changes. Each source is read
  * incrementally from the cursor the log itself committed with the last batch, so after a kill -9
  * the controller continues exactly where the log says, without re-adding or skipping a line.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { boundPayload, newTranscriptState, transcriptEvents, type TranscriptState } from '../agents/claude-code.js';
+import { boundPayload } from '../agents/claude-code.js';
+import type { TranscriptReader } from '../agents/driver.js';
 import { HOOKS_FILE } from '../agents/hook-entry.js';
 import { LOG_START, type EventLog, type NewEvent } from '../store/eventlog.js';
 
@@ -15,6 +16,8 @@ export interface FeedSources {
   workspace: string;
   /** Where the transcript should be (Claude Code: derived from --session-id); the SessionStart hook's transcript_path wins. */
   transcript?: string;
+  /** The agent driver's transcript reader; without one the transcript is not read. */
+  reader?: TranscriptReader;
   /** The pane's current state as classified now (state plus dialog name), if a pane is live. */
   pane?: { state: string; detail?: string };
 }
@@ -46,7 +49,7 @@ export function readLines(file: string, offset: number): { lines: string[]; end:
 
 export class AgentFeed {
   /** Per log file and run: the transcript normaliser's memory (tool names by id). */
-  private readonly transcripts = new Map<string, TranscriptState>();
+  private readonly transcripts = new Map<string, unknown>();
 
   /** Appends what is new in every source; returns how many events were added. */
   ingest(log: EventLog, src: FeedSources): number {
@@ -86,12 +89,13 @@ export class AgentFeed {
 
   private transcript(log: EventLog, src: FeedSources): number {
     const file = (log.cursor(`transcript@${src.run}:path`) as string | undefined) ?? src.transcript;
-    if (!file) return 0;
+    const reader = src.reader;
+    if (!file || !reader) return 0;
     const name = `transcript@${src.run}`;
     const from = Number(log.cursor(name) ?? 0);
     const r = readLines(file, from);
     if (!r || r.end === from) return 0;
-    const st = this.state(log, src.run);
+    const st = this.state(log, src.run, reader);
     const events: NewEvent[] = [];
     for (const line of r.lines) {
       if (!line) continue;
@@ -101,10 +105,10 @@ export class AgentFeed {
       } catch {
         continue;
       }
-      events.push(...transcriptEvents(obj, src.run, st));
+      events.push(...reader.events(obj, src.run, st));
     }
-    return log.append(events, { [name]: r.end, [`${name}:users`]: st.users, [`${name}:assistants`]: st.assistants })
-      .length;
+    const counters = Object.fromEntries(Object.entries(reader.counters(st)).map(([k, v]) => [`${name}:${k}`, v]));
+    return log.append(events, { [name]: r.end, ...counters }).length;
   }
 
   private pane(log: EventLog, src: FeedSources): number {
@@ -127,19 +131,20 @@ export class AgentFeed {
     ).length;
   }
 
-  /** The normaliser state for a run; after a restart its counters come from the log's cursors and tool names from the log. */
-  private state(log: EventLog, run: number): TranscriptState {
+  /** The reader's state for a run; after a restart its counters come from the log's cursors, tool names from the log. */
+  private state(log: EventLog, run: number, reader: TranscriptReader): unknown {
     const key = `${log.file}@${run}`;
-    let st = this.transcripts.get(key);
-    if (st) return st;
-    st = newTranscriptState();
-    st.users = Number(log.cursor(`transcript@${run}:users`) ?? 0);
-    st.assistants = Number(log.cursor(`transcript@${run}:assistants`) ?? 0);
-    if (log.cursor(`transcript@${run}`) !== undefined) {
-      for (const e of log.read(LOG_START).events)
-        if (e.type === 'tool_use' && e.run === run && e.toolUseId)
-          st.tools.set(e.toolUseId, { tool: e.tool, command: e.command });
+    if (this.transcripts.has(key)) return this.transcripts.get(key);
+    const st = reader.newState();
+    const prefix = `transcript@${run}:`;
+    const counters: Record<string, number | undefined> = {};
+    for (const k of Object.keys(reader.counters(st))) {
+      const v = log.cursor(prefix + k);
+      counters[k] = v === undefined ? undefined : Number(v);
     }
+    const resumed = log.cursor(`transcript@${run}`) !== undefined;
+    const toolUses = resumed ? log.read(LOG_START).events.filter((e) => e.type === 'tool_use' && e.run === run) : [];
+    reader.restore(st, counters, toolUses);
     this.transcripts.set(key, st);
     return st;
   }

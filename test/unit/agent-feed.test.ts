@@ -6,6 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentFeed } from '../../controller/observers/agent-feed.js';
 import { EventLog, readEventLog } from '../../controller/store/eventlog.js';
 import { fixturesDir } from '../support/claude-code.js';
+import { claudeCodeDriver } from '../../controller/agents/claude-code.js';
+
+const reader = claudeCodeDriver.transcript;
 
 let dir: string;
 let ws: string;
@@ -37,24 +40,24 @@ describe('AgentFeed', () => {
     log.close();
   });
 
-  it('ingests a transcript incrementally and, after a crash, continues from the cursor in the log without duplicates', () => {
+  it('ingests a transcript incrementally; after a crash it continues from the logged cursor without duplicates', () => {
     const src = fs.readFileSync(path.join(fixturesDir(), 'transcript.jsonl'), 'utf8');
     const transcript = path.join(dir, 't.jsonl');
     const cut = src.indexOf('\n', Math.floor(src.length / 2)) + 1;
     fs.writeFileSync(transcript, src.slice(0, cut));
     const file = path.join(dir, 'events.jsonl');
     const log = new EventLog(file);
-    new AgentFeed().ingest(log, { run: 1, workspace: ws, transcript });
+    new AgentFeed().ingest(log, { run: 1, workspace: ws, transcript, reader });
     const firstHalf = log.lastSeq;
     expect(firstHalf).toBeGreaterThan(0);
     // kill -9: the log is not closed; a new process opens it and a new feed has no memory.
     fs.writeFileSync(transcript, src);
     const again = new EventLog(file);
-    new AgentFeed().ingest(again, { run: 1, workspace: ws, transcript });
+    new AgentFeed().ingest(again, { run: 1, workspace: ws, transcript, reader });
     const all = readEventLog(file).events;
     // The same transcript ingested in one go gives the same events.
     const oneGo = new EventLog(path.join(dir, 'one.jsonl'));
-    new AgentFeed().ingest(oneGo, { run: 1, workspace: ws, transcript });
+    new AgentFeed().ingest(oneGo, { run: 1, workspace: ws, transcript, reader });
     const strip = (e: object) => {
       const { seq: _s, cur: _c, ...rest } = e as Record<string, unknown>;
       return rest;

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { EventRecorder } from '../../client/events.js';
 import { Tmux } from '../../observers/tmux.js';
-import { sendToSession, SendError } from '../../reconcilers/session/send.js';
+import { sendToSession, SendError } from '../../agents/send.js';
 import { namespaceFor, openContext, type GlobalOptions } from '../context.js';
 import { out } from '../output.js';
 

@@ -5,23 +5,21 @@
  * the controller and from the CLI process alike: everything it needs is in the store and the
  * run's workspace.
  */
-import { isTrue } from '../../api/conditions.js';
-import { parseDuration } from '../../api/duration.js';
-import type { AgentSession, AgentSessionStatus, AgentSpec } from '../../api/kinds.js';
-import type { Resource } from '../../api/types.js';
-import { claudeHooks } from '../../agents/claude-code.js';
+import { isTrue } from '../api/conditions.js';
+import { parseDuration } from '../api/duration.js';
+import type { AgentSession, AgentSessionStatus, AgentSpec } from '../api/kinds.js';
+import type { Resource } from '../api/types.js';
+import { driverFor } from './drivers.js';
 import {
   deliverKeys,
   deliverText,
   type DeliveryResult,
   type PaneTarget,
   type TextDelivery,
-} from '../../agents/delivery.js';
-import { classifyScreen, type DetectionProfile } from '../../agents/detection.js';
-import type { Tmux } from '../../observers/tmux.js';
-import type { Store } from '../../store/store.js';
-import type { AgentStatus } from './agent-pass.js';
-import { profileFor } from './agent-pass.js';
+} from './delivery.js';
+import { classifyScreen, profileFor, type DetectionProfile } from './detection.js';
+import type { Tmux } from '../observers/tmux.js';
+import type { Store } from '../store/store.js';
 
 export interface SendRequest {
   text?: string;
@@ -42,14 +40,8 @@ export function paneTargetFor(
   status: AgentSessionStatus,
   agent: AgentSpec | undefined,
 ): PaneTarget {
-  const agentStatus = status.agent as AgentStatus | undefined;
-  return {
-    tmux,
-    target,
-    workspace: status.workspace!,
-    transcript: agentStatus?.transcript,
-    hooks: !!claudeHooks(agent?.hooks),
-  };
+  const transcript = (status.agent as { transcript?: string } | undefined)?.transcript;
+  return { tmux, target, workspace: status.workspace!, transcript, hooks: driverFor(agent).hooks(agent) };
 }
 
 /** A text delivery the way the Agent asks for it: its submit keys, its input-ready pattern, its ready timeout. */

@@ -1,0 +1,218 @@
+/** A pane capture → its state (idle / busy / waiting / dialog), read through a compiled profile. */
+import stripAnsi from 'strip-ansi';
+import {
+  type ScreenClass,
+  type Region,
+  type CompiledPattern,
+  type DetectionProfile,
+  type PromptRule,
+  MAX_PROMPT_BYTES,
+} from './types.js';
+
+// ---------------------------------------------------------------------------------------------
+// Classification
+
+interface Screen {
+  /** Non-empty lines of the tail, in order. */
+  lines: string[];
+  inputIdx: number; // index into lines, -1 without an input line
+  above: string[];
+  input: string[];
+  footer: string[];
+}
+
+/** Trailing ASCII blanks only: U+00A0 after ❯ is Claude Code's live-input marker. (A loop: the regex /[ \t]+$/ is quadratic in long runs of inner spaces.) */
+function trimAsciiEnd(l: string): string {
+  let n = l.length;
+  while (n > 0) {
+    const c = l.charCodeAt(n - 1);
+    if (c !== 32 && c !== 9 && c !== 13) break;
+    n--;
+  }
+  return n === l.length ? l : l.slice(0, n);
+}
+
+function readScreen(text: string, p: DetectionProfile): Screen {
+  const raw = (text.includes('\x1b') ? stripAnsi(text) : text).split('\n');
+  // The header: a marker in the first lines of the capture; it and the lines it spans are cut.
+  let start = 0;
+  if (p.header) {
+    const n = Math.min(raw.length, p.header.within);
+    for (let i = 0; i < n; i++)
+      if (p.header.match.test(raw[i])) {
+        start = i + p.header.lines;
+        break;
+      }
+  }
+  // Walk up from the bottom collecting the last tailLines non-empty lines; blank lines are kept
+  // as '' (they end an input region), ignored lines vanish.
+  const kept: string[] = [];
+  let count = 0;
+  for (let i = raw.length - 1; i >= start && count < p.tailLines; i--) {
+    const l = trimAsciiEnd(raw[i]);
+    if (l === '' || l.trim() === '') {
+      if (kept.length) kept.push('');
+      continue;
+    }
+    if (p.ignore.some((re) => re.test(l))) continue;
+    kept.push(l);
+    count++;
+  }
+  kept.reverse();
+  while (kept.length && kept[0] === '') kept.shift();
+
+  let inputIdxRaw = -1;
+  if (p.input) {
+    let seen = 0;
+    for (let i = kept.length - 1; i >= 0 && seen < p.input.within; i--) {
+      if (kept[i] === '') continue;
+      seen++;
+      if (p.input.line.test(kept[i])) {
+        inputIdxRaw = i;
+        break;
+      }
+    }
+  }
+  const nonEmpty = (a: string[]) => a.filter((l) => l !== '');
+  const lines = nonEmpty(kept);
+  if (inputIdxRaw < 0) return { lines, inputIdx: -1, above: lines, input: [], footer: [] };
+  const border = p.input!.border;
+  const aboveRaw = nonEmpty(kept.slice(0, inputIdxRaw));
+  while (aboveRaw.length && border?.test(aboveRaw[aboveRaw.length - 1])) aboveRaw.pop();
+  const first = kept[inputIdxRaw].replace(p.input!.line, '');
+  const input = [first];
+  let j = inputIdxRaw + 1;
+  for (; j < kept.length && kept[j] !== '' && !border?.test(kept[j]); j++) input.push(kept[j]);
+  if (j < kept.length && border?.test(kept[j])) j++;
+  return {
+    lines,
+    inputIdx: nonEmpty(kept.slice(0, inputIdxRaw)).length,
+    above: aboveRaw,
+    input,
+    footer: nonEmpty(kept.slice(j)),
+  };
+}
+
+function regionLines(s: Screen, r: Region): string[] {
+  switch (r) {
+    case 'above':
+      return s.above;
+    case 'input':
+      return s.input;
+    case 'footer':
+      return s.footer;
+    case 'screen':
+      return s.lines;
+    case 'last':
+      return s.lines.slice(-1);
+  }
+}
+
+function matcher(s: Screen) {
+  const joined = new Map<string, string>();
+  return (p: CompiledPattern): boolean => {
+    if (p.box === 'present' && s.inputIdx < 0) return false;
+    if (p.box === 'absent' && s.inputIdx >= 0) return false;
+    const key = `${p.region}:${p.within ?? 0}:${p.since?.source ?? ''}`;
+    let text = joined.get(key);
+    if (text === undefined) {
+      let ls = regionLines(s, p.region);
+      if (p.since) {
+        const since = p.since;
+        let i = ls.length - 1;
+        while (i >= 0 && !since.test(ls[i])) i--;
+        ls = ls.slice(i + 1);
+      }
+      text = (p.within ? ls.slice(-p.within) : ls).join('\n');
+      joined.set(key, text);
+    }
+    return p.re.test(text);
+  };
+}
+
+const BOX_ONLY = /^[\s─━═╌╍┄┅┈┉│┃║╭╮╯╰┌┐└┘├┤┬┴┼▔▁-]*$/;
+const BORDER_LEFT = /^\s*[│┃║]\s?/;
+const BORDER_RIGHT = /\s?[│┃║]\s*$/;
+
+/** The question and options: from the prompt rule's start to the bottom, borders and rules dropped, ≤ 1 KB. */
+function promptText(s: Screen, rule: PromptRule): string | undefined {
+  const ls = s.lines;
+  let from = Math.max(0, ls.length - rule.lines);
+  for (let i = ls.length - 1; i >= 0; i--) {
+    if (rule.from?.test(ls[i])) {
+      from = i;
+      break;
+    }
+    if (rule.after?.test(ls[i])) {
+      from = i + 1;
+      break;
+    }
+  }
+  const out: string[] = [];
+  for (const l of ls.slice(from)) {
+    let t = l;
+    for (let prev = ''; prev !== t; ) {
+      prev = t;
+      t = t.replace(BORDER_LEFT, '').replace(BORDER_RIGHT, ''); // nested boxes: │ │ text │ │
+    }
+    t = t.trim();
+    if (t && !BOX_ONLY.test(t)) out.push(t);
+  }
+  return out.length ? capBytes(out.join('\n'), MAX_PROMPT_BYTES) : undefined;
+}
+
+/** At most `max` UTF-8 bytes; a longer text keeps its head (the question) and tail (the options) around an ellipsis. */
+export function capBytes(text: string, max: number): string {
+  if (Buffer.byteLength(text) <= max) return text;
+  const cut = (s: string, bytes: number, fromEnd: boolean): string => {
+    const chars = Array.from(s);
+    const picked: string[] = [];
+    let used = 0;
+    for (let i = 0; i < chars.length; i++) {
+      const c = fromEnd ? chars[chars.length - 1 - i] : chars[i];
+      const b = Buffer.byteLength(c);
+      if (used + b > bytes) break;
+      used += b;
+      picked.push(c);
+    }
+    return (fromEnd ? picked.reverse() : picked).join('');
+  };
+  const sep = '\n…\n';
+  const room = max - Buffer.byteLength(sep);
+  const head = Math.floor(room * 0.4);
+  return cut(text, head, false).trimEnd() + sep + cut(text, room - head, true).trimStart();
+}
+
+/** Classifies one pane capture (plain or with escape sequences) with a compiled profile. */
+export function classifyScreen(text: string, profile: DetectionProfile): ScreenClass {
+  const s = readScreen(text, profile);
+  if (!s.lines.length) return { state: 'unknown' };
+  const test = matcher(s);
+  const out: ScreenClass = { state: 'unknown' };
+  let prompt: PromptRule | undefined;
+  const dialog = profile.dialogPatterns.find((d) => d.match.some(test));
+  if (dialog) {
+    out.state = 'dialog';
+    out.dialog = dialog.name;
+    prompt = dialog.prompt ?? profile.prompt;
+  } else if (profile.waiting.some(test)) {
+    out.state = 'waiting';
+    prompt = profile.prompt;
+  } else if (profile.busy.some(test)) out.state = 'busy';
+  else if (profile.idle.some(test)) out.state = 'idle';
+  else out.state = profile.otherwise;
+  if (prompt) {
+    const t = promptText(s, prompt);
+    if (t) out.prompt = t;
+  }
+  if (profile.quota.some(test)) out.quotaExhausted = true;
+  if (profile.interrupted.some(test)) out.interrupted = true;
+  if (profile.input && s.inputIdx >= 0) {
+    const typed = s.input
+      .map((l) => l.trim())
+      .join('\n')
+      .trim();
+    out.inputReady = profile.input.empty.some((re) => re.test(typed));
+  } else if (profile.input) out.inputReady = false;
+  return out;
+}

@@ -1,0 +1,54 @@
+/**
+ * Everything agent-specific behind one interface. Generic code (the session reconciler, `orchctl
+ * send`, the agent feed) asks the Agent's driver, never "is this Claude Code?":
+ *  - what a launch adds (settings files, flags, a known session id and so the transcript's path);
+ *  - which confirmation sources verified delivery may use (hooks, a transcript, else the screen);
+ *  - how transcript lines become orchctl's events.
+ * Screen detection (ready / waiting / dialogs and their answer keys) is data on the Agent
+ * (agents/detection/), so every driver shares it.
+ */
+import type { AgentSpec } from '../api/kinds.js';
+import type { NewEvent } from '../store/eventlog.js';
+
+/** What a launch knows about its run when the driver is asked for additions. */
+export interface LaunchFacts {
+  uid: string;
+  run: number;
+  /** The directory the agent runs in (after any worktree). */
+  workdir: string;
+  /** The run's private workspace directory (0700). */
+  workspace: string;
+  /** The environment the agent will have (controller's, then the Agent's and the session's). */
+  env: Record<string, string | undefined>;
+  /** argv of `orchctl hook`, for agents that report through hooks. */
+  hookCommand: string[];
+}
+
+export interface LaunchAdditions {
+  /** Appended to the Agent's args. */
+  args: string[];
+  /** Files written into the workspace (0600) before the launch: name → contents. */
+  files: Record<string, string>;
+  /** The agent's own id for this run, if the driver fixes one. */
+  sessionId?: string;
+  /** Where the run's transcript will be, if known in advance. */
+  transcript?: string;
+}
+
+/** Turns an agent's transcript lines into events; its state is carried between lines of one run. */
+export interface TranscriptReader<S = unknown> {
+  newState(): S;
+  events(line: Record<string, unknown>, run: number, state: S): NewEvent[];
+  /** Counters kept in the log's cursors so a restarted controller continues the numbering. */
+  counters(state: S): Record<string, number>;
+  restore(state: S, counters: Record<string, number | undefined>, toolUses: NewEvent[]): void;
+}
+
+export interface AgentDriver {
+  readonly name: string;
+  launch(agent: AgentSpec, facts: LaunchFacts): LaunchAdditions;
+  /** Whether the agent's hooks report prompt submission (UserPromptSubmit) into the run's hook file. */
+  hooks(agent: AgentSpec | undefined): boolean;
+  /** Reads the agent's transcript, if it keeps one orchctl understands. */
+  readonly transcript?: TranscriptReader;
+}
