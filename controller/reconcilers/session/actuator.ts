@@ -1,0 +1,352 @@
+/**
+ * Performs the session plan's effects at the edge — tmux, files, git, the store, the agent's
+ * driver — and reports what came of them as outcomes for the next plan step. Deliveries and
+ * dialog answers run beside the loop (they wait for the agent) and bring the session back when
+ * they finish. Secrets (the Agent's and the session's env values) stay here, between preparing a
+ * run and launching it: they never enter the plan's data.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AgentSession, AgentSpec, EnvVar } from '../../api/kinds.js';
+import type { SessionMetricsHooks } from '../../api/metrics-hooks.js';
+import { registerSecret, SECRET_NAME } from '../../api/redact.js';
+import { ownedBy } from '../../api/status-fields.js';
+import { deliverKeys, deliverText, type DeliveryResult, sanitizePaste } from '../../agents/delivery.js';
+import { profileFor } from '../../agents/detection.js';
+import { driverFor } from '../../agents/drivers.js';
+import { EnvSourceError, resolveEnv, writePrivateEnv } from '../../agents/env.js';
+import { buildLaunch, composePrompt } from '../../agents/launch.js';
+import { paneTargetFor, showing, textDeliveryFor } from '../../agents/send.js';
+import type { EventRecorder } from '../../client/events.js';
+import { writeOwnedStatus } from '../../client/status.js';
+import type { AgentFeed } from '../../observers/agent-feed.js';
+import type { AuditLog } from '../../observers/audit.js';
+import type { GitObserver } from '../../observers/git.js';
+import type { PaneObserver } from '../../observers/panes.js';
+import { tmuxSessionName, type Tmux } from '../../observers/tmux.js';
+import {
+  createWorkspace,
+  logLine,
+  readResult,
+  readTail,
+  type RunWorkspace,
+  runWorkspace,
+  writeState,
+} from '../../observers/workspace.js';
+import type { Logger } from '../../runtime/log.js';
+import type { EventLogs } from '../../store/eventlog.js';
+import type { Store } from '../../store/store.js';
+import type { Actuator, Effect, Outcome, PreparedRun, SettledRun } from './effects.js';
+import { isDirectory } from './observe.js';
+import { outputTail } from './output.js';
+
+export interface ActuatorDeps {
+  store: Store;
+  tmux: Tmux;
+  panes: PaneObserver;
+  git: GitObserver;
+  recorder: EventRecorder;
+  audit: AuditLog;
+  log: Logger;
+  logs: EventLogs;
+  feed: AgentFeed;
+  home: string;
+  storeUid: string;
+  /** argv of `orchctl hook` (absolute node and bin paths), for agents that report through hooks. */
+  hookCommand: string[];
+  /** Brings a key back (when a background delivery finishes). */
+  enqueue: (key: string) => void;
+  metrics?: SessionMetricsHooks;
+  /** Files whose changes should bring `key` back at once (hook file, transcript). */
+  watch?: (key: string, files: string[]) => void;
+  /** The last evaluation, as a "Previous run assessment" section for the next run's prompt. */
+  resumeNotes?: (s: AgentSession) => string | undefined;
+  /** Drops the observer's per-run memory. */
+  forget: (key: string, workspace?: string) => void;
+}
+
+export class SessionActuator implements Actuator {
+  private readonly deliveries = new Map<string, DeliveryResult | 'pending'>();
+  private readonly answering = new Set<string>();
+  /** A prepared run's private environment, until its launch (never in status or the plan). */
+  private readonly privateEnv = new Map<string, { dir: string; env: Record<string, string> }>();
+
+  constructor(private readonly d: ActuatorDeps) {}
+
+  /** Prompt pastes still waiting for their pane (--once waits for them before exiting). */
+  deliveriesInFlight(): number {
+    let n = 0;
+    for (const v of this.deliveries.values()) if (v === 'pending') n++;
+    return n;
+  }
+
+  /** A finished background delivery of `key`'s run, to be put in status. */
+  delivery(key: string, run: number): DeliveryResult | undefined {
+    const d = this.deliveries.get(`${key}#${run}`);
+    return d === 'pending' ? undefined : d;
+  }
+
+  async run(key: string, obj: AgentSession, effects: Effect[]): Promise<Outcome[]> {
+    const outcomes: Outcome[] = [];
+    for (const e of effects) {
+      const o = await this.perform(key, obj, e);
+      if (o) outcomes.push(o);
+    }
+    return outcomes;
+  }
+
+  private async perform(key: string, obj: AgentSession, e: Effect): Promise<Outcome | undefined> {
+    const ws = (run: number) => this.ws(obj, run);
+    switch (e.type) {
+      case 'PrepareRun':
+        return this.prepare(key, obj, e.run, e.agent, e.workdir);
+      case 'Launch':
+        return this.launch(key, obj, e);
+      case 'Deliver':
+        return void this.deliver(key, obj, e.run, e.target, e.agent, e.promptFile);
+      case 'AutoAnswer':
+        return void this.autoAnswer(key, obj, e.paneId, e.agent, e.dialog, e.keys);
+      case 'SendKeys':
+        await this.d.tmux.sendKeys(e.paneId, e.keys).catch(() => undefined);
+        return;
+      case 'Kill':
+        await this.d.tmux.kill(e.tmuxSession);
+        this.d.panes.invalidate();
+        return;
+      case 'Capture':
+        return { type: 'Captured', text: outputTail(await this.d.tmux.capture(e.paneId, 200)) };
+      case 'SettleRun':
+        return { type: 'Settled', run: await this.settle(obj, e) };
+      case 'TagStore':
+        await this.d.tmux.tagStore(e.tmuxSession, this.d.storeUid);
+        return;
+      case 'RecordEvent':
+        await this.d.recorder.record(obj, e.eventType, e.reason, e.message);
+        return;
+      case 'Audit':
+        this.d.audit.write(e.entry);
+        return;
+      case 'Log':
+        if (e.level === 'INFO') this.d.log.info(e.message);
+        else if (e.level === 'WARN') this.d.log.warn(e.message);
+        else this.d.log.error(e.message);
+        return;
+      case 'WorkspaceLog':
+        logLine(ws(e.run), e.level, e.message);
+        return;
+      case 'WriteState':
+        writeState(ws(e.run), e.state);
+        return;
+      case 'RunEnded':
+        this.d.metrics?.onRunEnded?.(obj, e.run, e.phase, e.seconds);
+        return;
+      case 'Watch':
+        this.d.watch?.(key, e.files);
+        return;
+      case 'DeliveryRecorded':
+        this.deliveries.delete(`${key}#${e.run}`); // in status now; the map only holds what is in flight
+        return;
+      case 'ForgetRun':
+        this.d.forget(key, e.workspace);
+        return;
+      case 'RemoveWorktree':
+        await this.d.git.removeWorktree(e.projectPath, e.worktree);
+        return;
+      case 'RemoveFinalizer':
+        return void (await this.removeFinalizer(obj));
+    }
+  }
+
+  private ws(obj: AgentSession, run: number): RunWorkspace {
+    return runWorkspace(this.d.home, obj.metadata.namespace ?? 'default', obj.metadata.name, run);
+  }
+
+  /** Worktree, prompt, environment, workspace and the driver's additions; nothing of it in tmux yet. */
+  private async prepare(key: string, obj: AgentSession, run: number, agent: AgentSpec, dir: string): Promise<Outcome> {
+    const spec = obj.spec ?? {};
+    const fail = (reason: string, message: string): Outcome => ({ type: 'StartFailed', reason, message });
+    if (!isDirectory(dir)) return fail('WorkdirNotFound', `working directory ${dir} does not exist or is not a directory`);
+    let workdir = dir;
+    if (spec.worktree?.enabled) {
+      const wt = path.join(this.d.home, 'worktrees', obj.metadata.namespace ?? 'default', obj.metadata.name);
+      const branch = spec.worktree.branch ?? `orchctl/${obj.metadata.name}`;
+      const r = await this.d.git.addWorktree(workdir, wt, branch, spec.worktree.baseRef ?? 'HEAD');
+      if (!r.ok) return fail('WorktreeFailed', `git worktree add ${wt} (${branch}) failed: ${r.message}`);
+      workdir = wt;
+    }
+    let task = spec.prompt;
+    let system: string | undefined;
+    try {
+      if (spec.promptFile) task = fs.readFileSync(spec.promptFile, 'utf8');
+      if (agent.systemPromptFile) system = fs.readFileSync(agent.systemPromptFile, 'utf8');
+    } catch (e) {
+      return fail('PromptFileNotFound', `cannot read prompt file: ${(e as Error).message}`);
+    }
+    let agentEnv: EnvVar[];
+    let sessionEnv: EnvVar[];
+    try {
+      agentEnv = resolveEnv(agent.env);
+      sessionEnv = resolveEnv(spec.env);
+    } catch (e) {
+      if (e instanceof EnvSourceError) return fail('EnvSourceNotFound', e.message);
+      throw e;
+    }
+    for (const [declared, resolved] of [
+      [agent.env, agentEnv],
+      [spec.env, sessionEnv],
+    ] as const)
+      resolved.forEach((v, i) => {
+        if (declared?.[i]?.valueFrom || SECRET_NAME.test(v.name)) registerSecret(v.value);
+      });
+    const ws = this.ws(obj, run);
+    createWorkspace(ws);
+    const notes = this.d.resumeNotes?.(obj);
+    const prompt = composePrompt(system, task, notes ? [notes] : []);
+    fs.writeFileSync(ws.promptFile, prompt, { mode: 0o600 });
+    const headBefore = await this.d.git.head(workdir);
+    const env: Record<string, string | undefined> = { ...process.env };
+    for (const v of [...agentEnv, ...sessionEnv]) env[v.name] = v.value ?? '';
+    const uid = obj.metadata.uid!;
+    const facts = { uid, run, workdir, workspace: ws.dir, env, hookCommand: this.d.hookCommand };
+    const extra = driverFor(agent).launch(agent, facts);
+    for (const [name, content] of Object.entries(extra.files))
+      fs.writeFileSync(path.join(ws.dir, name), content, { mode: 0o600 });
+    const plan = buildLaunch({
+      agent: { ...agent, args: [...(agent.args ?? []), ...extra.args], env: agentEnv },
+      sessionEnv,
+      prompt,
+      promptFile: ws.promptFile,
+      resultFile: ws.resultFile,
+      workspace: ws.dir,
+      sessionKey: key,
+      uid,
+      run,
+    });
+    if (plan.tmuxEnv.ORCHCTL_ENV_DIR)
+      this.privateEnv.set(`${key}#${run}`, { dir: plan.tmuxEnv.ORCHCTL_ENV_DIR, env: plan.privateEnv });
+    const session = tmuxSessionName(obj.metadata.namespace ?? 'default', obj.metadata.name, uid);
+    const prepared: PreparedRun = {
+      workdir,
+      workspace: ws.dir,
+      promptFile: ws.promptFile,
+      outputLog: ws.outputLog,
+      ...(headBefore ? { headBefore } : {}),
+      position: this.d.logs.get(obj.metadata.namespace ?? 'default', obj.metadata.name).end,
+      ...(extra.sessionId ? { sessionId: extra.sessionId } : {}),
+      ...(extra.transcript ? { transcript: extra.transcript } : {}),
+      launch: {
+        session,
+        cwd: workdir,
+        argv: plan.argv,
+        env: plan.tmuxEnv,
+        tags: { uid, key: `${key}#${run}`, store: this.d.storeUid },
+      },
+    };
+    return { type: 'Prepared', run: prepared };
+  }
+
+  /**
+   * The run is recorded before its tmux session exists, so a controller that dies right after the
+   * launch finds the run in status and adopts its session (and one that dies right before finds
+   * Starting with no pane, and ends the run after LAUNCH_GRACE_MS).
+   */
+  private async launch(key: string, obj: AgentSession, e: Extract<Effect, { type: 'Launch' }>): Promise<Outcome> {
+    const run = e.record.run ?? 0;
+    const env = this.privateEnv.get(`${key}#${run}`);
+    this.privateEnv.delete(`${key}#${run}`);
+    const recorded = await writeOwnedStatus(this.d.store, obj, 'session', ownedBy('session', e.record));
+    if (!recorded) return { type: 'StartFailed', reason: 'Deleted', message: 'the object was deleted before its run started' };
+    if (env) writePrivateEnv(env.dir, env.env);
+    try {
+      // A dead pane of an earlier run may still hold the name; a session the snapshot missed fails
+      // the launch, which clears it and tries once more.
+      if (e.clearFirst) await this.d.tmux.kill(e.launch.session);
+      await this.d.tmux.launch(e.launch, e.outputLog).catch(async (err: Error) => {
+        if (!/duplicate session/.test(err.message)) throw err;
+        await this.d.tmux.kill(e.launch.session);
+        await this.d.tmux.launch(e.launch, e.outputLog);
+      });
+    } catch (err) {
+      return { type: 'StartFailed', reason: 'TmuxFailed', message: (err as Error).message };
+    } finally {
+      this.d.panes.invalidate();
+    }
+    return { type: 'Launched', obj: recorded };
+  }
+
+  /** Verified paste delivery waits for the agent's input; it runs beside the loop and reports back. */
+  private deliver(key: string, obj: AgentSession, run: number, target: string, agent: AgentSpec, file: string): void {
+    const rk = `${key}#${run}`;
+    this.deliveries.set(rk, 'pending');
+    const ws = this.ws(obj, run);
+    const status = { ...(obj.status ?? {}), workspace: ws.dir };
+    const pane = paneTargetFor(this.d.tmux, target, status, agent);
+    const text = fs.readFileSync(file, 'utf8');
+    const clean = sanitizePaste(text); // deliverText strips them too; here they are reported
+    if (clean.removed) {
+      const n = clean.removed;
+      const msg =
+        `removed ${n} control character${n === 1 ? '' : 's'} from the prompt before pasting (first at offset ` +
+        `${clean.firstAt}); a key like C-c in a pasted prompt would interrupt the agent — use orchctl send --keys for keys`;
+      void this.d.recorder.record(obj, 'Warning', 'PromptSanitized', msg);
+      logLine(ws, 'WARN', msg);
+    }
+    const buffer = `orchctl-${obj.metadata.uid!.slice(0, 8)}-${run}`;
+    void deliverText(pane, textDeliveryFor(agent, text, buffer))
+      .catch((e: Error) => ({ delivered: false, reason: 'PasteFailed', message: e.message }))
+      .then((r: DeliveryResult) => {
+        this.deliveries.set(rk, r);
+        this.d.metrics?.onDelivery?.(obj, r);
+        logLine(ws, r.delivered ? 'INFO' : 'WARN', `prompt delivery: ${r.reason}: ${r.message}`);
+        this.d.enqueue(key);
+      });
+  }
+
+  /** Answers a startup dialog (or, if the Agent says so, a permission prompt) the Agent opted in to. */
+  private autoAnswer(key: string, obj: AgentSession, paneId: string, agent: AgentSpec, dialog: string, keys: string[]) {
+    if (this.answering.has(key)) return;
+    this.answering.add(key);
+    const target = paneTargetFor(this.d.tmux, paneId, obj.status ?? {}, agent);
+    const stillWaiting = showing(profileFor(agent), [dialog === 'permission' ? 'waiting' : 'dialog']);
+    void deliverKeys(target, { keys, stillWaiting, notBefore: Date.now() + 300 })
+      .catch((e: Error) => ({ delivered: false, reason: 'SendFailed', message: e.message }))
+      .then(async (r) => {
+        this.answering.delete(key);
+        const reason = r.delivered ? 'AutoAnswered' : 'AutoAnswerFailed';
+        await this.d.recorder.record(obj, r.delivered ? 'Normal' : 'Warning', reason, `${dialog}: ${r.message}`);
+        this.d.enqueue(key);
+      });
+  }
+
+  /** The last of an ended run: its remaining events, its screen or log tail, its result, its git. */
+  private async settle(obj: AgentSession, e: Extract<Effect, { type: 'SettleRun' }>): Promise<SettledRun> {
+    const out: SettledRun = {};
+    const log = this.d.logs.get(obj.metadata.namespace ?? 'default', obj.metadata.name);
+    if (e.workspace) {
+      if (fs.existsSync(e.workspace)) {
+        const reader = driverFor(e.agent).transcript;
+        this.d.feed.ingest(log, { run: e.run, workspace: e.workspace, transcript: e.transcript, reader });
+      }
+      const { events, next } = log.read(e.from, 100_000);
+      out.events = events;
+      out.next = next;
+      this.d.feed.forget(log, e.run);
+    }
+    if (e.paneId) out.lastOutput = outputTail(await this.d.tmux.capture(e.paneId, 200)) || undefined;
+    else if (e.readTail && e.workspace)
+      out.lastOutput = outputTail(readTail(path.join(e.workspace, 'output.log'), 16 * 1024)) || undefined;
+    if (e.workspace) out.result = readResult(this.ws(obj, e.run));
+    if (e.workdir) out.git = await this.d.git.progress(e.workdir, e.headBefore, { force: true });
+    return out;
+  }
+
+  private async removeFinalizer(obj: AgentSession): Promise<void> {
+    const m = obj.metadata;
+    const fresh = await this.d.store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name });
+    if (!fresh) return;
+    const finalizers = (fresh.metadata.finalizers ?? []).filter((f) => f !== SESSION_FINALIZER);
+    await this.d.store.update({ ...fresh, metadata: { ...fresh.metadata, finalizers } });
+  }
+}
+
+export const SESSION_FINALIZER = 'orchctl.io/session-cleanup';

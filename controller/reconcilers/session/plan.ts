@@ -1,0 +1,748 @@
+/**
+ * The session reconciler's plan: desired state + what was observed in, the new status and the
+ * effects to perform out. Pure — no tmux, git, files or clock: `now` is an input.
+ *
+ * The lifecycle machine (machine.ts) turns observations into transitions; each transition's
+ * named actions and the phase it enters become status changes and effects. Where the plan needs
+ * the world's answer to go on (a run prepared and launched, a run's last facts settled) it
+ * returns a continuation with the effects; the reconciler performs them and calls again with the
+ * outcomes. Where it needs an observation it has not got (the agent of a run started in this
+ * pass) it says so in `needs`.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { type SnapshotFrom, transition } from 'xstate';
+import { setCondition } from '../../api/conditions.js';
+import { formatDuration } from '../../api/duration.js';
+import type { AgentSession, AgentSessionStatus, AgentSpec, SessionPolicy } from '../../api/kinds.js';
+import type { Condition } from '../../api/types.js';
+import type { DeliveryResult } from '../../agents/delivery.js';
+import type { EventType } from '../../client/events.js';
+import type { GitProgress } from '../../observers/git.js';
+import type { HostSnapshot } from '../../observers/host.js';
+import type { PaneInfo } from '../../observers/tmux.js';
+import { LOG_START, type AgentEvent, type LogPosition } from '../../store/eventlog.js';
+import { foldAgent, settleObservation, type AgentStatus } from './agent-pass.js';
+import type { ScreenReading } from './agent-state.js';
+import {
+  admit,
+  backoffMs,
+  type Effective,
+  nextLookMs,
+  observedEvent,
+  type PaneState,
+  restartsHeld,
+  wantsRunning,
+} from './decide.js';
+import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.js';
+import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
+
+/** A referenced object or path that is not there (yet): the session waits in Pending. */
+export interface Problem {
+  reason: string;
+  message: string;
+  fatal: boolean;
+}
+
+/** Desired state with its references resolved. */
+export interface Resolved {
+  agent?: AgentSpec;
+  workdir?: string;
+  problem?: Problem;
+  policy?: SessionPolicy;
+  effective: Effective;
+}
+
+/** What the agent's sources said since status.agent's position (observers/agent-feed.ts fills the log). */
+export interface AgentFacts {
+  run: number;
+  screen?: ScreenReading;
+  screenChangedAt?: number;
+  events: AgentEvent[];
+  next: LogPosition;
+}
+
+export interface Observed {
+  /** The current run's pane (or the launch wrapper's exit-code record, which wins). */
+  pane: PaneState;
+  paneInfo?: PaneInfo;
+  /** A live pane of a newer run, launched by a controller that died before recording it. */
+  adopt?: { pane: PaneInfo; workspace: string; state: Record<string, unknown> };
+  /** Whether tmux holds any session of this object (a launch must clear the name first). */
+  hasPanes: boolean;
+  /** Live sessions of this object tagged with another store identity: ours now. */
+  retag: string[];
+  /** For admission: sessions under the same policy that run or are admitted, and the host. */
+  admission?: { activeUnderPolicy: number; host: HostSnapshot; nodeUnschedulable: boolean };
+  /** The run's output tail when its log grew. */
+  outputTail?: string;
+  agent?: AgentFacts;
+  /** git progress since headBefore (no process unless the repository changed), for `gitKey`. */
+  git?: GitProgress;
+  gitKey?: string;
+  /** A background prompt delivery of the current run that finished. */
+  delivery?: DeliveryResult;
+}
+
+export type Continuation =
+  | { kind: 'prepare' }
+  | { kind: 'launch'; prepared: PreparedRun }
+  | { kind: 'ended'; from: Phase; to: Phase; ev: LifecycleEvent };
+
+export interface PlanInput {
+  key: string;
+  obj: AgentSession;
+  /** The status built so far in this pass (the stored one on the first step). */
+  status: AgentSessionStatus;
+  observed: Observed;
+  resolved: Resolved;
+  now: number;
+  outcomes?: Outcome[];
+  continuation?: Continuation;
+}
+
+export interface PlanOutput {
+  status: AgentSessionStatus;
+  observed: Observed;
+  effects: Effect[];
+  /** Call again with the effects' outcomes and this. */
+  continuation?: Continuation;
+  /** Observe these, then call again. */
+  needs?: { agent?: boolean; git?: boolean };
+  /** This session takes an admission slot now (held until its status shows it active). */
+  reserve?: boolean;
+  /** The pass is over: write status, look again after this long (none: on the next event). */
+  done: boolean;
+  requeueAfterMs?: number;
+}
+
+type Snap = SnapshotFrom<typeof sessionMachine>;
+
+/** What status.lifecycle keeps beside phase, run and restarts to resume the machine. */
+interface Lifecycle {
+  stopReason?: 'Stopped' | 'TimedOut';
+  /** metadata.generation the current run was started from. */
+  runGeneration?: number;
+}
+
+const iso = (t: number) => new Date(t).toISOString();
+const MAX_STEPS = 12;
+
+/** One step's working state. */
+class Step {
+  readonly s: AgentSessionStatus;
+  readonly fx: Effect[] = [];
+  snap: Snap;
+  observed: Observed;
+  reserve = false;
+
+  constructor(readonly i: PlanInput) {
+    this.s = structuredClone(i.status);
+    this.s.conditions ??= [];
+    this.observed = { ...i.observed };
+    const lifecycle = (this.s.lifecycle ?? {}) as Lifecycle;
+    this.snap = sessionMachine.resolveState({
+      value: (this.s.phase as Phase | undefined) ?? 'Pending',
+      context: { run: this.s.run ?? 0, restarts: this.s.restarts ?? 0, stopReason: lifecycle.stopReason },
+    }) as Snap;
+  }
+
+  get phase(): Phase {
+    return this.snap.value as Phase;
+  }
+  get gen(): number | undefined {
+    return this.i.obj.metadata.generation;
+  }
+  cond(type: string, status: Condition['status'], reason: string, message = ''): boolean {
+    return setCondition(this.s.conditions!, { type, status, reason, message, observedGeneration: this.gen });
+  }
+  event(eventType: EventType, reason: string, message: string): void {
+    this.fx.push({ type: 'RecordEvent', eventType, reason, message });
+  }
+  wsLog(level: Level, message: string, run = this.s.run ?? 0): void {
+    if (this.s.workspace) this.fx.push({ type: 'WorkspaceLog', run, level, message });
+  }
+  audit(from: string | undefined, to: string, reason?: string, message?: string): void {
+    const m = this.i.obj.metadata;
+    const entry = { kind: 'AgentSession', namespace: m.namespace, name: m.name, uid: m.uid, run: this.s.run };
+    this.fx.push({ type: 'Audit', entry: { ...entry, from, to, reason, message } });
+  }
+  out(extra: Partial<PlanOutput>): PlanOutput {
+    return { status: this.s, observed: this.observed, effects: this.fx, done: false, reserve: this.reserve, ...extra };
+  }
+}
+
+export function plan(i: PlanInput): PlanOutput {
+  const p = new Step(i);
+  const { resolved } = i;
+  // Waiting for a referenced Agent/Project/path to appear: not an error, a condition.
+  if (!i.continuation && p.phase === 'Pending' && !i.observed.adopt && resolved.problem && !resolved.problem.fatal) {
+    p.s.phase = 'Pending';
+    p.s.reason = resolved.problem.reason;
+    p.s.message = resolved.problem.message;
+    p.cond('Ready', 'False', resolved.problem.reason, resolved.problem.message);
+    return p.out({ done: true });
+  }
+  for (const session of i.observed.retag) p.fx.push({ type: 'TagStore', tmuxSession: session });
+  p.observed = { ...p.observed, retag: [] };
+
+  let injected: LifecycleEvent | undefined;
+  for (const o of i.outcomes ?? []) {
+    if (o.type === 'Captured' && o.text) p.s.lastOutput = o.text;
+    if (o.type === 'StartFailed') injected = { type: 'START_FAILED', reason: o.reason, message: o.message };
+  }
+  const c = i.continuation;
+  if (c?.kind === 'prepare') {
+    const prepared = i.outcomes?.find((o) => o.type === 'Prepared');
+    if (prepared?.type === 'Prepared') return recordAndLaunch(p, prepared.run);
+  } else if (c?.kind === 'launch' && !injected) {
+    launched(p, c.prepared);
+  } else if (c?.kind === 'ended') {
+    const settled = i.outcomes?.find((o) => o.type === 'Settled');
+    runEnded(p, c.to, c.ev, settled?.type === 'Settled' ? settled.run : {});
+    finishEntering(p, c.from, c.to, c.ev);
+  }
+
+  for (let step = 0; step < MAX_STEPS; step++) {
+    const phase = p.phase;
+    const session = { ...i.obj, status: p.s };
+    const effective = resolved.effective;
+    let ev = injected ?? observedEvent({ phase, session, pane: p.observed.pane, now: i.now, effective });
+    injected = undefined;
+    if (!ev && phase === 'Pending') ev = admission(p);
+    if (!ev) break;
+    const [next, actions] = transition(sessionMachine, p.snap, ev);
+    const changed = next.value !== p.snap.value || !isDeepStrictEqual(next.context, p.snap.context);
+    if (!changed && actions.length === 0) break;
+    p.snap = next as Snap;
+    p.s.phase = next.value as Phase;
+    p.s.run = next.context.run;
+    p.s.restarts = next.context.restarts;
+    const prev = (p.s.lifecycle ?? {}) as Lifecycle;
+    p.s.lifecycle = {
+      ...(prev.runGeneration !== undefined ? { runGeneration: prev.runGeneration } : {}),
+      ...(next.context.stopReason ? { stopReason: next.context.stopReason } : {}),
+    };
+    const to = next.value as Phase;
+    let launching: PlanOutput | LifecycleEvent | undefined;
+    for (const a of actions) {
+      if (a.type !== 'launchRun') act(p, a.type, ev);
+      else if (p.observed.adopt) adoptRun(p, p.observed.adopt);
+      else {
+        // The run starts: say so, then let the actuator prepare it; we go on with its outcome.
+        p.s.phase = to;
+        entered(p, phase, to, ev);
+        launching = launchRun(p);
+      }
+    }
+    if (launching && 'effects' in launching) return launching;
+    if (launching) {
+      injected = launching; // nothing to launch with: START_FAILED now
+      continue;
+    }
+    if (to !== phase) {
+      if (isEnded(to)) return endRun(p, phase, to, ev);
+      entered(p, phase, to, ev);
+    }
+    if (ev.type === 'GRACE_EXPIRED') break; // the kill shows in the next observation
+  }
+  return finish(p);
+}
+
+const isEnded = (ph: Phase) => ph === 'Succeeded' || ph === 'Failed' || ph === 'Killed' || ph === 'TimedOut';
+
+// ---- admission and the machine's actions ------------------------------------------------------
+
+function admission(p: Step): LifecycleEvent | undefined {
+  const { i, s } = p;
+  if (!wantsRunning(i.obj)) {
+    s.reason = 'Stopped';
+    s.message = 'desiredState is Stopped';
+    return undefined;
+  }
+  if (p.observed.adopt) return { type: 'ADMIT' };
+  if (i.resolved.problem || !p.observed.admission) return undefined;
+  const { activeUnderPolicy, host, nodeUnschedulable } = p.observed.admission;
+  const a = admit(i.resolved.policy, activeUnderPolicy, host, nodeUnschedulable);
+  p.cond('Admitted', a.admitted ? 'True' : 'False', a.reason, a.message);
+  if (!a.admitted) {
+    s.reason = a.reason;
+    s.message = `waiting for admission: ${a.message}`;
+    return undefined;
+  }
+  p.reserve = true;
+  return { type: 'ADMIT' };
+}
+
+function act(p: Step, action: string, ev: LifecycleEvent): void {
+  const { s, i } = p;
+  const pane = p.observed.paneInfo;
+  const e = i.resolved.effective;
+  switch (action) {
+    case 'sendStopKeys': {
+      s.stopRequestTime = iso(i.now);
+      const keys = i.resolved.agent?.stop?.keys ?? ['C-c'];
+      if (pane && !pane.dead) p.fx.push({ type: 'SendKeys', paneId: pane.paneId, keys });
+      const why = ev.type === 'TIMEOUT' ? 'time box reached' : 'desiredState Stopped';
+      p.wsLog('INFO', `sent stop keys ${keys.join(' ')} (${why})`);
+      return;
+    }
+    case 'killSession':
+      if (s.tmuxSession) p.fx.push({ type: 'Kill', tmuxSession: s.tmuxSession });
+      p.wsLog('WARN', `grace period over; killed tmux session ${s.tmuxSession}`);
+      return;
+    case 'captureOutput':
+      if (pane) p.fx.push({ type: 'Capture', paneId: pane.paneId });
+      return;
+    case 'scheduleRestart': {
+      const delay = backoffMs(e, Math.max(0, (p.snap.context.restarts ?? 1) - 1));
+      s.nextRestartTime = iso(i.now + delay);
+      s.message = `restart ${p.snap.context.restarts}/${e.maxRestarts} in ${formatDuration(delay)}`;
+      p.event('Normal', 'BackOff', `Restarting after ${s.reason ?? 'failure'}: ${s.message}`);
+      return;
+    }
+    case 'escalate': {
+      const n = p.snap.context.restarts;
+      const exit = s.exitCode !== undefined ? ` with exit code ${s.exitCode}` : '';
+      const msg =
+        `gave up after ${n} restart${n === 1 ? '' : 's'} (maxRestarts ${e.maxRestarts}); ` +
+        `last run ended ${s.reason ?? ''}${exit}`;
+      p.cond('Escalated', 'True', 'RetryLimitReached', msg);
+      p.event('Warning', 'Escalated', msg);
+      p.fx.push({ type: 'Log', level: 'WARN', message: `agentsession ${i.key}: escalated: ${msg}` });
+      // An audit line of its own: the escalation is not a phase (the run stays in its ended phase).
+      p.audit(s.phase, 'Escalated', 'RetryLimitReached', msg);
+      return;
+    }
+  }
+}
+
+// ---- starting a run ---------------------------------------------------------------------------
+
+/** Asks the actuator to prepare the run; what cannot even be tried fails at once. */
+function launchRun(p: Step): PlanOutput | LifecycleEvent {
+  const { s, i } = p;
+  s.lifecycle = { ...(s.lifecycle ?? {}), runGeneration: i.obj.metadata.generation };
+  const agent = i.resolved.agent;
+  const workdir = i.resolved.workdir;
+  const failed = (reason: string, message: string): LifecycleEvent => ({ type: 'START_FAILED', reason, message });
+  if (!agent) return failed('AgentNotFound', 'no agent to run');
+  if (!workdir) return failed('NoWorkdir', 'neither a Project nor a workdir gives a working directory');
+  p.fx.push({ type: 'PrepareRun', run: p.snap.context.run, agent, workdir });
+  return p.out({ continuation: { kind: 'prepare' } });
+}
+
+/** Prepared: record the run in status, then start tmux (the actuator does both, in that order). */
+function recordAndLaunch(p: Step, r: PreparedRun): PlanOutput {
+  const { s, i } = p;
+  const e = i.resolved.effective;
+  const run = p.snap.context.run;
+  Object.assign(s, {
+    tmuxSession: r.launch.session,
+    workspace: r.workspace,
+    workdir: r.workdir,
+    startTime: iso(i.now),
+    headBefore: r.headBefore,
+    deadlineTime: e.maxDurationMs ? iso(i.now + e.maxDurationMs) : undefined,
+    lastOutput: '',
+    git: r.headBefore ? { head: r.headBefore, commits: 0, insertions: 0, deletions: 0, filesChanged: 0 } : undefined,
+  });
+  const agent: AgentStatus = { run, position: r.position, counts: {}, hooks: false, turns: 0 };
+  if (r.sessionId) agent.sessionId = r.sessionId;
+  if (r.transcript) agent.transcript = r.transcript;
+  s.agent = agent as unknown as AgentSessionStatus['agent'];
+  for (const f of ['completionTime', 'exitCode', 'result', 'stopRequestTime', 'nextRestartTime', 'promptDelivery'])
+    delete (s as Record<string, unknown>)[f];
+  for (const f of ['deadlineTime', 'git', 'headBefore'] as const) if (!s[f]) delete s[f];
+  s.phase = 'Starting';
+  const record = { ...structuredClone(s), observedGeneration: i.obj.metadata.generation };
+  p.fx.push({ type: 'Launch', record, launch: r.launch, outputLog: r.outputLog, clearFirst: p.observed.hasPanes });
+  return p.out({ continuation: { kind: 'launch', prepared: r } });
+}
+
+/** tmux started the run: its state file, the prompt's delivery, and watches on its sources. */
+function launched(p: Step, r: PreparedRun): void {
+  const { s, i } = p;
+  const run = s.run ?? 0;
+  const agent = i.resolved.agent!;
+  const mode = agent.promptDelivery ?? 'paste';
+  p.fx.push({
+    type: 'WriteState',
+    run,
+    state: {
+      session: i.key,
+      uid: i.obj.metadata.uid,
+      run,
+      agent: i.obj.spec?.agentRef ?? '(inline)',
+      status: 'RUNNING',
+      tmuxSession: r.launch.session,
+      workdir: r.workdir,
+      headBefore: r.headBefore ?? null,
+      startTime: s.startTime,
+      promptFile: r.promptFile,
+      resultFile: `${r.workspace}/result.json`,
+    },
+  });
+  p.wsLog('INFO', `run ${run} started in tmux session ${r.launch.session} (workdir ${r.workdir}, delivery ${mode})`);
+  p.observed = { ...p.observed, pane: { kind: 'alive' }, paneInfo: undefined, hasPanes: true };
+  if (mode === 'paste') {
+    p.cond('PromptDelivered', 'Unknown', 'Delivering', 'waiting for the agent to be ready before pasting');
+    p.fx.push({ type: 'Deliver', run, target: `=${r.launch.session}:`, agent, promptFile: r.promptFile });
+  } else {
+    const reason = mode === 'none' ? 'NoPrompt' : mode === 'stdin' ? 'DeliveredByStdin' : 'DeliveredByArgument';
+    p.cond('PromptDelivered', 'True', reason, `prompt delivery: ${mode}`);
+    s.promptDelivery = { run, delivered: true, reason, retries: 0, at: iso(i.now) };
+  }
+}
+
+/** A run launched by a controller that died before recording it: take it over as it is. */
+function adoptRun(p: Step, adopt: NonNullable<Observed['adopt']>): void {
+  const { s, i } = p;
+  const { pane, state } = adopt;
+  const run = Number(pane.key.split('#')[1]);
+  p.snap = sessionMachine.resolveState({
+    value: 'Starting',
+    context: { run, restarts: p.snap.context.restarts },
+  }) as Snap;
+  Object.assign(s, {
+    run,
+    tmuxSession: pane.session,
+    workspace: adopt.workspace,
+    workdir: (state.workdir as string) ?? i.resolved.workdir,
+    startTime: (state.startTime as string) ?? iso(pane.created * 1000),
+    ...(state.headBefore ? { headBefore: state.headBefore as string } : {}),
+  });
+  if (i.resolved.effective.maxDurationMs)
+    s.deadlineTime = iso(Date.parse(s.startTime!) + i.resolved.effective.maxDurationMs);
+  p.observed = { ...p.observed, pane: { kind: 'alive' }, paneInfo: pane, adopt: undefined };
+  const msg = 'run adopted after a controller restart; delivery was not confirmed';
+  p.cond('PromptDelivered', 'Unknown', 'Adopted', msg);
+  p.wsLog('INFO', `run ${run} adopted from tmux session ${pane.session}`, run);
+}
+
+// ---- entering a phase -------------------------------------------------------------------------
+
+/** Status, events, audit and logs for entering a phase (an ended run goes through endRun first). */
+function entered(p: Step, from: Phase, to: Phase, ev: LifecycleEvent): void {
+  const { s } = p;
+  const timedOut = p.snap.context.stopReason === 'TimedOut';
+  switch (to) {
+    case 'Starting':
+      s.reason = 'Starting';
+      s.message = `starting run ${s.run}`;
+      break;
+    case 'Running':
+      s.reason = 'Running';
+      s.message = `running in tmux session ${s.tmuxSession}`;
+      p.cond('Ready', 'True', 'Running', s.message);
+      p.event('Normal', 'Started', `Started run ${s.run} in tmux session ${s.tmuxSession}`);
+      break;
+    case 'Stopping':
+      s.reason = timedOut ? 'TimedOut' : 'Stopping';
+      s.message = timedOut
+        ? `time box of ${formatDuration(p.i.resolved.effective.maxDurationMs ?? 0)} reached; stopping`
+        : 'desiredState is Stopped; stopping';
+      p.cond('Ready', 'False', 'Stopping', s.message);
+      p.event(timedOut ? 'Warning' : 'Normal', timedOut ? 'TimeBoxExceeded' : 'Stopping', s.message);
+      break;
+    case 'Backoff':
+      p.cond('Ready', 'False', 'BackOff', s.message ?? '');
+      break;
+    case 'Pending':
+      if (ev.type === 'NEW_RUN') {
+        p.cond('Escalated', 'False', 'NewRun', 'spec changed or run requested again');
+        s.reason = 'NewRun';
+        s.message = 'a new run was requested';
+        p.event('Normal', 'NewRun', 'Spec changed: starting a new run');
+      } else {
+        s.reason = 'Restarting';
+        s.message = `restart ${s.restarts} due`;
+      }
+      delete s.nextRestartTime;
+      break;
+  }
+  finishEntering(p, from, to, ev);
+}
+
+function finishEntering(p: Step, from: Phase, to: Phase, _ev: LifecycleEvent): void {
+  const { s } = p;
+  // A later run that succeeded settles an earlier escalation: one story, not two.
+  if (to === 'Succeeded' && s.conditions?.some((c) => c.type === 'Escalated' && c.status === 'True'))
+    p.cond('Escalated', 'False', 'Succeeded', `run ${s.run} succeeded after the escalation`);
+  p.audit(from, to, s.reason, s.message);
+  const ended = to === 'Failed' || to === 'Killed' || to === 'TimedOut';
+  p.wsLog(ended ? 'WARN' : 'INFO', `phase ${from} → ${to}${s.message ? `: ${s.message}` : ''}`);
+  const msg = `agentsession ${p.i.key}: ${from} → ${to}${s.message ? ` (${s.message})` : ''}`;
+  p.fx.push({ type: 'Log', level: 'INFO', message: msg });
+}
+
+/** The run ended: ask the actuator for its last facts, then finish with them (runEnded). */
+function endRun(p: Step, from: Phase, to: Phase, ev: LifecycleEvent): PlanOutput {
+  const { s } = p;
+  p.s.phase = to;
+  const pane = p.observed.paneInfo;
+  p.fx.push({
+    type: 'SettleRun',
+    run: s.run ?? 0,
+    workspace: s.workspace,
+    // The pane still exists when it died under remain-on-exit: its screen is the best tail.
+    paneId: pane?.paneId,
+    readTail: !pane && !s.lastOutput,
+    from: (s.agent as unknown as AgentStatus | undefined)?.position ?? LOG_START,
+    transcript: (s.agent as unknown as AgentStatus | undefined)?.transcript,
+    agent: p.i.resolved.agent,
+    workdir: s.workdir,
+    headBefore: s.headBefore,
+  });
+  return p.out({ continuation: { kind: 'ended', from, to, ev } });
+}
+
+function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): void {
+  const { s, i } = p;
+  const run = s.run ?? 0;
+  if (s.workspace && s.agent) {
+    const prev = s.agent as unknown as AgentStatus;
+    s.agent = settleObservation(prev, run, settled.events ?? [], settled.next ?? prev.position ?? LOG_START) as
+      unknown as AgentSessionStatus['agent'];
+    for (const type of ['AgentBusy', 'WaitingForInput', 'Stalled']) p.cond(type, 'False', 'Exited');
+  }
+  p.fx.push({ type: 'ForgetRun', run, workspace: s.workspace });
+  s.completionTime = iso(i.now);
+  if (ev.type === 'EXITED') s.exitCode = ev.exitCode;
+  if (settled.lastOutput) s.lastOutput = settled.lastOutput;
+  const pane = p.observed.paneInfo;
+  if (pane) {
+    p.fx.push({ type: 'Kill', tmuxSession: pane.session });
+    p.observed = { ...p.observed, paneInfo: undefined };
+  }
+  if (settled.result) s.result = settled.result;
+  if (settled.git) applyGit(s, settled.git);
+  // A run that never started (START_FAILED) has no duration worth a histogram bucket.
+  const started = Date.parse(s.startTime ?? '');
+  if (ev.type !== 'START_FAILED' && !Number.isNaN(started))
+    p.fx.push({ type: 'RunEnded', run, phase: to, seconds: Math.max(0, (i.now - started) / 1000) });
+  const eventType = endReason(p, to, ev);
+  p.cond('Ready', 'False', s.reason!, s.message);
+  p.cond('Succeeded', to === 'Succeeded' ? 'True' : 'False', s.reason!, s.message);
+  p.event(eventType, to === 'Succeeded' ? 'Completed' : s.reason!, `Run ${run} ${to}: ${s.message}`);
+  if (s.workspace) {
+    const state = {
+      session: i.key,
+      uid: i.obj.metadata.uid,
+      run,
+      status: to.toUpperCase(),
+      tmuxSession: s.tmuxSession,
+      workdir: s.workdir,
+      headBefore: s.headBefore ?? null,
+      startTime: s.startTime,
+      completedTime: s.completionTime,
+      exitCode: s.exitCode ?? null,
+      reason: s.reason,
+      git: s.git ?? null,
+    };
+    p.fx.push({ type: 'WriteState', run, state });
+  }
+}
+
+/** status.reason and .message of an ended run; returns the Event's type. */
+function endReason(p: Step, to: Phase, ev: LifecycleEvent): EventType {
+  const { s, i } = p;
+  const commits = s.git?.commits ? `, ${s.git.commits} commit${s.git.commits === 1 ? '' : 's'}` : '';
+  const set = (reason: string, message: string, type: EventType = 'Warning') => {
+    s.reason = reason;
+    s.message = message;
+    return type;
+  };
+  if (ev.type === 'START_FAILED') return set(ev.reason, ev.message);
+  if (to === 'Succeeded') return set('Completed', `agent exited with code 0${commits}`, 'Normal');
+  if (to === 'Failed' && s.exitCode === -1)
+    return set('ExitStatusUnknown', `the agent's process ended but tmux recorded no exit status${commits}`);
+  if (to === 'Failed' && s.exitCode === 127) {
+    // The shell's "command not found": restarting cannot help, so it is not retried.
+    const cnf = commandNotFound(i.resolved.agent?.command?.[0] ?? 'the agent command');
+    return set(cnf.reason, `${cnf.message} (exit code 127)${commits}`);
+  }
+  if (to === 'Failed') return set('Error', `agent exited with code ${s.exitCode}${commits}`);
+  if (to === 'TimedOut') {
+    const box = formatDuration(i.resolved.effective.maxDurationMs ?? 0);
+    return set('TimedOut', `stopped after the time box of ${box}${commits}`);
+  }
+  if (p.snap.context.stopReason === 'Stopped') {
+    const exit = s.exitCode !== undefined ? ` (exit code ${s.exitCode})` : '';
+    return set('Stopped', `stopped on request${exit}${commits}`, 'Normal');
+  }
+  const lost = 'the tmux session disappeared without an exit status (killed outside orchctl, or the tmux server died)';
+  return set('TmuxSessionLost', `${lost}${commits}`);
+}
+
+/** The problem of an agent command that is not installed. */
+export function commandNotFound(command: string): Problem {
+  const base = command.split('/').pop() || command;
+  return { reason: 'CommandNotFound', message: `${base}: command not found — install it or run orchctl doctor`, fatal: false };
+}
+
+function applyGit(s: AgentSessionStatus, g: GitProgress): void {
+  if (!g.isGitRepo) {
+    delete s.git;
+    return;
+  }
+  s.git = {
+    head: g.head,
+    branch: g.branch,
+    commits: g.commits,
+    insertions: g.insertions,
+    deletions: g.deletions,
+    filesChanged: g.filesChanged,
+    ...(g.lastCommit ? { lastCommit: g.lastCommit } : {}),
+  };
+}
+
+/** Which repository and starting point git facts are for. */
+export const gitKey = (s: AgentSessionStatus) => `${s.workdir}\n${s.headBefore ?? ''}`;
+
+// ---- the end of a pass ------------------------------------------------------------------------
+
+function finish(p: Step): PlanOutput {
+  const { s, i } = p;
+  const phase = p.phase;
+  const active = ACTIVE_PHASES.has(phase);
+  const agentStatus = s.agent as unknown as AgentStatus | undefined;
+  if (active && s.workspace) {
+    const needs = {
+      agent: p.observed.agent?.run !== s.run,
+      git: !!s.workdir && p.observed.gitKey !== gitKey(s),
+    };
+    if (needs.agent || needs.git) return p.out({ needs });
+  }
+  timeBoxWarning(p);
+  s.phase = phase;
+  summarise(p);
+  if (active && s.workspace) {
+    if (p.observed.outputTail) s.lastOutput = p.observed.outputTail;
+    observeAgentInto(p, agentStatus);
+    if (p.observed.git) applyGit(s, p.observed.git);
+  }
+  const d = p.observed.delivery;
+  if (d) {
+    p.cond('PromptDelivered', d.delivered ? 'True' : 'False', d.reason, d.message);
+    s.promptDelivery = {
+      run: s.run,
+      delivered: d.delivered,
+      reason: d.reason,
+      retries: d.retries ?? 0,
+      ...(d.confirmedBy ? { confirmedBy: d.confirmedBy } : {}),
+      at: iso(i.now),
+    };
+    p.fx.push({ type: 'DeliveryRecorded', run: s.run ?? 0 });
+  }
+  const requeueAfterMs = nextLookMs(phase, { ...i.obj, status: s }, i.now, i.resolved.effective);
+  return p.out({ done: true, requeueAfterMs });
+}
+
+/** The agent's state from its hooks, transcript and screen; a context step's Event; an opted-in answer. */
+function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
+  const { s, i } = p;
+  const facts = p.observed.agent;
+  if (!facts) return;
+  const r = foldAgent({
+    status: s,
+    prev,
+    facts,
+    agent: i.resolved.agent,
+    policy: i.resolved.policy,
+    generation: p.gen,
+    now: i.now,
+  });
+  const files = [`${s.workspace}/hooks.jsonl`, ...(r.agent.transcript ? [r.agent.transcript] : [])];
+  p.fx.push({ type: 'Watch', files });
+  if (r.contextStep) {
+    const c = r.contextStep;
+    const msg = `context window ${c.step}% used (${c.used} of ${c.window} tokens)`;
+    p.event(c.step >= 80 ? 'Warning' : 'Normal', 'ContextWindow', msg);
+  }
+  const pane = p.observed.paneInfo;
+  if (r.autoAnswer && pane && !pane.dead && i.resolved.agent) {
+    const a = r.autoAnswer;
+    r.agent.autoAnswered = { dialog: a.dialog, at: a.dialog === 'permission' ? (r.agent.permission?.since ?? iso(i.now)) : iso(i.now) };
+    p.fx.push({ type: 'AutoAnswer', paneId: pane.paneId, agent: i.resolved.agent, dialog: a.dialog, keys: a.keys });
+  }
+  s.agent = r.agent as unknown as AgentSessionStatus['agent'];
+}
+
+function timeBoxWarning(p: Step): void {
+  const { s, i } = p;
+  const e = i.resolved.effective;
+  if (p.phase !== 'Running' || e.timeoutAction !== 'Warn' || !s.deadlineTime) return;
+  if (i.now < Date.parse(s.deadlineTime)) return;
+  const box = formatDuration(e.maxDurationMs ?? 0);
+  if (p.cond('TimeBoxExceeded', 'True', 'MaxDurationReached', `running longer than ${box} (timeoutAction Warn)`))
+    p.event('Warning', 'TimeBoxExceeded', `Run ${s.run} passed its time box; timeoutAction is Warn, so it keeps running`);
+}
+
+/** A Pending session's Ready condition says why it waits (admission, desiredState Stopped...). */
+function summarise(p: Step): void {
+  const { s, i } = p;
+  const escalated = s.conditions?.find((c) => c.type === 'Escalated' && c.status === 'True');
+  if (s.phase === 'Backoff' && escalated && restartsHeld(s.conditions)) {
+    s.reason = 'RestartHeld';
+    s.message = `restart held for a person: ${escalated.message}`;
+    delete s.nextRestartTime;
+  }
+  if (s.phase === 'Pending' && !i.resolved.problem) p.cond('Ready', 'False', s.reason ?? 'Pending', s.message ?? '');
+}
+
+// ---- deletion ---------------------------------------------------------------------------------
+
+export interface FinalizeInput {
+  key: string;
+  obj: AgentSession;
+  /** Every tmux session of this object (any run). */
+  panes: PaneInfo[];
+  stopKeys: string[];
+  graceMs: number;
+  /** Where the Project's repository is, when the session has a worktree to remove. */
+  projectPath?: string;
+  now: number;
+}
+
+export interface FinalizeOutput {
+  /** A status to write first (the agent was asked to stop). */
+  status?: AgentSessionStatus;
+  effects: Effect[];
+  requeueAfterMs?: number;
+}
+
+/** Deleting: ask the agent to stop, give it its grace period, then kill, clean up and let go. */
+export function planFinalize(i: FinalizeInput): FinalizeOutput {
+  const status: AgentSessionStatus = structuredClone(i.obj.status ?? {});
+  const live = i.panes.filter((x) => !x.dead);
+  const m = i.obj.metadata;
+  if (live.length) {
+    if (!status.stopRequestTime || status.phase !== 'Stopping') {
+      status.phase = 'Stopping';
+      status.stopRequestTime = iso(i.now);
+      status.reason = 'Deleting';
+      status.message = 'object deleted; stopping the agent';
+      const effects: Effect[] = live.map((pane) => ({ type: 'SendKeys', paneId: pane.paneId, keys: i.stopKeys }));
+      return { status, effects, requeueAfterMs: Math.min(i.graceMs, 500) };
+    }
+    const due = Date.parse(status.stopRequestTime) + i.graceMs;
+    if (i.now < due) return { effects: [], requeueAfterMs: Math.min(500, due - i.now) };
+  }
+  const last = live[0] ?? i.panes[0];
+  let outcome = 'no tmux session was running';
+  if (last?.dead)
+    outcome =
+      last.exitStatus !== undefined ? `exit code ${last.exitStatus}` : 'its process ended (no exit status recorded)';
+  else if (live.length) outcome = 'killed after the grace period';
+  const effects: Effect[] = i.panes.map((pane) => ({ type: 'Kill', tmuxSession: pane.session }));
+  if (i.obj.spec?.worktree?.enabled && status.workdir && i.projectPath)
+    effects.push({ type: 'RemoveWorktree', projectPath: i.projectPath, worktree: status.workdir });
+  const audit = { kind: 'AgentSession', namespace: m.namespace, name: m.name, uid: m.uid, run: status.run };
+  effects.push(
+    { type: 'Audit', entry: { ...audit, from: status.phase, to: 'Deleted', reason: 'Deleted', message: outcome } },
+    { type: 'Log', level: 'INFO', message: `agentsession ${i.key}: deleted (${outcome})` },
+    { type: 'RecordEvent', eventType: 'Normal', reason: 'Deleted', message: `Session deleted: ${outcome}` },
+    { type: 'RemoveFinalizer' },
+  );
+  return { effects };
+}
