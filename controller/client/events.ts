@@ -8,22 +8,12 @@
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { isApiError } from '../api/errors.js';
+import type { EventObject, EventType } from '../api/event.js';
 import { API_VERSION, DEFAULT_NAMESPACE, type Resource } from '../api/types.js';
 import type { Store } from '../store/store.js';
 
-export type EventType = 'Normal' | 'Warning';
-
-export interface EventObject extends Resource {
-  involvedObject: { apiVersion: string; kind: string; name: string; namespace?: string; uid?: string };
-  reason: string;
-  message: string;
-  type: EventType;
-  count: number;
-  firstTimestamp: string;
-  lastTimestamp: string;
-  source: { component: string; host: string };
-  reportingController: string;
-}
+// The Event kind's shape is in api/event.ts.
+export type { EventObject, EventType };
 
 const MAX_MESSAGE = 1024;
 
