@@ -26,7 +26,7 @@ import { effective } from './decide.js';
 import type { Actuator, Outcome } from './effects.js';
 import { ACTIVE_PHASES, type Phase } from './machine.js';
 import { SessionObserver, type SessionObservation } from './observe.js';
-import { type Continuation, type Observed, plan, planFinalize } from './plan.js';
+import { type Continuation, gitKey, type Observed, plan, planFinalize } from './plan.js';
 
 export { SESSION_FINALIZER } from './actuator.js';
 export type { SessionMetricsHooks } from '../../api/metrics-hooks.js';
@@ -119,7 +119,8 @@ export class SessionReconciler implements Reconciler {
       const launched = outcomes.find((o) => o.type === 'Launched');
       if (launched?.type === 'Launched') obj = launched.obj; // the run is recorded: later writes go on from it
       if (out.needs?.agent) observed.agent = await this.observer.agent(key, obj, status, resolved, observed.paneInfo);
-      if (out.needs?.git) Object.assign(observed, await this.observer.git(status));
+      // Asked and answered for this workdir and starting point, whatever the answer (no repository: none).
+      if (out.needs?.git) observed = { ...observed, ...(await this.observer.git(status)), gitKey: gitKey(status) };
       continuation = out.continuation;
       if (!out.done) continue;
       await this.write(obj, status);
