@@ -94,7 +94,7 @@ beforeEach(async () => {
   actuator = new RecordingActuator(store);
   observer = new ScriptedObserver();
   const unused = undefined as never;
-  const log = { info() {}, warn() {}, error() {} };
+  const log = { debug() {}, info() {}, warn() {}, error() {} };
   const deps = { store, log, observer, actuator } as Partial<SessionDeps>;
   reconciler = new SessionReconciler({ ...(deps as SessionDeps), tmux: unused });
   await store.create({
