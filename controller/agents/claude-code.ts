@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AgentSpec } from '../api/kinds.js';
 import type { NewEvent } from '../store/eventlog.js';
+import { bound } from './bound.js';
 import type { AgentDriver, LaunchAdditions, LaunchFacts, TranscriptReader } from './driver.js';
 
 /** Hook events installed: the issue's list plus PermissionRequest (fires as the prompt opens), PostToolUseFailure and StopFailure. */
@@ -96,13 +97,6 @@ export function claudeTranscriptPath(configDir: string, cwd: string, sessionId: 
 
 const MAX_TEXT = 4096;
 const MAX_OUTPUT = 8192;
-
-/** Keeps the head and tail of long text (errors are usually at the end, commands at the start). */
-export function bound(s: string, max: number): string {
-  if (s.length <= max) return s;
-  const half = Math.floor((max - 40) / 2);
-  return `${s.slice(0, half)}\n…[${s.length - 2 * half} characters cut]…\n${s.slice(-half)}`;
-}
 
 /** State carried between transcript lines (also across restarts, through the log's cursors). */
 export interface TranscriptState {
@@ -245,19 +239,6 @@ export function transcriptEvents(line: Record<string, unknown>, run: number, st:
 function boundJson(v: unknown): unknown {
   const s = JSON.stringify(v ?? null);
   return s.length <= 2048 ? v : bound(s, 2048);
-}
-
-/** A hook payload kept in the event log: every field, long strings cut. */
-export function boundPayload(p: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(p)) {
-    if (typeof v === 'string') out[k] = bound(v, 2048);
-    else if (v && typeof v === 'object') {
-      const s = JSON.stringify(v);
-      out[k] = s.length <= 4096 ? v : bound(s, 4096);
-    } else out[k] = v;
-  }
-  return out;
 }
 
 // ---- the driver ------------------------------------------------------------------------------

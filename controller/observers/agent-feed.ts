@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { boundPayload } from '../agents/claude-code.js';
+import { boundPayload } from '../agents/bound.js';
 import type { TranscriptReader } from '../agents/driver.js';
 import { HOOKS_FILE } from '../agents/hook-entry.js';
 import { LOG_START, type EventLog, type NewEvent } from '../store/eventlog.js';
