@@ -10,13 +10,7 @@ import { parseDuration } from '../api/duration.js';
 import type { AgentSession, AgentSessionStatus, AgentSpec } from '../api/kinds.js';
 import type { Resource } from '../api/types.js';
 import { driverFor } from './drivers.js';
-import {
-  deliverKeys,
-  deliverText,
-  type DeliveryResult,
-  type PaneTarget,
-  type TextDelivery,
-} from './delivery.js';
+import { deliverKeys, deliverText, type DeliveryResult, type PaneTarget, type TextDelivery } from './delivery.js';
 import { classifyScreen, profileFor, type DetectionProfile } from './detection.js';
 import type { Tmux } from '../observers/tmux.js';
 import type { Store } from '../store/store.js';

@@ -51,7 +51,15 @@ const missing: Observed = {
 };
 
 function input(obj: AgentSession, extra: Partial<PlanInput> = {}): PlanInput {
-  return { key: 'default/s', obj, status: obj.status ?? {}, observed: missing, resolved: resolved(obj), now: T0, ...extra };
+  return {
+    key: 'default/s',
+    obj,
+    status: obj.status ?? {},
+    observed: missing,
+    resolved: resolved(obj),
+    now: T0,
+    ...extra,
+  };
 }
 
 const types = (fx: Effect[]) => fx.map((e) => e.type);
@@ -66,15 +74,35 @@ const prepared: PreparedRun = {
   outputLog: '/home/ws/run-1/output.log',
   headBefore: 'abc123',
   position: LOG_START,
-  launch: { session: 'orchctl-default-s-u1234567', cwd: '/work/repo', argv: ['sh', '-c', 'x'], env: {}, tags: { uid: 'u', key: 'default/s#1' } },
+  launch: {
+    session: 'orchctl-default-s-u1234567',
+    cwd: '/work/repo',
+    argv: ['sh', '-c', 'x'],
+    env: {},
+    tags: { uid: 'u', key: 'default/s#1' },
+  },
 };
 
 /** Pending → admitted → prepared → launched: the three steps of a start. */
 function start(obj = session()): { out: PlanOutput; steps: PlanOutput[] } {
   const first = plan(input(obj));
-  const second = plan(input(obj, { status: first.status, observed: first.observed, continuation: first.continuation, outcomes: [{ type: 'Prepared', run: prepared }] }));
+  const second = plan(
+    input(obj, {
+      status: first.status,
+      observed: first.observed,
+      continuation: first.continuation,
+      outcomes: [{ type: 'Prepared', run: prepared }],
+    }),
+  );
   const launched: Outcome = { type: 'Launched', obj: { ...obj, status: second.status } };
-  const third = plan(input(obj, { status: second.status, observed: second.observed, continuation: second.continuation, outcomes: [launched] }));
+  const third = plan(
+    input(obj, {
+      status: second.status,
+      observed: second.observed,
+      continuation: second.continuation,
+      outcomes: [launched],
+    }),
+  );
   return { out: third, steps: [first, second, third] };
 }
 
@@ -95,7 +123,13 @@ describe('starting a run', () => {
     expect(launch).toMatchObject({
       type: 'Launch',
       clearFirst: false,
-      record: { phase: 'Starting', run: 1, tmuxSession: prepared.launch.session, workspace: prepared.workspace, headBefore: 'abc123' },
+      record: {
+        phase: 'Starting',
+        run: 1,
+        tmuxSession: prepared.launch.session,
+        workspace: prepared.workspace,
+        headBefore: 'abc123',
+      },
     });
     expect(steps[1].continuation).toMatchObject({ kind: 'launch' });
   });
@@ -104,7 +138,10 @@ describe('starting a run', () => {
     const { out } = start();
     expect(out.status).toMatchObject({ phase: 'Running', reason: 'Running' });
     expect(events(out.effects)).toEqual([`Normal Started: Started run 1 in tmux session ${prepared.launch.session}`]);
-    expect(out.effects.find((e) => e.type === 'Deliver')).toMatchObject({ run: 1, target: `=${prepared.launch.session}:` });
+    expect(out.effects.find((e) => e.type === 'Deliver')).toMatchObject({
+      run: 1,
+      target: `=${prepared.launch.session}:`,
+    });
     expect(cond(out.status, 'PromptDelivered')).toMatchObject({ status: 'Unknown', reason: 'Delivering' });
     expect(out.needs).toEqual({ agent: true, git: true });
   });
@@ -114,13 +151,20 @@ describe('starting a run', () => {
     const out = plan(input(obj, { resolved: { ...resolved(obj), workdir: undefined } }));
     expect(types(out.effects)).not.toContain('PrepareRun');
     expect(out.continuation).toMatchObject({ kind: 'ended', to: 'Failed' });
-    const settled = plan(input(obj, { status: out.status, continuation: out.continuation, outcomes: [{ type: 'Settled', run: {} }] }));
+    const settled = plan(
+      input(obj, { status: out.status, continuation: out.continuation, outcomes: [{ type: 'Settled', run: {} }] }),
+    );
     expect(settled.status).toMatchObject({ phase: 'Failed', reason: 'NoWorkdir' });
   });
 
   it('waits in Pending, Admitted=False, when the policy has no slot left', () => {
     const obj = session();
-    const policy = { apiVersion: 'orchctl.io/v1alpha1', kind: 'SessionPolicy', metadata: { name: 'p', namespace: 'default' }, spec: { maxConcurrentSessions: 2 } } as SessionPolicy;
+    const policy = {
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'SessionPolicy',
+      metadata: { name: 'p', namespace: 'default' },
+      spec: { maxConcurrentSessions: 2 },
+    } as SessionPolicy;
     const observed = { ...missing, admission: { activeUnderPolicy: 2, host, nodeUnschedulable: false } };
     const out = plan(input(obj, { observed, resolved: resolved(obj, policy) }));
     expect(out.done).toBe(true);
@@ -160,7 +204,9 @@ describe('a run that ends', () => {
     const out = plan(input(obj, { observed }));
     expect(out.effects.at(-1)).toMatchObject({ type: 'SettleRun', run: 1, paneId: '%1', readTail: false });
     const settled: Outcome = { type: 'Settled', run: { lastOutput: 'boom', events: [], next: LOG_START } };
-    const next = plan(input(obj, { status: out.status, observed: out.observed, continuation: out.continuation, outcomes: [settled] }));
+    const next = plan(
+      input(obj, { status: out.status, observed: out.observed, continuation: out.continuation, outcomes: [settled] }),
+    );
     expect(next.status).toMatchObject({ phase: 'Backoff', exitCode: 3, lastOutput: 'boom', restarts: 1 });
     expect(next.status.nextRestartTime).toBe(new Date(T0 + 10_000).toISOString());
     expect(types(next.effects)).toContain('Kill'); // the dead pane kept under remain-on-exit goes
@@ -175,7 +221,14 @@ describe('a run that ends', () => {
     const obj = session({ restartPolicy: 'Always' }, running());
     const observed: Observed = { ...missing, pane: { kind: 'dead', exitCode: 127 } };
     const out = plan(input(obj, { observed }));
-    const next = plan(input(obj, { status: out.status, observed: out.observed, continuation: out.continuation, outcomes: [{ type: 'Settled', run: {} }] }));
+    const next = plan(
+      input(obj, {
+        status: out.status,
+        observed: out.observed,
+        continuation: out.continuation,
+        outcomes: [{ type: 'Settled', run: {} }],
+      }),
+    );
     expect(next.status).toMatchObject({ phase: 'Failed', reason: 'CommandNotFound' });
     expect(next.status.message).toBe('sh: command not found — install it or run orchctl doctor (exit code 127)');
     expect(next.done).toBe(true);
@@ -184,7 +237,14 @@ describe('a run that ends', () => {
   it('after maxRestarts the run stays Failed and is Escalated', () => {
     const obj = session({ restartPolicy: 'OnFailure', maxRestarts: 1 }, running({ restarts: 1, run: 2 }));
     const out = plan(input(obj, { observed: { ...missing, pane: { kind: 'dead', exitCode: 1 } } }));
-    const next = plan(input(obj, { status: out.status, observed: out.observed, continuation: out.continuation, outcomes: [{ type: 'Settled', run: {} }] }));
+    const next = plan(
+      input(obj, {
+        status: out.status,
+        observed: out.observed,
+        continuation: out.continuation,
+        outcomes: [{ type: 'Settled', run: {} }],
+      }),
+    );
     expect(next.status.phase).toBe('Failed');
     expect(cond(next.status, 'Escalated')).toMatchObject({ status: 'True', reason: 'RetryLimitReached' });
     expect(next.effects.find((e) => e.type === 'Audit' && e.entry.to === 'Escalated')).toBeDefined();
@@ -194,21 +254,42 @@ describe('a run that ends', () => {
 describe('stopping', () => {
   it('desiredState Stopped: stop keys to the live pane, Stopping, then a kill once the grace is over', () => {
     const obj = session({ desiredState: 'Stopped' }, running());
-    const observed: Observed = { ...missing, pane: { kind: 'alive' }, paneInfo: pane, agent: { run: 1, events: [], next: LOG_START }, gitKey: '/work/repo\n' };
+    const observed: Observed = {
+      ...missing,
+      pane: { kind: 'alive' },
+      paneInfo: pane,
+      agent: { run: 1, events: [], next: LOG_START },
+      gitKey: '/work/repo\n',
+    };
     const out = plan(input(obj, { observed }));
     expect(out.effects.find((e) => e.type === 'SendKeys')).toEqual({ type: 'SendKeys', paneId: '%1', keys: ['C-c'] });
-    expect(out.status).toMatchObject({ phase: 'Stopping', reason: 'Stopping', stopRequestTime: new Date(T0).toISOString() });
+    expect(out.status).toMatchObject({
+      phase: 'Stopping',
+      reason: 'Stopping',
+      stopRequestTime: new Date(T0).toISOString(),
+    });
     const later = plan(input({ ...obj, status: out.status }, { status: out.status, observed, now: T0 + 10_001 }));
-    expect(later.effects.find((e) => e.type === 'Kill')).toEqual({ type: 'Kill', tmuxSession: prepared.launch.session });
+    expect(later.effects.find((e) => e.type === 'Kill')).toEqual({
+      type: 'Kill',
+      tmuxSession: prepared.launch.session,
+    });
   });
 
   it('the time box: the screen is captured for the record before the stop keys', () => {
     const obj = session({ maxDuration: '1m' }, running({ deadlineTime: new Date(T0 - 1).toISOString() }));
-    const observed: Observed = { ...missing, pane: { kind: 'alive' }, paneInfo: pane, agent: { run: 1, events: [], next: LOG_START }, gitKey: '/work/repo\n' };
+    const observed: Observed = {
+      ...missing,
+      pane: { kind: 'alive' },
+      paneInfo: pane,
+      agent: { run: 1, events: [], next: LOG_START },
+      gitKey: '/work/repo\n',
+    };
     const out = plan(input(obj, { observed }));
     expect(types(out.effects).filter((t) => t === 'Capture' || t === 'SendKeys')).toEqual(['Capture', 'SendKeys']);
     expect(out.status).toMatchObject({ phase: 'Stopping', reason: 'TimedOut' });
-    const next = plan(input(obj, { status: out.status, observed: out.observed, outcomes: [{ type: 'Captured', text: 'last screen' }] }));
+    const next = plan(
+      input(obj, { status: out.status, observed: out.observed, outcomes: [{ type: 'Captured', text: 'last screen' }] }),
+    );
     expect(next.status.lastOutput).toBe('last screen');
   });
 });
@@ -220,9 +301,23 @@ describe('deletion', () => {
     expect(first.effects).toEqual([{ type: 'SendKeys', paneId: '%1', keys: ['C-c'] }]);
     expect(first.status).toMatchObject({ phase: 'Stopping', reason: 'Deleting' });
     const stopping = { ...obj, status: first.status };
-    const waiting = planFinalize({ key: 'default/s', obj: stopping, panes: [pane], stopKeys: ['C-c'], graceMs: 10_000, now: T0 + 2000 });
+    const waiting = planFinalize({
+      key: 'default/s',
+      obj: stopping,
+      panes: [pane],
+      stopKeys: ['C-c'],
+      graceMs: 10_000,
+      now: T0 + 2000,
+    });
     expect(waiting).toEqual({ effects: [], requeueAfterMs: 500 });
-    const done = planFinalize({ key: 'default/s', obj: stopping, panes: [pane], stopKeys: ['C-c'], graceMs: 10_000, now: T0 + 10_000 });
+    const done = planFinalize({
+      key: 'default/s',
+      obj: stopping,
+      panes: [pane],
+      stopKeys: ['C-c'],
+      graceMs: 10_000,
+      now: T0 + 10_000,
+    });
     expect(types(done.effects)).toEqual(['Kill', 'Audit', 'Log', 'RecordEvent', 'RemoveFinalizer']);
     expect(events(done.effects)).toEqual(['Normal Deleted: Session deleted: killed after the grace period']);
   });

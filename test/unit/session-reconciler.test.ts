@@ -12,7 +12,11 @@ import { effective } from '../../controller/reconcilers/session/decide.js';
 import type { Actuator, Effect, Outcome } from '../../controller/reconcilers/session/effects.js';
 import type { SessionObservation } from '../../controller/reconcilers/session/observe.js';
 import { gitKey, type Observed } from '../../controller/reconcilers/session/plan.js';
-import { SESSION_FINALIZER, SessionReconciler, type SessionDeps } from '../../controller/reconcilers/session/reconciler.js';
+import {
+  SESSION_FINALIZER,
+  SessionReconciler,
+  type SessionDeps,
+} from '../../controller/reconcilers/session/reconciler.js';
 import { LOG_START } from '../../controller/store/eventlog.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 
@@ -35,7 +39,13 @@ class RecordingActuator implements Actuator {
             promptFile: `/ws/run-${e.run}/prompt.md`,
             outputLog: `/ws/run-${e.run}/output.log`,
             position: LOG_START,
-            launch: { session: 'orchctl-s', cwd: e.workdir, argv: ['sh', '-c', 'x'], env: {}, tags: { uid: 'u', key: `k#${e.run}` } },
+            launch: {
+              session: 'orchctl-s',
+              cwd: e.workdir,
+              argv: ['sh', '-c', 'x'],
+              env: {},
+              tags: { uid: 'u', key: `k#${e.run}` },
+            },
           },
         });
       if (e.type === 'Launch') {
@@ -70,7 +80,15 @@ class ScriptedObserver implements SessionObservation {
     return { gitKey: gitKey(status ?? {}) };
   }
   admission() {
-    const host = { cpu: 2, loadAverage: [0, 0, 0], memoryTotalBytes: 1e10, memoryAvailableBytes: 1e10, diskTotalBytes: 1e12, diskFreeBytes: 1e12, uptimeSeconds: 1 };
+    const host = {
+      cpu: 2,
+      loadAverage: [0, 0, 0],
+      memoryTotalBytes: 1e10,
+      memoryAvailableBytes: 1e10,
+      diskTotalBytes: 1e12,
+      diskFreeBytes: 1e12,
+      uptimeSeconds: 1,
+    };
     return { activeUnderPolicy: 0, host: host as never, nodeUnschedulable: false };
   }
   async panesOf() {

@@ -165,7 +165,8 @@ export class SessionActuator implements Actuator {
   private async prepare(key: string, obj: AgentSession, run: number, agent: AgentSpec, dir: string): Promise<Outcome> {
     const spec = obj.spec ?? {};
     const fail = (reason: string, message: string): Outcome => ({ type: 'StartFailed', reason, message });
-    if (!isDirectory(dir)) return fail('WorkdirNotFound', `working directory ${dir} does not exist or is not a directory`);
+    if (!isDirectory(dir))
+      return fail('WorkdirNotFound', `working directory ${dir} does not exist or is not a directory`);
     let workdir = dir;
     if (spec.worktree?.enabled) {
       const wt = path.join(this.d.home, 'worktrees', obj.metadata.namespace ?? 'default', obj.metadata.name);
@@ -255,7 +256,8 @@ export class SessionActuator implements Actuator {
     const env = this.privateEnv.get(`${key}#${run}`);
     this.privateEnv.delete(`${key}#${run}`);
     const recorded = await writeOwnedStatus(this.d.store, obj, 'session', ownedBy('session', e.record));
-    if (!recorded) return { type: 'StartFailed', reason: 'Deleted', message: 'the object was deleted before its run started' };
+    if (!recorded)
+      return { type: 'StartFailed', reason: 'Deleted', message: 'the object was deleted before its run started' };
     if (env) writePrivateEnv(env.dir, env.env);
     try {
       // A dead pane of an earlier run may still hold the name; a session the snapshot missed fails

@@ -50,7 +50,15 @@ export function foldAgent(i: FoldInput): FoldResult {
   const detector = (i.policy?.spec as { detector?: { stalledAfter?: string } } | undefined)?.detector;
   const stalledAfterMs = parseDuration(detector?.stalledAfter ?? DEFAULT_STALLED_AFTER);
   const startedAt = Date.parse(s.startTime ?? '') || i.now;
-  const st = agentState({ obs, screen, now: i.now, stalledAfterMs, screenChangedAt, startedAt, generation: i.generation });
+  const st = agentState({
+    obs,
+    screen,
+    now: i.now,
+    stalledAfterMs,
+    screenChangedAt,
+    startedAt,
+    generation: i.generation,
+  });
   for (const c of st.conditions) setCondition(s.conditions!, c);
   // The fold starts from the previous status of the same run, so sessionId, transcript and
   // autoAnswered carry over with it.
@@ -80,7 +88,13 @@ export function foldAgent(i: FoldInput): FoldResult {
     const lastStep = ctx?.run === run ? ctx.lastStep : undefined;
     const step = contextStep(obs.contextTokens, window, lastStep);
     const percent = Math.round((obs.contextTokens / window) * 1000) / 10;
-    s.context = { run, usedTokens: obs.contextTokens, windowTokens: window, percent, lastStep: step?.step ?? lastStep ?? 0 };
+    s.context = {
+      run,
+      usedTokens: obs.contextTokens,
+      windowTokens: window,
+      percent,
+      lastStep: step?.step ?? lastStep ?? 0,
+    };
     if (step) result.contextStep = { ...step, used: obs.contextTokens, window };
   }
   return result;

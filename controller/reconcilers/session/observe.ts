@@ -49,7 +49,13 @@ export interface ObserverDeps {
 export interface SessionObservation {
   resolve(obj: AgentSession): Resolved;
   observe(key: string, obj: AgentSession, resolved: Resolved): Promise<Observed>;
-  agent(key: string, obj: AgentSession, status: AgentSessionStatus, resolved: Resolved, pane?: PaneInfo): Promise<AgentFacts>;
+  agent(
+    key: string,
+    obj: AgentSession,
+    status: AgentSessionStatus,
+    resolved: Resolved,
+    pane?: PaneInfo,
+  ): Promise<AgentFacts>;
   git(status: AgentSessionStatus): Promise<{ git?: GitProgress; gitKey?: string }>;
   /** Synchronous, so that the count and the reservation that follows it cannot interleave with another worker. */
   admission(key: string, obj: AgentSession, resolved: Resolved, reserved: ReadonlySet<string>): Observed['admission'];
@@ -78,11 +84,13 @@ export class SessionObserver implements SessionObservation {
     let workdir = spec.workdir;
     if (!workdir && spec.projectRef) {
       const project = this.d.projects.get(ns, spec.projectRef) as Project | undefined;
-      if (!project) problem ??= notFound('ProjectNotFound', `Project "${spec.projectRef}" not found in namespace ${ns}`);
+      if (!project)
+        problem ??= notFound('ProjectNotFound', `Project "${spec.projectRef}" not found in namespace ${ns}`);
       else if (project.spec?.blocked) problem ??= notFound('ProjectBlocked', `Project "${spec.projectRef}" is blocked`);
       workdir = project?.spec?.path;
     }
-    if (spec.policyRef && !policy) problem ??= notFound('PolicyNotFound', `SessionPolicy "${spec.policyRef}" not found`);
+    if (spec.policyRef && !policy)
+      problem ??= notFound('PolicyNotFound', `SessionPolicy "${spec.policyRef}" not found`);
     // Before a run starts, what it needs must be there: a session waits (Pending, Ready=False)
     // rather than fail and restart in a loop; the resync looks again.
     const phase = (obj.status?.phase ?? 'Pending') as Phase;

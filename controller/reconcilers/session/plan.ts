@@ -501,8 +501,12 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
   const run = s.run ?? 0;
   if (s.workspace && s.agent) {
     const prev = s.agent as unknown as AgentStatus;
-    s.agent = settleObservation(prev, run, settled.events ?? [], settled.next ?? prev.position ?? LOG_START) as
-      unknown as AgentSessionStatus['agent'];
+    s.agent = settleObservation(
+      prev,
+      run,
+      settled.events ?? [],
+      settled.next ?? prev.position ?? LOG_START,
+    ) as unknown as AgentSessionStatus['agent'];
     for (const type of ['AgentBusy', 'WaitingForInput', 'Stalled']) p.cond(type, 'False', 'Exited');
   }
   p.fx.push({ type: 'ForgetRun', run, workspace: s.workspace });
@@ -577,7 +581,11 @@ function endReason(p: Step, to: Phase, ev: LifecycleEvent): EventType {
 /** The problem of an agent command that is not installed. */
 export function commandNotFound(command: string): Problem {
   const base = command.split('/').pop() || command;
-  return { reason: 'CommandNotFound', message: `${base}: command not found — install it or run orchctl doctor`, fatal: false };
+  return {
+    reason: 'CommandNotFound',
+    message: `${base}: command not found — install it or run orchctl doctor`,
+    fatal: false,
+  };
 }
 
 function applyGit(s: AgentSessionStatus, g: GitProgress): void {
@@ -662,7 +670,10 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
   const pane = p.observed.paneInfo;
   if (r.autoAnswer && pane && !pane.dead && i.resolved.agent) {
     const a = r.autoAnswer;
-    r.agent.autoAnswered = { dialog: a.dialog, at: a.dialog === 'permission' ? (r.agent.permission?.since ?? iso(i.now)) : iso(i.now) };
+    r.agent.autoAnswered = {
+      dialog: a.dialog,
+      at: a.dialog === 'permission' ? (r.agent.permission?.since ?? iso(i.now)) : iso(i.now),
+    };
     p.fx.push({ type: 'AutoAnswer', paneId: pane.paneId, agent: i.resolved.agent, dialog: a.dialog, keys: a.keys });
   }
   s.agent = r.agent as unknown as AgentSessionStatus['agent'];
@@ -675,7 +686,11 @@ function timeBoxWarning(p: Step): void {
   if (i.now < Date.parse(s.deadlineTime)) return;
   const box = formatDuration(e.maxDurationMs ?? 0);
   if (p.cond('TimeBoxExceeded', 'True', 'MaxDurationReached', `running longer than ${box} (timeoutAction Warn)`))
-    p.event('Warning', 'TimeBoxExceeded', `Run ${s.run} passed its time box; timeoutAction is Warn, so it keeps running`);
+    p.event(
+      'Warning',
+      'TimeBoxExceeded',
+      `Run ${s.run} passed its time box; timeoutAction is Warn, so it keeps running`,
+    );
 }
 
 /** A Pending session's Ready condition says why it waits (admission, desiredState Stopped...). */

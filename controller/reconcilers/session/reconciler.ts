@@ -77,8 +77,7 @@ export class SessionReconciler implements Reconciler {
 
   constructor(private readonly d: SessionDeps) {
     this.observer = d.observer ?? new SessionObserver(d);
-    this.actuator =
-      d.actuator ?? new SessionActuator({ ...d, forget: (key, ws) => this.observer.forget(key, ws) });
+    this.actuator = d.actuator ?? new SessionActuator({ ...d, forget: (key, ws) => this.observer.forget(key, ws) });
   }
 
   /** Prompt pastes still waiting for their pane (--once waits for them before exiting). */
