@@ -8,8 +8,14 @@ export function orchctlVersion(): string {
   return (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }
 
+interface VersionInfo {
+  clientVersion: { orchctl: string; node: string; platform: string };
+  store?: { backend: string; path: string; revision: number };
+  controller?: { holderIdentity: string; renewTime: string } | null;
+}
+
 export async function versionCommand(opts: { output?: string; client?: boolean }, g: GlobalOptions): Promise<void> {
-  const info: Record<string, unknown> = {
+  const info: VersionInfo = {
     clientVersion: {
       orchctl: `v${orchctlVersion()}`,
       node: process.version,
@@ -31,12 +37,12 @@ export async function versionCommand(opts: { output?: string; client?: boolean }
     }
   }
   if (opts.output === 'json') return void out(JSON.stringify(info, null, 2) + '\n');
-  const c = info.clientVersion as Record<string, string>;
+  const c = info.clientVersion;
   out(`Client Version: ${c.orchctl} (node ${c.node}, ${c.platform})\n`);
   if (info.store) {
-    const s = info.store as Record<string, unknown>;
+    const s = info.store;
     out(`Store: ${s.backend} ${s.path} (revision ${s.revision})\n`);
-    const ctl = info.controller as Record<string, string> | null;
+    const ctl = info.controller;
     out(`Controller: ${ctl ? `${ctl.holderIdentity} (lease renewed ${ctl.renewTime})` : 'not running'}\n`);
   }
 }
