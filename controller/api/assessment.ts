@@ -70,8 +70,9 @@ export function trajectoryPoints(s: Pick<DetectorState, 'trajectory'>): number[]
 export const BREAKER_STATES = ['Closed', 'Open', 'HalfOpen'] as const;
 export type BreakerStateName = (typeof BREAKER_STATES)[number];
 
+const BREAKER_STATE_NAMES: readonly string[] = BREAKER_STATES;
 export const isBreakerState = (s: unknown): s is BreakerStateName =>
-  typeof s === 'string' && (BREAKER_STATES as readonly string[]).includes(s);
+  typeof s === 'string' && BREAKER_STATE_NAMES.includes(s);
 
 export const INTERVENTION_TYPES = ['ClarificationPause', 'ApproachPivot', 'ExplicitCheckIn'] as const;
 export type InterventionType = (typeof INTERVENTION_TYPES)[number];

@@ -78,14 +78,15 @@ type Check<T> = [T] extends [never] ? true : { error: T };
 export const STATUS_FIELDS_DISJOINT: Check<Overlap> = true;
 export const STATUS_FIELDS_COVER: Check<Unowned> = true;
 
-const OWNER = new Map<string, StatusManager>(
-  Object.entries(STATUS_FIELDS).flatMap(([m, fields]) =>
-    fields.map((f): [string, StatusManager] => [f, m as StatusManager]),
-  ),
-);
+/** Every manager (a mapped type, so one added to STATUS_FIELDS must be added here). */
+const MANAGERS: { [M in StatusManager]: M } = { session: 'session', assessment: 'assessment', judge: 'judge' };
 
 /** The manager that owns a top-level status field (undefined for shared and unknown fields). */
-export const ownerOf = (field: string): StatusManager | undefined => OWNER.get(field);
+export const ownerOf = (field: string): StatusManager | undefined =>
+  Object.values(MANAGERS).find((m) => {
+    const owned: readonly string[] = STATUS_FIELDS[m];
+    return owned.includes(field);
+  });
 
 /**
  * Manager M's part of a whole status: every field it owns (undefined where `status` has none, so
