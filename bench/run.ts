@@ -12,9 +12,8 @@ async function main(argv: string[]): Promise<number> {
   const unknown = wanted.filter((w) => !benches.some((b) => b.name === w));
   if (argv.includes('--list') || argv.includes('-h') || argv.includes('--help') || unknown.length) {
     if (unknown.length) process.stderr.write(`unknown benchmark: ${unknown.join(', ')}\n`);
-    process.stdout.write(
-      `usage: npm run bench [-- name...]\n\n${benches.map((b) => `  ${b.name.padEnd(14)} ${b.description}`).join('\n')}\n`,
-    );
+    const list = benches.map((b) => `  ${b.name.padEnd(14)} ${b.description}`).join('\n');
+    process.stdout.write(`usage: npm run bench [-- name...]\n\n${list}\n`);
     return unknown.length ? 1 : 0;
   }
   const selected = wanted.length ? benches.filter((b) => wanted.includes(b.name)) : benches;

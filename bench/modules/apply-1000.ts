@@ -62,7 +62,9 @@ export const applyBench: Bench = {
       objects: OBJECTS,
       files: FILES,
       ...s,
-      summary: `fresh store ${s.createdFreshStoreMs.median} ms, unchanged ${s.unchangedMs.median} ms, all configured ${s.configuredMs.median} ms (medians of ${RUNS})`,
+      summary:
+        `fresh store ${s.createdFreshStoreMs.median} ms, unchanged ${s.unchangedMs.median} ms, ` +
+        `all configured ${s.configuredMs.median} ms (medians of ${RUNS})`,
     };
   },
 };

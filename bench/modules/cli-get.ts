@@ -108,7 +108,8 @@ export const cliGetBench: Bench = {
       goalMet: s.median <= GOAL_MEDIAN_MS,
       nodeStartupMs: node,
       summary:
-        `median ${s.median} ms, p90 ${s.p90} ms, p99 ${s.p99} ms, min ${s.min} ms; bare node start-up ${node.median} ms in the same run: ` +
+        `median ${s.median} ms, p90 ${s.p90} ms, p99 ${s.p99} ms, min ${s.min} ms; ` +
+        `bare node start-up ${node.median} ms in the same run: ` +
         `${ratio}× (goal ≤ ${GOAL_RATIO}×: ${ratio <= GOAL_RATIO ? 'met' : 'MISSED'})`,
     };
   },

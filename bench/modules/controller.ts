@@ -306,13 +306,18 @@ export const controllerBench: Bench = {
         applyToRunning: `median ${a.median} ms (goal ≤ 300), p99 ${a.p99} ms (goal ≤ 1000)`,
         exitToTerminal: `p99 ${x.p99} ms (goal ≤ 1000)`,
         hundredToRunning: `${hundred.hundredToRunningMs} ms (goal ≤ 10000)`,
-        crash: `kill -9 → new controller leading in ${crash.restartToLeaseMs} ms with ${crash.tmuxSessionsAfterRestart} tmux sessions (20 expected); tmux server killed → all 20 terminal in ${crash.tmuxKillToAllTerminalMs} ms (goal ≤ 2000)`,
+        crash:
+          `kill -9 → new controller leading in ${crash.restartToLeaseMs} ms ` +
+          `with ${crash.tmuxSessionsAfterRestart} tmux sessions (20 expected); ` +
+          `tmux server killed → all 20 terminal in ${crash.tmuxKillToAllTerminalMs} ms (goal ≤ 2000)`,
         idleCpu: `${idle.cpuPercentOfOneCore} % of one core (goal ≤ 3 %)`,
         processesPerResync:
           perResync.map((r) => `${r.sessions}: tmux ${r.tmuxPerResync}, git ${r.gitPerResync}`).join('; ') +
           ' (goal: constant)',
       },
-      summary: `apply→Running median ${a.median} ms p99 ${a.p99}; exit→terminal p99 ${x.p99}; 100→Running ${hundred.hundredToRunningMs} ms; idle CPU ${idle.cpuPercentOfOneCore}%`,
+      summary:
+        `apply→Running median ${a.median} ms p99 ${a.p99}; exit→terminal p99 ${x.p99}; ` +
+        `100→Running ${hundred.hundredToRunningMs} ms; idle CPU ${idle.cpuPercentOfOneCore}%`,
     };
   },
 };

@@ -243,7 +243,10 @@ export const detectorBench: Bench = {
       },
       goalUs: 20,
       seedGoalMs: 10,
-      summary: `detector ${detectorMean} µs/event, full step ${stepMean} µs/event (goal ≤ 20 µs); tool_result ${perType.tool_result?.meanUs} µs, user_message ${perType.user_message?.meanUs} µs; slowest event ${round(Math.max(...singles))} µs`,
+      summary:
+        `detector ${detectorMean} µs/event, full step ${stepMean} µs/event (goal ≤ 20 µs); ` +
+        `tool_result ${perType.tool_result?.meanUs} µs, user_message ${perType.user_message?.meanUs} µs; ` +
+        `slowest event ${round(Math.max(...singles))} µs`,
     };
   },
 };

@@ -109,7 +109,11 @@ export const eventIngestBench: Bench = {
         hookCallMs: hook,
         bareNodeStartMs: bare,
         hookGoalMs: 100,
-        summary: `${linesPerSecond} transcript lines/s (goal ≥ 20000; ${events} events from ${lines} lines, ${Math.round(bytes / 1048576)} MB), fold ${Math.round(events / foldS)} events/s, orchctl hook median ${hook.median} ms p99 ${hook.p99} ms (bare node ${bare.median} ms; goal ≤ 100 ms)`,
+        summary:
+          `${linesPerSecond} transcript lines/s ` +
+          `(goal ≥ 20000; ${events} events from ${lines} lines, ${Math.round(bytes / 1048576)} MB), ` +
+          `fold ${Math.round(events / foldS)} events/s, orchctl hook median ${hook.median} ms p99 ${hook.p99} ms ` +
+          `(bare node ${bare.median} ms; goal ≤ 100 ms)`,
       };
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

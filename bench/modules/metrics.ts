@@ -343,7 +343,7 @@ async function scrapeUnderLoad(): Promise<Record<string, unknown>> {
 
 export const metricsBench: Bench = {
   name: 'metrics',
-  description: `/metrics render with ${N} sessions (in process and over HTTP), and scraping during a ${BURST}-session burst`,
+  description: `/metrics render with ${N} sessions (in process, over HTTP), and scrapes in a ${BURST}-session burst`,
   async run() {
     const render = await renderInProcess();
     const http1 = await scrapeOverHttp();
@@ -368,9 +368,20 @@ export const metricsBench: Bench = {
       underLoad: load,
       goals: {
         render: `median ${r.median} ms, p99 ${r.p99} ms for ${N} sessions (goal ≤ 50 ms)`,
-        underLoad: `${BURST} sessions → Running (median): ${b.withoutScraping.median} ms unscraped, ${b.scrapedEverySecond.median} ms scraped every second, ${b.scrapedBackToBack.median} ms scraped back to back; longest event-loop delay (median of rounds) ${loop.withoutScraping.median} / ${loop.scrapedEverySecond.median} / ${loop.scrapedBackToBack.median} ms (goal: no stall); scrape latency meanwhile median ${lat.scrapedEverySecond.median} / ${lat.scrapedBackToBack.median} ms`,
+        underLoad:
+          `${BURST} sessions → Running (median): ${b.withoutScraping.median} ms unscraped, ` +
+          `${b.scrapedEverySecond.median} ms scraped every second, ` +
+          `${b.scrapedBackToBack.median} ms scraped back to back; ` +
+          'longest event-loop delay (median of rounds) ' +
+          `${loop.withoutScraping.median} / ${loop.scrapedEverySecond.median} / ${loop.scrapedBackToBack.median} ms ` +
+          '(goal: no stall); ' +
+          `scrape latency meanwhile median ${lat.scrapedEverySecond.median} / ${lat.scrapedBackToBack.median} ms`,
       },
-      summary: `render ${N} sessions median ${r.median} ms (p99 ${r.p99}); HTTP scrape median ${h.median} ms, ${http1.controllerCpuMsPerScrape} ms controller CPU; ${BURST}-session burst ${b.withoutScraping.median} ms, ${b.scrapedEverySecond.median} ms scraped every 1 s, ${b.scrapedBackToBack.median} ms back to back`,
+      summary:
+        `render ${N} sessions median ${r.median} ms (p99 ${r.p99}); ` +
+        `HTTP scrape median ${h.median} ms, ${http1.controllerCpuMsPerScrape} ms controller CPU; ` +
+        `${BURST}-session burst ${b.withoutScraping.median} ms, ${b.scrapedEverySecond.median} ms scraped every 1 s, ` +
+        `${b.scrapedBackToBack.median} ms back to back`,
     };
   },
 };

@@ -65,7 +65,9 @@ function time(s: Screen, rounds: number): number[] {
 
 export const paneClassifyBench: Bench = {
   name: 'pane-classify',
-  description: `classifyScreen per capture over every golden pane fixture (${ROUNDS} calls each), a 200-line capture, template compile time`,
+  description:
+    `classifyScreen per capture over every golden pane fixture (${ROUNDS} calls each), ` +
+    'a 200-line capture, template compile time',
   async run() {
     const all = screens();
     const perSet: Record<string, unknown> = {};
@@ -98,7 +100,8 @@ export const paneClassifyBench: Bench = {
       compileUs[t.replace(/\.yaml$/, '')] = stats(samples.slice(20));
     }
     const overall = stats(every);
-    // Calls over the goal: on a shared 2-core box these are the process being descheduled or a GC pause, not the matching.
+    // Calls over the goal: on a shared 2-core box these are the process being descheduled or a GC
+    // pause, not the matching.
     const overGoal = every.filter((us) => us > 1000).length;
     return {
       unit: 'microseconds per call',
@@ -111,7 +114,10 @@ export const paneClassifyBench: Bench = {
       goalMs: 1,
       callsOverGoal: overGoal,
       callsOverGoalPercent: Math.round((overGoal / every.length) * 1e4) / 100,
-      summary: `${all.length} screens: median ${overall.median} µs, mean ${overall.mean} µs, p99 ${overall.p99} µs per capture (${overGoal} of ${every.length} calls over 1 ms); 200-line capture median ${longUs.median} µs, p99 ${longUs.p99} µs (goal ≤ 1000 µs)`,
+      summary:
+        `${all.length} screens: median ${overall.median} µs, mean ${overall.mean} µs, ` +
+        `p99 ${overall.p99} µs per capture (${overGoal} of ${every.length} calls over 1 ms); ` +
+        `200-line capture median ${longUs.median} µs, p99 ${longUs.p99} µs (goal ≤ 1000 µs)`,
     };
   },
 };

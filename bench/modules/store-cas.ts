@@ -59,7 +59,11 @@ export const storeCasBench: Bench = {
         casUpdate: update,
         casUpdateStatus: updateStatus,
         create: creates,
-        summary: `update ${update.perSecond}/s, updateStatus ${updateStatus.perSecond}/s, create ${creates.perSecond}/s`,
+        summary: [
+          `update ${update.perSecond}/s`,
+          `updateStatus ${updateStatus.perSecond}/s`,
+          `create ${creates.perSecond}/s`,
+        ].join(', '),
       };
     } finally {
       await store.close();

@@ -74,7 +74,9 @@ function commandLine(agent: Obj | undefined, prompt: unknown, at: PathPart[], pr
     return [
       {
         path: [...at, 'args'],
-        message: `command and args are ${base} bytes, more than ${MAX_AGENT_COMMAND_LINE_BYTES} (tmux takes commands up to about 16 KB)`,
+        message:
+          `command and args are ${base} bytes, more than ${MAX_AGENT_COMMAND_LINE_BYTES} ` +
+          '(tmux takes commands up to about 16 KB)',
       },
     ];
   if (agent.promptDelivery === 'argument' && typeof prompt === 'string') {
@@ -83,7 +85,9 @@ function commandLine(agent: Obj | undefined, prompt: unknown, at: PathPart[], pr
       return [
         {
           path: promptAt,
-          message: `is ${Buffer.byteLength(prompt)} bytes: too long for promptDelivery argument (the command line may be at most ${MAX_AGENT_COMMAND_LINE_BYTES} bytes); use paste or stdin delivery`,
+          message:
+            `is ${Buffer.byteLength(prompt)} bytes: too long for promptDelivery argument ` +
+            `(the command line may be at most ${MAX_AGENT_COMMAND_LINE_BYTES} bytes); use paste or stdin delivery`,
         },
       ];
   }

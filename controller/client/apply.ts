@@ -85,20 +85,21 @@ export function prepareManifests(docs: ManifestDoc[], reg: Registry, namespace?:
     if (!kind) {
       err(
         ['kind'],
-        `no kind "${o.kind}" is registered for version "${API_VERSION}" (known kinds: ${reg.kinds.map((k) => k.kind).join(', ')})`,
+        `no kind "${o.kind}" is registered for version "${API_VERSION}" ` +
+          `(known kinds: ${reg.kinds.map((k) => k.kind).join(', ')})`,
       );
       continue;
     }
     const manifest = normalizeManifest(o, kind, d.dir, namespace);
     const fieldErrors = validateObject(structuredClone(manifest), kind);
     if (fieldErrors.length) {
-      fieldErrors.forEach((e) => errors.push(locateError(d, e)));
+      for (const e of fieldErrors) errors.push(locateError(d, e));
       continue;
     }
     // Admission: what the schema cannot say (regex validity and backtracking safety, ...).
     const admission = admissionErrors(manifest, kind);
     if (admission.length) {
-      admission.forEach((e) => errors.push(locateError(d, e)));
+      for (const e of admission) errors.push(locateError(d, e));
       continue;
     }
     const id = `${kind.kind}/${manifest.metadata.namespace ?? ''}/${manifest.metadata.name}`;
@@ -106,7 +107,8 @@ export function prepareManifests(docs: ManifestDoc[], reg: Registry, namespace?:
     if (prev) {
       err(
         ['metadata', 'name'],
-        `duplicate object: ${kind.singular} "${manifest.metadata.name}" is also defined in ${prev.file} (document ${prev.index})`,
+        `duplicate object: ${kind.singular} "${manifest.metadata.name}" ` +
+          `is also defined in ${prev.file} (document ${prev.index})`,
       );
       continue;
     }

@@ -15,11 +15,14 @@ const PATH_FIELDS: Record<string, string[][]> = {
 
 export function resolvePaths(obj: Resource, baseDir: string): void {
   for (const fieldPath of PATH_FIELDS[obj.kind] ?? []) {
-    let parent: any = obj.spec;
-    for (const p of fieldPath.slice(0, -1)) parent = parent?.[p];
+    let parent: Record<string, unknown> | undefined = obj.spec;
+    for (const p of fieldPath.slice(0, -1)) {
+      const next: unknown = parent?.[p];
+      parent = next !== null && typeof next === 'object' ? (next as Record<string, unknown>) : undefined;
+    }
     const leaf = fieldPath[fieldPath.length - 1];
-    if (parent && typeof parent[leaf] === 'string' && parent[leaf] !== '') {
-      const v: string = parent[leaf];
+    const v = parent?.[leaf];
+    if (parent && typeof v === 'string' && v !== '') {
       parent[leaf] = path.resolve(baseDir, v.startsWith('~/') ? path.join(process.env.HOME ?? '', v.slice(2)) : v);
     }
   }

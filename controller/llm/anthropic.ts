@@ -45,7 +45,8 @@ export class AnthropicBackend implements LlmBackend {
     if (!key)
       throw new LlmError(
         'config',
-        'no API key for the anthropic backend (set the environment variable apiKeyEnv names, default ANTHROPIC_API_KEY)',
+        'no API key for the anthropic backend ' +
+          '(set the environment variable apiKeyEnv names, default ANTHROPIC_API_KEY)',
       );
     const tool = req.schemaName.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
     const body = {

@@ -94,8 +94,15 @@ export class CommandBackend implements LlmBackend {
         /* already gone */
       }
     };
-    const timer = setTimeout(() => ((timedOut = true), killGroup()), Math.max(1, req.timeoutMs));
-    const onAbort = () => ((cancelled = true), killGroup());
+    const onTimeout = () => {
+      timedOut = true;
+      killGroup();
+    };
+    const timer = setTimeout(onTimeout, Math.max(1, req.timeoutMs));
+    const onAbort = () => {
+      cancelled = true;
+      killGroup();
+    };
     req.signal?.addEventListener('abort', onAbort, { once: true });
     let r: Awaited<typeof child>;
     try {

@@ -38,7 +38,10 @@ export const DEFAULT_MAX_RETRIES = 2;
 export const DEFAULT_MAX_CONCURRENT = 2;
 export const DEFAULT_API_KEY_ENV: Record<string, string> = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY' };
 
-/** Defaults filled in; a malformed value (possible only if the store was written around validation) falls back to its default. */
+/**
+ * Defaults filled in; a malformed value (possible only if the store was written around
+ * validation) falls back to its default.
+ */
 export function resolveJudgeConfig(raw: JudgeConfig | undefined): ResolvedJudgeConfig {
   const c = raw ?? {};
   let timeoutMs = parseDuration(DEFAULT_TIMEOUT);

@@ -61,31 +61,31 @@ export function heuristicVerdict(e: JudgeEvidence): Verdict {
 
   if (commits > 0) {
     const last = e.git?.lastCommitSubject ? `; last: "${e.git.lastCommitSubject.slice(0, 120)}"` : '';
+    const files = plural(e.git?.filesChanged ?? 0, 'file');
     accomplishments.push(
-      `${plural(commits, 'commit')} (+${e.git?.insertions ?? 0}/-${e.git?.deletions ?? 0} lines in ${plural(e.git?.filesChanged ?? 0, 'file')})${last}`,
+      `${plural(commits, 'commit')} (+${e.git?.insertions ?? 0}/-${e.git?.deletions ?? 0} lines in ${files})${last}`,
     );
   } else if (e.git) failures.push('no commits');
   else failures.push('no git repository: progress could not be measured');
   if (tests === 'passing')
     accomplishments.push(`tests passing${e.tests?.passed !== undefined ? ` (${e.tests.passed} passed)` : ''}`);
-  if (tests === 'failing')
-    failures.push(
-      `tests failing${e.tests?.failed !== undefined ? ` (${e.tests.failed} failed${e.tests.passed !== undefined ? `, ${e.tests.passed} passed` : ''})` : ''}`,
-    );
+  if (tests === 'failing') {
+    const passed = e.tests?.passed !== undefined ? `, ${e.tests.passed} passed` : '';
+    failures.push(`tests failing${e.tests?.failed !== undefined ? ` (${e.tests.failed} failed${passed})` : ''}`);
+  }
   if (done) accomplishments.push(`result.json reports status "${resultStatus}"`);
   if (blocked) failures.push(`result.json reports status "${resultStatus}"`);
-  if (e.tools?.repeatedFailure && e.tools.repeatedFailure.count >= 3)
-    failures.push(
-      `the same command failed ${e.tools.repeatedFailure.count} times: ${e.tools.repeatedFailure.command.slice(0, 100)}`,
-    );
+  const repeated = e.tools?.repeatedFailure;
+  if (repeated && repeated.count >= 3)
+    failures.push(`the same command failed ${repeated.count} times: ${repeated.command.slice(0, 100)}`);
   else if ((e.tools?.consecutiveFailures ?? 0) >= 3)
     failures.push(`${e.tools!.consecutiveFailures} tool calls failed in a row at the end`);
   if (e.tools && e.tools.failures > 0 && e.tools.calls > 0 && !looping)
     failures.push(`${e.tools.failures} of ${plural(e.tools.calls, 'tool call')} failed`);
-  if (breakerOpened)
-    failures.push(
-      `circuit breaker opened${e.breaker?.openings ? ` ${plural(e.breaker.openings, 'time')}` : ''}${e.breaker?.reason ? ` (${e.breaker.reason})` : ''}`,
-    );
+  if (breakerOpened) {
+    const times = e.breaker?.openings ? ` ${plural(e.breaker.openings, 'time')}` : '';
+    failures.push(`circuit breaker opened${times}${e.breaker?.reason ? ` (${e.breaker.reason})` : ''}`);
+  }
 
   let score: number;
   let outcome: Outcome;
@@ -157,9 +157,11 @@ export function heuristicVerdict(e: JudgeEvidence): Verdict {
       : 'made no commits'
     : 'has no git repository to measure';
   const testWord = tests === 'none' ? 'no test result was seen' : `tests were ${tests}`;
+  const after = minutes(e.durationSeconds) || 'an unknown time';
   const reasoning =
-    `Heuristic verdict from objective evidence only: run ${e.run} ${how} after ${minutes(e.durationSeconds) || 'an unknown time'}, ${progress}, ${testWord}` +
-    `${resultStatus ? `, result.json status "${resultStatus}"` : ''}${looping ? ', and it was stuck in a failure loop' : ''}. Score ${score}/5 by the rules in docs/judge.md.`;
+    `Heuristic verdict from objective evidence only: run ${e.run} ${how} after ${after}, ${progress}, ${testWord}` +
+    `${resultStatus ? `, result.json status "${resultStatus}"` : ''}` +
+    `${looping ? ', and it was stuck in a failure loop' : ''}. Score ${score}/5 by the rules in docs/judge.md.`;
   return {
     score,
     recommendation,

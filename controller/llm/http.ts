@@ -87,7 +87,8 @@ export async function postJson(
       abortKind(e, outer) ??
       new LlmError(
         'network',
-        `cannot reach ${new URL(url).origin}: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`,
+        `cannot reach ${new URL(url).origin}: ` +
+          `${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`,
       )
     );
   }

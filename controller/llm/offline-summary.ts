@@ -103,10 +103,13 @@ export function summariseSegment(d: SegmentDigest): SegmentSummary {
   if (d.passedTools.length) outcome.push(`passing: ${d.passedTools.join(', ')}`);
   if (outcome.length) parts.push(`${outcome.join('; ')}.`);
   if (d.commits.length) parts.push(`${plural(d.commits.length, 'commit')}: ${d.commits.map(quote).join(', ')}.`);
-  if (n('UserCorrection') || n('Frustration'))
-    parts.push(
-      `Friction: ${[n('UserCorrection') ? plural(n('UserCorrection'), 'correction') : '', n('Frustration') ? `${n('Frustration')} frustrated message${n('Frustration') === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ')}.`,
-    );
+  if (n('UserCorrection') || n('Frustration')) {
+    const friction = [
+      n('UserCorrection') ? plural(n('UserCorrection'), 'correction') : '',
+      n('Frustration') ? `${n('Frustration')} frustrated message${n('Frustration') === 1 ? '' : 's'}` : '',
+    ];
+    parts.push(`Friction: ${friction.filter(Boolean).join(', ')}.`);
+  }
 
   let title: string;
   if (d.commits.length) title = `Committed ${quote(d.commits.at(-1)!)}`;

@@ -50,18 +50,25 @@ export function validatorFor(schema: Record<string, unknown>): ValidateFunction 
 export function describeErrors(errors: ErrorObject[] | null | undefined): string {
   return (errors ?? [])
     .slice(0, 8)
-    .map(
-      (e) =>
-        `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : ''}`,
-    )
+    .map((e) => {
+      const allowed =
+        e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : '';
+      return `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${allowed}`;
+    })
     .join('; ');
 }
 
 const defaultSleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(new LlmError('timeout', 'cancelled'));
-    const t = setTimeout(() => (signal?.removeEventListener('abort', onAbort), resolve()), ms);
-    const onAbort = () => (clearTimeout(t), reject(new LlmError('timeout', 'cancelled')));
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new LlmError('timeout', 'cancelled'));
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
@@ -72,7 +79,8 @@ function repairPrompt(req: LlmRequest, raw: string, problem: string): LlmRequest
     prompt:
       `${req.prompt}\n\nYour previous answer could not be used: ${problem}.\n` +
       `Previous answer (verbatim, possibly truncated):\n${prev}\n\n` +
-      'Answer again with only one JSON object that matches the required schema exactly: every required field, no others, values within their allowed ranges.',
+      'Answer again with only one JSON object that matches the required schema exactly: ' +
+      'every required field, no others, values within their allowed ranges.',
   };
 }
 

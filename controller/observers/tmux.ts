@@ -103,7 +103,8 @@ export class Tmux {
     const r = await this.run(['list-panes', '-a', '-F', FORMAT], { reject: false });
     if (r.exitCode !== 0) {
       if (/no server running|error connecting|no sessions/i.test(r.stderr)) return { serverRunning: false, panes: [] };
-      if (/no current target/i.test(r.stderr)) return { serverRunning: true, panes: [] }; // a server with no sessions left
+      // A server with no sessions left.
+      if (/no current target/i.test(r.stderr)) return { serverRunning: true, panes: [] };
       throw new TmuxError(`tmux list-panes: ${r.stderr.trim()}`);
     }
     const panes: PaneInfo[] = [];
@@ -202,7 +203,8 @@ export class Tmux {
     if (bytes > MAX_COMMAND_BYTES)
       throw new TmuxError(
         `tmux new-session: the launch command is ${bytes} bytes, more than tmux accepts (about 16 KB); ` +
-          "the agent's command, args and (with promptDelivery argument) the prompt are part of it — use paste or stdin delivery for long prompts",
+          "the agent's command, args and (with promptDelivery argument) the prompt are part of it — " +
+          'use paste or stdin delivery for long prompts',
       );
     if (outputLog) {
       // pipe-pane runs its command through sh. The command is a constant; the path is a session

@@ -328,7 +328,8 @@ export class SqliteStore implements Store {
       if (added.length)
         throw new ApiError(
           'Invalid',
-          `${cur.kind} "${cur.metadata.name}" is being deleted: finalizers may only be removed, not added (${added.join(', ')})`,
+          `${cur.kind} "${cur.metadata.name}" is being deleted: ` +
+            `finalizers may only be removed, not added (${added.join(', ')})`,
         );
     } else delete next.metadata.deletionTimestamp;
     if (!next.metadata.finalizers?.length) delete next.metadata.finalizers;
@@ -531,7 +532,8 @@ function openForReading(file: string): Database.Database {
 function hasSchema(db: Database.Database): boolean {
   const n = db
     .prepare<[], { n: number }>(
-      "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'objects', 'changes', 'leases')",
+      'SELECT count(*) AS n FROM sqlite_master ' +
+        "WHERE type = 'table' AND name IN ('meta', 'objects', 'changes', 'leases')",
     )
     .get()!.n;
   return n === 4;
@@ -594,7 +596,9 @@ export function storeError(file: string, e: unknown, what = 'cannot use the stor
   const code = (e as { code?: string })?.code ?? '';
   let hint = 'check the file and its permissions, or restore it with `orchctl store restore FILE`';
   if (/BUSY|LOCKED/.test(code) || /database is locked/.test(msg))
-    hint = `another process held its write lock for over ${BUSY_TIMEOUT_MS / 1000} s; retry, and look for a stuck orchctl process`;
+    hint =
+      `another process held its write lock for over ${BUSY_TIMEOUT_MS / 1000} s; ` +
+      'retry, and look for a stuck orchctl process';
   else if (/NOTADB|CORRUPT/.test(code) || /not a database|malformed/.test(msg))
     hint = 'the file is not a readable orchctl store; restore a backup with `orchctl store restore FILE`';
   else if (/CANTOPEN|READONLY|PERM/.test(code))

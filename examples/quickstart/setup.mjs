@@ -51,6 +51,7 @@ function git(cwd, args) {
 export const REPOS = {
   greeter: {
     'README.md': '# greeter\n\nA tiny greeting library, used by the orchctl quickstart.\n',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: JavaScript source for the demo repository
     'src/greet.js': 'export function greet(name) {\n  return `Hello, ${name}!`;\n}\n',
     'test/greet.test.js':
       "import { expect, it } from 'vitest';\nimport { greet } from '../src/greet.js';\n\nit('greets by name', () => expect(greet('Ada')).toBe('Hello, Ada!'));\n",
@@ -72,6 +73,7 @@ export const REPOS = {
   handbook: {
     'README.md': '# handbook\n\nThe contributor handbook, used by the orchctl quickstart.\n',
     'docs/index.md': '# Handbook\n\n- How we review code\n- How we release\n',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: JavaScript source for the demo repository
     'src/toc.js': "export const toc = (pages) => pages.map((p, i) => `${i + 1}. ${p}`).join('\\n');\n",
     'test/toc.test.js':
       "import { expect, it } from 'vitest';\nimport { toc } from '../src/toc.js';\n\nit('numbers pages', () => expect(toc(['a', 'b'])).toBe('1. a\\n2. b'));\n",

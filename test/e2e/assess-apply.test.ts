@@ -52,14 +52,21 @@ describe('apply refuses bad patterns', () => {
     expect(r.stdout).toBe('');
     const lines = r.stderr.split('\n').filter(Boolean);
     expect(lines.slice(0, 2)).toEqual([
-      `error: ${f}:10:9 (document 1) spec.detector.frustrationPatterns[1]: invalid regular expression "(unclosed": Unterminated group`,
-      `error: ${f}:11:9 (document 1) spec.detector.frustrationPatterns[2]: regular expression "^(a+)+$" may backtrack catastrophically: the repeated group "(a+)+" contains the repetition "a+" (nested quantifiers); repeat a single, fixed-length piece instead, e.g. "(ab)+" or "\\w+"`,
+      `error: ${f}:10:9 (document 1) spec.detector.frustrationPatterns[1]: ` +
+        'invalid regular expression "(unclosed": Unterminated group',
+      `error: ${f}:11:9 (document 1) spec.detector.frustrationPatterns[2]: ` +
+        'regular expression "^(a+)+$" may backtrack catastrophically: ' +
+        'the repeated group "(a+)+" contains the repetition "a+" (nested quantifiers); ' +
+        'repeat a single, fixed-length piece instead, e.g. "(ab)+" or "\\w+"',
     ]);
     expect(r.stderr).toContain(
-      `${f}:13:9 (document 1) spec.detector.correctionPatterns[0]: regular expression "(no|nope)+ way" may backtrack catastrophically: in the repeated group "(no|nope)+" alternatives 1 and 2 can start with the same character (overlapping alternation)`,
+      `${f}:13:9 (document 1) spec.detector.correctionPatterns[0]: ` +
+        'regular expression "(no|nope)+ way" may backtrack catastrophically: in the repeated group "(no|nope)+" ' +
+        'alternatives 1 and 2 can start with the same character (overlapping alternation)',
     );
     expect(r.stderr).toContain(
-      `${f}:17:9 (document 1) spec.checkpoints.taskBoundaryPatterns[1]: regular expression "(.|\\s)*finished" may backtrack catastrophically`,
+      `${f}:17:9 (document 1) spec.checkpoints.taskBoundaryPatterns[1]: ` +
+        'regular expression "(.|\\s)*finished" may backtrack catastrophically',
     );
     expect(r.stderr).toContain(`${f}:19:15 (document 1) spec.breaker.cooldown: must be a positive duration like 5m`);
     expect(r.stderr.trimEnd().split('\n').at(-1)).toBe('error: no objects were changed (5 errors)');
@@ -87,7 +94,8 @@ describe('apply refuses bad patterns', () => {
   it('an unknown field in the breaker section is refused by the schema', async () => {
     const f = write(
       'typo.yaml',
-      'apiVersion: orchctl.io/v1alpha1\nkind: SessionPolicy\nmetadata: {name: typo}\nspec:\n  breaker:\n    failureTreshold: 3\n',
+      'apiVersion: orchctl.io/v1alpha1\nkind: SessionPolicy\nmetadata: {name: typo}\n' +
+        'spec:\n  breaker:\n    failureTreshold: 3\n',
     );
     const r = await orchctl(home, ['apply', '-f', f]);
     expect(r.exitCode).toBe(1);
@@ -124,11 +132,13 @@ spec:
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(
       new RegExp(
-        `${f.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:9:\\d+ \\(document 1\\) spec\\.detection\\.profiles\\[0\\]\\.busy\\[0\\]: .*nested quantifiers`,
+        `${f.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:9:\\d+ \\(document 1\\) ` +
+          'spec\\.detection\\.profiles\\[0\\]\\.busy\\[0\\]: .*nested quantifiers',
       ),
     );
-    expect(r.stderr).toMatch(
-      /\(document 2\) spec\.agent\.detection\.profiles\[0\]\.idle\[0\]: invalid regular expression "\[z-a\]": Range out of order in character class/,
+    expect(r.stderr).toContain(
+      '(document 2) spec.agent.detection.profiles[0].idle[0]: ' +
+        'invalid regular expression "[z-a]": Range out of order in character class',
     );
   });
 });

@@ -67,7 +67,7 @@ afterAll(async () => {
 });
 
 describe('the circuit breaker with Claude Code', () => {
-  it('five failing pytest runs open the breaker; the ApproachPivot text arrives as a user message in the transcript', async () => {
+  it('five failing pytest runs open the breaker; the transcript gets the ApproachPivot as a user message', async () => {
     const s = await sc.h.waitFor(
       'the intervention delivered',
       async () => {

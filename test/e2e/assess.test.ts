@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentSession, SessionPolicy } from '../../controller/api/kinds.js';
+import type { SessionPolicy } from '../../controller/api/kinds.js';
 import type { Resource } from '../../controller/api/types.js';
 import { EventRecorder } from '../../controller/client/events.js';
 import { assessmentConfig } from '../../controller/reconcilers/assessment/config.js';
@@ -101,9 +101,10 @@ async function seed(): Promise<void> {
       home,
       recorder: new EventRecorder(store, 'orchctl-controller'),
       log: { info: () => {}, warn: () => {}, error: () => {} },
-      send: async (_k, text) => (
-        sent.push(text), { delivered: true, reason: 'Confirmed', message: 'confirmed by the transcript', retries: 0 }
-      ),
+      send: async (_k, text) => {
+        sent.push(text);
+        return { delivered: true, reason: 'Confirmed', message: 'confirmed by the transcript', retries: 0 };
+      },
     });
     for (const n of ['fix-tests', 'rename', 'idle']) await r.reconcile(`default/${n}`);
     expect(sent).toEqual([assessmentConfig(undefined).breaker.texts.ApproachPivot]);
@@ -188,7 +189,8 @@ describe('orchctl assess history', () => {
   it('--since leaves out what is older', async () => {
     const r = await run('assess', 'history', '--since', '1h', '-o', 'json');
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).items.map((i: { name: string }) => i.name)).toEqual(['idle', 'fix-tests']); // rename ended 80 minutes ago
+    // rename ended 80 minutes ago
+    expect(JSON.parse(r.stdout).items.map((i: { name: string }) => i.name)).toEqual(['idle', 'fix-tests']);
     const j = JSON.parse((await run('assess', 'history', 'rename', '--since', '1m', '-o', 'json')).stdout);
     expect(j.checkpoints).toEqual([]);
     const all = JSON.parse((await run('assess', 'history', 'rename', '-o', 'json')).stdout);

@@ -118,7 +118,7 @@ describe('Claude Code under orchctl', () => {
     expect(ctxEvents.map((e) => e.message)).toEqual(['context window 40% used (92100 of 200000 tokens)']);
   });
 
-  it('orchctl send delivers text through the same verified path; a failing tool call arrives with its exit status', async () => {
+  it('orchctl send delivers by the same verified path; a failing tool call arrives with its exit status', async () => {
     const r = await sc.h.orchctl(['send', NAME, 'Now list ./does-not-exist please.']);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^delivered: submitted and confirmed/);

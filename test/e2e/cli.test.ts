@@ -137,7 +137,7 @@ describe('apply', () => {
     expect(lines(r.stdout)).toEqual(BASIC_OBJECTS);
   });
 
-  it('a changed field prints configured and bumps generation; a removed field leaves the live object (three-way merge)', async () => {
+  it('a changed field: configured, generation bumped; a removed one stays live (three-way merge)', async () => {
     const dir = scratch(EXAMPLES);
     const file = path.join(dir, 'webapp.yaml');
     expect((await run('apply', '-f', dir)).exitCode).toBe(0);
@@ -248,7 +248,8 @@ describe('apply', () => {
     const dir = path.join(path.dirname(home), 'prune');
     fs.mkdirSync(dir);
     const doc = (name: string, labels: string) =>
-      `apiVersion: orchctl.io/v1alpha1\nkind: AgentSession\nmetadata: {name: ${name}, labels: {${labels}}}\nspec: {agentRef: a, workdir: /tmp}\n`;
+      `apiVersion: orchctl.io/v1alpha1\nkind: AgentSession\nmetadata: {name: ${name}, labels: {${labels}}}\n` +
+      'spec: {agentRef: a, workdir: /tmp}\n';
     fs.writeFileSync(path.join(dir, 'a.yaml'), doc('keep', 'app: demo'));
     fs.writeFileSync(path.join(dir, 'b.yaml'), doc('drop', 'app: demo'));
     fs.writeFileSync(path.join(dir, 'c.yaml'), doc('other', 'app: other'));
@@ -375,7 +376,8 @@ describe('get', () => {
     const one = await run('get', 'as', 'fix-login', '-o', 'jsonpath={.status.phase}');
     expect(one.stdout).toBe('Running');
     const tpl =
-      'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\\t"}{.status.phase}{"\\t"}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}';
+      'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\\t"}{.status.phase}{"\\t"}' +
+      '{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}';
     const r = await run('get', 'as', '-A', '-o', tpl);
     expect(r.exitCode, r.stderr).toBe(0);
     await expect(r.stdout).toMatchFileSnapshot('../golden/get-jsonpath.txt');
@@ -411,7 +413,8 @@ describe('get', () => {
       fs.mkdirSync(dir);
       fs.writeFileSync(
         path.join(dir, 's.yaml'),
-        'apiVersion: orchctl.io/v1alpha1\nkind: AgentSession\nmetadata: {name: watch-me}\nspec: {agentRef: late-agent, workdir: /tmp}\n',
+        'apiVersion: orchctl.io/v1alpha1\nkind: AgentSession\nmetadata: {name: watch-me}\n' +
+          'spec: {agentRef: late-agent, workdir: /tmp}\n',
       );
       expect((await run('apply', '-f', dir)).exitCode).toBe(0);
       await until(() => out.some((l) => l.includes('watch-me')), 'the new row');

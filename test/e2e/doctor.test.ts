@@ -48,7 +48,7 @@ afterEach(() => {
 });
 
 describe('orchctl doctor', () => {
-  it('reports tmux, git, node and each template; a pinned claude is verified, missing CLIs are information', async () => {
+  it('reports tmux, git, node and each template; a pinned claude is verified, missing CLIs are info', async () => {
     fakeCli('claude', '2.1.330 (Claude Code)');
     const r = await doctor([bin, ...systemDirs('tmux', 'git', 'node')]);
     expect(r.exitCode, r.stderr).toBe(0);
@@ -138,7 +138,8 @@ describe('orchctl doctor', () => {
     expect(r.stdout).toMatch(/^tmux\s+-\s+missing\s+not found on PATH$/m);
     expect(r.stdout).toMatch(/^git\s+-\s+missing\s+not found on PATH$/m);
     expect(r.stderr).toBe(
-      'error: tmux and git not found on PATH: orchctl runs agents in tmux (≥ 3.2) and watches git; install tmux and git (e.g. apt-get install tmux git)\n',
+      'error: tmux and git not found on PATH: orchctl runs agents in tmux (≥ 3.2) and watches git; ' +
+        'install tmux and git (e.g. apt-get install tmux git)\n',
     );
   });
 

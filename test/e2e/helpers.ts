@@ -87,7 +87,7 @@ export function expectAligned(table: string): void {
 
 function render(rows: string[][]): string {
   const w: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (w[i] = Math.max(w[i] ?? 0, c.length)));
+  for (const r of rows) for (const [i, c] of r.entries()) w[i] = Math.max(w[i] ?? 0, c.length);
   return rows
     .map((r) =>
       r

@@ -99,7 +99,7 @@ function longSession(turns: number): { builder: TranscriptBuilder; failingRuns: 
 }
 
 describe('assessment in the real controller', () => {
-  it('consumption resumes at its committed position after kill -9: every count equals one pass over the log', async () => {
+  it('after kill -9 consumption resumes at its committed position: counts equal one pass over the log', async () => {
     h = await makeHarness();
     const harness = h;
     const { builder, failingRuns } = longSession(90);

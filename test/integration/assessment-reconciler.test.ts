@@ -121,7 +121,7 @@ describe('consuming the event log', () => {
     expect((await session()).status?.detector).toBeUndefined();
   });
 
-  it('a replay from the committed position (the status write was lost in a crash) counts nothing twice and writes no checkpoint twice', async () => {
+  it('a replay from the committed position (status lost in a crash) counts and checkpoints nothing twice', async () => {
     const t = new TranscriptBuilder(new Date(Date.now() - 120_000).toISOString(), 1000).user('Fix the add() test.');
     for (const n of ['vitest-fail', 'vitest-fail', 'vitest-pass']) t.bash('npx vitest run', toolOutput(n));
     t.bash('git commit -qam "fix add()"', { output: '[main 1a2b3c4] fix add()', exitCode: 0 }).endTurn(

@@ -155,7 +155,7 @@ describe('the controller, given what validation would have refused', () => {
     expect(await h.tmuxSessions()).toEqual([]);
   }, 60_000);
 
-  it('a run recorded as Starting whose tmux session never came (a crash in between) ends instead of waiting forever', async () => {
+  it('a run left in Starting whose tmux session never came (a crash in between) ends, not waits forever', async () => {
     const created = await h.store.create(
       inDefault(shellSession('lost', 'exec sleep 600', h.repo, { restartPolicy: 'Never' })),
     );

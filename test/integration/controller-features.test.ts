@@ -102,7 +102,8 @@ it('a worktree session works on its own branch; deleting the session removes the
           command: [
             'sh',
             '-c',
-            'echo change > wt.txt && git add wt.txt && git -c user.email=a@b -c user.name=a commit -qm "in worktree" && sleep 30',
+            'echo change > wt.txt && git add wt.txt && ' +
+              'git -c user.email=a@b -c user.name=a commit -qm "in worktree" && sleep 30',
           ],
           promptDelivery: 'none',
         },

@@ -137,13 +137,15 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
               'list-panes',
               '-a',
               '-F',
-              '#{session_name} pid=#{pane_pid} dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal} cmd=#{pane_current_command}',
+              '#{session_name} pid=#{pane_pid} dead=#{pane_dead} status=#{pane_dead_status} ' +
+                'signal=#{pane_dead_signal} cmd=#{pane_current_command}',
             ],
             { reject: false },
           );
           throw new Error(
             `timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}\n` +
-              `controller log tail:\n${h.controllerLog.slice(-15).join('\n')}\ntmux panes:\n${panes.stdout}${panes.stderr}`,
+              `controller log tail:\n${h.controllerLog.slice(-15).join('\n')}\n` +
+              `tmux panes:\n${panes.stdout}${panes.stderr}`,
           );
         }
         await new Promise((r) => setTimeout(r, 50));

@@ -89,7 +89,7 @@ it('a session launched by a controller killed before it recorded the launch is a
   expect(await h.tmuxSessions()).toHaveLength(1);
 });
 
-it('killing the tmux server: every session ends (Killed, TmuxSessionLost), its processes die, and it restarts per policy', async () => {
+it('tmux server killed: each session ends (Killed, TmuxSessionLost), processes die; restart per policy', async () => {
   // Each agent records its pid so the test can check nothing outlives its tmux session.
   const agent = 'echo $$ > "$ORCHCTL_WORKSPACE/agent.pid"; exec sleep 300';
   await h.apply(

@@ -16,7 +16,11 @@ afterEach(async () => {
 
 const N = 3000;
 // Appends N hook records in bursts of 50 with a pause between, then idles.
-const AGENT = `i=1; while [ $i -le ${N} ]; do printf '{"t":1795000000000,"payload":{"hook_event_name":"Tick","i":%s}}\\n' $i >> "$ORCHCTL_WORKSPACE/hooks.jsonl"; if [ $((i % 50)) -eq 0 ]; then sleep 0.1; fi; i=$((i+1)); done; exec sleep 600`;
+const AGENT =
+  `i=1; while [ $i -le ${N} ]; do ` +
+  `printf '{"t":1795000000000,"payload":{"hook_event_name":"Tick","i":%s}}\\n' $i ` +
+  '>> "$ORCHCTL_WORKSPACE/hooks.jsonl"; ' +
+  'if [ $((i % 50)) -eq 0 ]; then sleep 0.1; fi; i=$((i+1)); done; exec sleep 600';
 
 describe('event log across controller crashes', () => {
   it('delivers every event to the log and to its consumer exactly once', async () => {

@@ -17,7 +17,11 @@ afterEach(async () => {
 
 it('prompts, paths and env values with $(), backticks, ;, quotes, newlines and : . are carried literally', async () => {
   const marker = path.join(h.dir, 'pwned');
-  const evil = `$(touch ${marker}-dollar) \`touch ${marker}-tick\`; touch ${marker}-semi 'sq' "dq" a:b.c %1 #{session_name}`;
+  const evil = [
+    `$(touch ${marker}-dollar)`,
+    `\`touch ${marker}-tick\`;`,
+    `touch ${marker}-semi 'sq' "dq" a:b.c %1 #{session_name}`,
+  ].join(' ');
   const prompt = `${evil}\nsecond line ${evil}`;
   const weirdDir = path.join(h.dir, `dir ${evil.replace(/\//g, '_')}`);
   fs.mkdirSync(weirdDir, { recursive: true });

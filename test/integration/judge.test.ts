@@ -145,7 +145,8 @@ describe('judge in the controller', () => {
     const prompt2 = fs.readFileSync(path.join(h.home, 'sessions/default/add-farewell/2/prompt.md'), 'utf8');
     expect(prompt2).toContain('## Previous run assessment');
     expect(prompt2).toContain(
-      'Run 1 of this session was judged 5/5 (outcome: success; recommendation: complete) by the heuristic judge (Evaluation add-farewell-run-1).',
+      'Run 1 of this session was judged 5/5 (outcome: success; recommendation: complete) ' +
+        'by the heuristic judge (Evaluation add-farewell-run-1).',
     );
     expect(prompt2).toMatch(/Accomplished:\n- 2 commits/);
     expect(prompt2.indexOf('Previous run assessment')).toBeLessThan(prompt2.indexOf('Now also add a goodbye()'));
@@ -197,7 +198,7 @@ describe('judge in the controller', () => {
     expect((await evaluations()).map((e) => e.metadata.name)).toEqual(['polish-greeter-run-1']);
   });
 
-  it('no double evaluation across a kill -9 mid-judgement: one Evaluation, one verdict, judged again after the restart', async () => {
+  it('kill -9 mid-judgement: still one Evaluation and one verdict, judged again after the restart', async () => {
     fake = await FakeOpenAI.start(() => openai.answer(GOOD_VERDICT));
     fake.script(openai.hang()); // the first request never gets an answer
     await h.apply([

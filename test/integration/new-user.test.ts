@@ -62,7 +62,7 @@ describe('the canonical example', () => {
 });
 
 describe('what a session needs and does not have', () => {
-  it('a Project whose path does not exist: Ready=False on the Project, the session waits, then runs when it appears', async () => {
+  it('a Project whose path is missing: Ready=False on it; the session waits, then runs once it appears', async () => {
     const dir = path.join(h.dir, 'not-yet');
     await h.apply([
       { apiVersion: 'orchctl.io/v1alpha1', kind: 'Project', metadata: { name: 'later' }, spec: { path: dir } },
@@ -137,7 +137,8 @@ describe('the CLI for a new user', () => {
     const r = await h.orchctl(['delete', 'agentsession', 'held']);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toBe(
-      'agentsession.orchctl.io "held" marked for deletion from default namespace; the controller finishes it when one runs (none is running now)',
+      'agentsession.orchctl.io "held" marked for deletion from default namespace; ' +
+        'the controller finishes it when one runs (none is running now)',
     );
     expect(r.stdout + r.stderr).not.toContain('undefined');
   }, 60_000);

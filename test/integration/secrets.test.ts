@@ -61,7 +61,8 @@ describe('agent environment', () => {
     fs.writeFileSync(secretFile, `${fromFile}\n`, { mode: 0o600 });
     h.env.ORCHCTL_TEST_SECRET = fromEnv;
     const script =
-      'printf "%s|%s|%s|%s" "$API_TOKEN" "$FROM_ENV" "$FROM_FILE" "$ORCHCTL_ENV_DIR" > "$ORCHCTL_WORKSPACE/seen"; exec sleep 600';
+      'printf "%s|%s|%s|%s" "$API_TOKEN" "$FROM_ENV" "$FROM_FILE" "$ORCHCTL_ENV_DIR" > "$ORCHCTL_WORKSPACE/seen"; ' +
+      'exec sleep 600';
     await h.apply([
       shellSession('env', script, h.repo, {
         env: [

@@ -140,7 +140,7 @@ describe('session lifecycle', () => {
     expect(phaseOf(s)).toBe('Running');
   });
 
-  it('desiredState Stopped stops the agent with C-c; an agent ignoring it is killed after the grace period', async () => {
+  it('desiredState Stopped stops the agent with C-c; one ignoring it is killed after the grace period', async () => {
     await h.apply([
       shellSession('polite', 'echo ready; sleep 60', h.repo),
       shellSession(
@@ -218,7 +218,7 @@ describe('session lifecycle', () => {
     expect(audit).toMatch(/"name":"doomed".*"to":"Deleted"/);
   });
 
-  it('a missing working directory: the session waits in Pending with a clear reason, no tmux session, no restarts', async () => {
+  it('a missing working directory: the session waits in Pending with a clear reason, no tmux, no restart', async () => {
     await h.apply([shellSession('lost', 'true', path.join(h.dir, 'does-not-exist'))]);
     h.start();
     const s = await h.waitFor('WorkdirNotFound', async () => {

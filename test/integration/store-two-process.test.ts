@@ -62,7 +62,8 @@ let workers: Worker[] = [];
 
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-2proc-'));
-  expect(fs.existsSync(path.resolve(import.meta.dirname, '../../dist/controller/store/sqlite.js'))).toBe(true); // built by npm test
+  // Built by npm test.
+  expect(fs.existsSync(path.resolve(import.meta.dirname, '../../dist/controller/store/sqlite.js'))).toBe(true);
 });
 afterEach(async () => {
   await Promise.all(workers.map((w) => w.stop()));

@@ -414,7 +414,7 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         expect(await store.get(keyOf(a))).toBeUndefined();
       });
 
-      it('with finalizers only sets deletionTimestamp; the object goes when the last finalizer is removed', async () => {
+      it('with finalizers only sets deletionTimestamp; the object goes with the last finalizer', async () => {
         const a = await store.create(session('a', { finalizers: ['orchctl.io/stop-tmux', 'example.com/other'] }));
         const w = new Recorder(store, { kind: 'AgentSession', fromRevision: Number(a.metadata.resourceVersion) });
         const d = await store.delete(keyOf(a));
@@ -690,7 +690,7 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
     });
 
     describe('leases', () => {
-      it('are acquired, renewed by their holder, refused to others while fresh, taken over after expiry and released', async () => {
+      it('are acquired, renewed by the holder, refused others while fresh, taken over expired, released', async () => {
         expect(await store.getLease('ctl')).toBeUndefined();
         const a1 = await store.tryAcquireLease('ctl', 'host-a', 2);
         expect(a1).toMatchObject({

@@ -196,7 +196,9 @@ export function makeClaudeHome(opts: ClaudeHomeOptions): ClaudeHome {
   // unparsable line, which readHooks() skips.
   fs.writeFileSync(
     hookScript,
-    `#!/bin/sh\n# orchctl test hook: log the payload, never block the agent.\n{ printf '{"t":%s,"payload":' "$(date +%s%3N)"; tr -d '\\n'; printf '}\\n'; } >> '${hookLog.replace(/'/g, `'\\''`)}' 2>/dev/null\nexit 0\n`,
+    '#!/bin/sh\n# orchctl test hook: log the payload, never block the agent.\n' +
+      `{ printf '{"t":%s,"payload":' "$(date +%s%3N)"; tr -d '\\n'; printf '}\\n'; } ` +
+      `>> '${hookLog.replace(/'/g, `'\\''`)}' 2>/dev/null\nexit 0\n`,
     { mode: 0o755 },
   );
   const command = opts.hookCommand ?? hookScript;

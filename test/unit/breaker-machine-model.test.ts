@@ -225,7 +225,7 @@ describe('breakerMachine model: generated paths keep the invariants', () => {
     );
   });
 
-  it('every simple path over the coarse graph (state and reason only, ≤ 2 trips) replays with the invariants holding', () => {
+  it('every simple path over the coarse graph (state and reason, ≤ 2 trips) replays with the invariants held', () => {
     // Simple paths explode on the fine graph (its Open region is strongly connected); on the
     // coarse one they are the distinct routes between states and reasons.
     const coarse = (s: Snap) => JSON.stringify([s.value, s.context.reason ?? null]);
@@ -242,7 +242,10 @@ describe('breakerMachine model: generated paths keep the invariants', () => {
 
   it('long random walks (seeded) keep the invariants', () => {
     let seed = 42;
-    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     for (let walk = 0; walk < 300; walk++) {
       let at = 0;
       const steps: Path['steps'] = [];

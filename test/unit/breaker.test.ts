@@ -166,7 +166,7 @@ describe('frustration EMA', () => {
 });
 
 describe('no progress', () => {
-  it('N turns without a commit, a file written or a git change open it with ApproachPivot; progress resets the count', () => {
+  it('N turns with no commit, file written or git change open it (ApproachPivot); progress resets the count', () => {
     const cfg = assessmentConfig(policy({ breaker: { noProgressTurns: 3 } }));
     const t = new TranscriptBuilder().user('Investigate the flaky test.');
     t.bash('git log --oneline -5', { output: 'abc123 fix\n', exitCode: 0 }).endTurn('Looked at the log.');
@@ -287,7 +287,7 @@ describe('cooldown and half-open', () => {
 });
 
 describe('batches and runs', () => {
-  it('the result does not depend on how events are split into batches (what makes a replay after a crash exact)', () => {
+  it('the result does not depend on how events are batched (what makes a replay after a crash exact)', () => {
     const t = new TranscriptBuilder('2026-11-22T03:00:00.000Z', 15_000).user('Fix the cart total.');
     for (const n of ['jest-fail', 'jest-fail', 'jest-pass']) t.bash('npx jest', toolOutput(n));
     t.endTurn('Fixed.').user('perfect, thanks').user("no, that's wrong, the tax is missing").user('try again');

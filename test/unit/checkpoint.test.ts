@@ -119,7 +119,7 @@ describe('segment summaries', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('the offline summary of a segment read back from the event log says what was attempted, what failed and passed, and the commit', async () => {
+  it('offline summary of an event-log segment: what was attempted, what failed and passed, the commit', async () => {
     const t = new TranscriptBuilder()
       .user('Fix the failing add() test in src/math.ts.')
       .bash('npx vitest run', toolOutput('vitest-fail'))
@@ -161,7 +161,8 @@ describe('segment summaries', () => {
     expect(res.value).toEqual({
       title: 'Committed “fix add()”',
       summary:
-        'Asked: “Fix the failing add() test in src/math.ts.”. 5 tool calls (Bash 4, Edit 1). failing: vitest test; passing: vitest test. 1 commit: “fix add()”.',
+        'Asked: “Fix the failing add() test in src/math.ts.”. 5 tool calls (Bash 4, Edit 1). ' +
+        'failing: vitest test; passing: vitest test. 1 commit: “fix add()”.',
       attempted: ['“Fix the failing add() test in src/math.ts.”'],
       failures: ['2 failing test runs'],
       successes: ['1 passing test run'],

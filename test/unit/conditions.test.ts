@@ -55,7 +55,8 @@ describe('setCondition', () => {
         T1,
       ),
     ).toBe(false);
-    expect(setCondition(list, { type: 'Ready', status: 'True', reason: 'Running', message: 'ok' }, T2)).toBe(false); // no observedGeneration given: kept
+    // No observedGeneration given: kept.
+    expect(setCondition(list, { type: 'Ready', status: 'True', reason: 'Running', message: 'ok' }, T2)).toBe(false);
     expect(list).toEqual(before);
   });
 

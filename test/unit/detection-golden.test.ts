@@ -55,7 +55,10 @@ function fixtureDirs(): string[] {
   return out;
 }
 
-/** Classifies every screen of a fixture directory; returns the mismatches (throws DetectionVersionError for an unlisted version). */
+/**
+ * Classifies every screen of a fixture directory; returns the mismatches (throws
+ * DetectionVersionError for an unlisted version).
+ */
 function checkFixtureDir(dir: string): string[] {
   const version = path.basename(dir);
   const expected = JSON.parse(fs.readFileSync(path.join(dir, 'expected.json'), 'utf8')) as Expected;

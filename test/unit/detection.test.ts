@@ -126,7 +126,10 @@ describe('validateDetection / compileDetection', () => {
     }
     expect(e).toBeInstanceOf(DetectionDataError);
     expect((e as Error).message).toMatch(
-      /^manifests\/agents\/demo\.yaml: invalid detection data: spec\.detection\.profiles\[0\]\.idle\[0\]: invalid regular expression/,
+      new RegExp(
+        /^manifests\/agents\/demo\.yaml: invalid detection data: /.source +
+          /spec\.detection\.profiles\[0\]\.idle\[0\]: invalid regular expression/.source,
+      ),
     );
   });
 

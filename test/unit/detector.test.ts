@@ -319,7 +319,8 @@ describe('status bounds', () => {
     expect(pts.length).toBeLessThanOrEqual(TRAJECTORY);
     expect(s.trajectory.stride).toBe(4);
     expect(pts.length).toBe(Math.ceil(200 / 4));
-    // Each point is the max over its stride: every point covering a "try again" shows it (0.3 + what is left of the last one).
+    // Each point is the max over its stride: every point covering a "try again" shows it (0.3 +
+    // what is left of the last one).
     expect(pts.filter((p) => p >= 0.3)).toHaveLength(20);
     expect(Math.max(...pts)).toBeLessThan(0.31);
   });

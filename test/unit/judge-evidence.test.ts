@@ -115,7 +115,7 @@ describe('evidence', () => {
     expect(endedPhase({ phase: 'Running', startTime: T0 })).toBeUndefined();
   });
 
-  it('counts tool failures of the judged run only, finds the repeated command and the last test run by exit status', () => {
+  it("counts the judged run's tool failures only; finds the repeated command and last test run by exit status", () => {
     const events: AgentEvent[] = [
       ev(1, { type: 'tool_result', isError: true, exitCode: 1, command: 'npm test', output: 'old run' }),
       ev(2, { type: 'user_message', text: 'Fix the CSV parser' }),
@@ -232,10 +232,11 @@ describe('evidence', () => {
   });
 
   it('summarises breaker and detector status of unknown shape, bounded', () => {
+    // Not the typed shape on purpose: a status written by another version must not break the judge.
     const s = ended({
       breaker: { state: 'Open', trips: 2, lastTrip: { reason: 'ConsecutiveFailures', at: T1 }, history: [1, 2, 3] },
       detector: { frustrationEma: 0.41234, successEma: 0.1, lastSignal: 'x'.repeat(500), nested: { a: 1 } },
-    });
+    } as never);
     const e = buildEvidence({ session: s, run: 2, trigger: 'SessionEnded' });
     expect(e.breaker).toEqual({ state: 'Open', openings: 2, reason: 'ConsecutiveFailures' });
     expect(e.detector?.frustrationEma).toBe(0.412);

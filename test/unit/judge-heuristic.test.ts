@@ -36,7 +36,7 @@ describe('heuristic judge on the labelled fixtures', () => {
     for (const f of fixtures) expect([1, 2, 3, 4, 5], f.name).toContain(f.label.score);
   });
 
-  it('agrees with the labels: exact score on at least 85 %, within one point on at least 90 %, outcome on at least 85 %', () => {
+  it('agrees with the labels: exact score on ≥ 85 %, within one point on ≥ 90 %, outcome on ≥ 85 %', () => {
     const rows = fixtures.map((f) => ({ f, v: heuristicVerdict(f.evidence) }));
     const exact = rows.filter(({ f, v }) => v.score === f.label.score).length;
     const within1 = rows.filter(({ f, v }) => Math.abs(v.score - f.label.score) <= 1).length;
@@ -47,7 +47,8 @@ describe('heuristic judge on the labelled fixtures', () => {
       .filter(({ f, v }) => v.score !== f.label.score || v.outcome !== f.label.outcome)
       .map(({ f, v }) => `${f.name}: label ${f.label.score}/${f.label.outcome}, heuristic ${v.score}/${v.outcome}`);
     console.log(
-      `heuristic judge agreement on ${n} fixtures: exact ${pct(exact)}, within ±1 ${pct(within1)}, outcome ${pct(outcome)}${misses.length ? `\n  disagreements:\n  ${misses.join('\n  ')}` : ''}`,
+      `heuristic judge agreement on ${n} fixtures: exact ${pct(exact)}, within ±1 ${pct(within1)}, ` +
+        `outcome ${pct(outcome)}${misses.length ? `\n  disagreements:\n  ${misses.join('\n  ')}` : ''}`,
     );
     expect(exact / n).toBeGreaterThanOrEqual(0.85);
     expect(within1 / n).toBeGreaterThanOrEqual(0.9);

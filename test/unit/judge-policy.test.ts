@@ -15,7 +15,8 @@ function manifest(judge: string): string {
   const file = path.join(path.dirname(home), `policy-${Math.random().toString(36).slice(2)}.yaml`);
   fs.writeFileSync(
     file,
-    `apiVersion: orchctl.io/v1alpha1\nkind: SessionPolicy\nmetadata:\n  name: judged\nspec:\n  judge:\n${judge.replace(/^/gm, '    ')}\n`,
+    'apiVersion: orchctl.io/v1alpha1\nkind: SessionPolicy\nmetadata:\n  name: judged\n' +
+      `spec:\n  judge:\n${judge.replace(/^/gm, '    ')}\n`,
   );
   return file;
 }
@@ -23,7 +24,8 @@ function manifest(judge: string): string {
 describe('SessionPolicy judge configuration', () => {
   it('accepts every backend with its settings and fills in the defaults', async () => {
     const f = manifest(
-      'backend: command\ncommand: [claude, -p, --output-format, json, --json-schema, "{{schema}}"]\ntimeout: 90s\nmaxConcurrent: 1',
+      'backend: command\ncommand: [claude, -p, --output-format, json, --json-schema, "{{schema}}"]\n' +
+        'timeout: 90s\nmaxConcurrent: 1',
     );
     const r = await orchctl(home, ['apply', '-f', f]);
     expect(r.stderr).toBe('');

@@ -181,7 +181,7 @@ const COMMITTED = {
 };
 
 describe('judge reconciler', () => {
-  it('creates one Evaluation per ended run, owned by the session, and records the heuristic verdict and the summary', async () => {
+  it('creates one Evaluation per ended run, owned by the session, with the heuristic verdict and summary', async () => {
     await policy({});
     const s = await endedSession('fix-parser', {
       phase: 'Succeeded',
@@ -249,7 +249,7 @@ describe('judge reconciler', () => {
     expect(metrics.evaluated).toHaveLength(1);
   });
 
-  it('judges the run that ended even when the session is already in Backoff, and escalates a score of 2 or less', async () => {
+  it('judges the ended run even when the session is already in Backoff; escalates a score of 2 or less', async () => {
     await policy({});
     await endedSession('flaky', {
       phase: 'Backoff',
@@ -318,7 +318,7 @@ describe('judge reconciler', () => {
     });
   });
 
-  it('without a judge policy nothing is created, but an OnDemand Evaluation is filled with evidence and judged', async () => {
+  it('without a judge policy nothing is created, but an OnDemand Evaluation gets evidence and a verdict', async () => {
     const s = await endedSession('plain', { phase: 'Failed', run: 1, exitCode: 1, reason: 'Error' });
     await settle('default/plain');
     expect(await evalsOf('plain')).toHaveLength(0);
@@ -331,7 +331,7 @@ describe('judge reconciler', () => {
     expect(ev.status).toMatchObject({ phase: 'Judged', score: 1, backend: 'heuristic' });
   });
 
-  it('an answer that stays invalid after the repair: JudgeFailed on the Evaluation and the session, a Warning, no score, no retry loop', async () => {
+  it('invalid after the repair: JudgeFailed on Evaluation and session, a Warning, no score, no retry', async () => {
     fake = await FakeOpenAI.start(() => openai.garbage());
     await policy({ backend: 'openai', model: 'qwen2.5-coder:7b', endpoint: fake.endpoint, maxRetries: 2 });
     await endedSession('bad', { phase: 'Succeeded', run: 1, exitCode: 0, reason: 'Completed' });
@@ -358,7 +358,7 @@ describe('judge reconciler', () => {
     expect(fake.requests).toHaveLength(2);
   });
 
-  it('server errors: bounded retries, then JudgeFailed (BackendError); a later good verdict clears the session condition', async () => {
+  it('server errors: bounded retries, then JudgeFailed (BackendError); a later good verdict clears it', async () => {
     fake = await FakeOpenAI.start(() => openai.status(503));
     await policy({ backend: 'openai', model: 'm', endpoint: fake.endpoint, maxRetries: 1 });
     const s = await endedSession('down', { phase: 'Succeeded', run: 1, exitCode: 0, reason: 'Completed' });
@@ -380,7 +380,7 @@ describe('judge reconciler', () => {
     expect(after.status?.lastEvaluation).toMatchObject({ name: 'down-run-1-ondemand-1', score: 4 });
   });
 
-  it('restart-safe: an Evaluation left in Judging by a killed controller is judged again; after 3 attempts it fails', async () => {
+  it('restart-safe: an Evaluation left Judging by a killed controller is redone; 3 attempts, then fails', async () => {
     await policy({});
     const s = await endedSession('crashy', {
       phase: 'Succeeded',
@@ -440,7 +440,7 @@ describe('judge reconciler', () => {
     expect((await getEval('done-run-1'))!.status).toMatchObject(verdict);
   });
 
-  it('keeps judgements in flight at the limit the policies set, the smallest one (the fake counts concurrent requests)', async () => {
+  it("keeps judgements in flight at the policies' smallest limit (the fake counts concurrent requests)", async () => {
     fake = await FakeOpenAI.start(() => openai.answer(GOOD_VERDICT, 200));
     await policy({ backend: 'openai', model: 'm', endpoint: fake.endpoint, maxConcurrent: 3 });
     await policy({ maxConcurrent: 5 }, 'other');
@@ -454,7 +454,7 @@ describe('judge reconciler', () => {
     for (const n of names) expect((await getEval(`${n}-run-1`))!.status?.score).toBe(4);
   });
 
-  it('stopping mid-call leaves the Evaluation without a verdict and without JudgeFailed, for the next controller', async () => {
+  it('stopping mid-call leaves the Evaluation with no verdict, no JudgeFailed, for the next controller', async () => {
     fake = await FakeOpenAI.start(() => openai.hang());
     await policy({ backend: 'openai', model: 'm', endpoint: fake.endpoint, timeout: '60s' });
     await endedSession('slow', { phase: 'Succeeded', run: 1, exitCode: 0, reason: 'Completed' });

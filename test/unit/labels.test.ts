@@ -38,11 +38,13 @@ describe('parseSelector', () => {
     ['env in prod', 'unable to parse requirement: "env in prod" in label selector "env in prod"'],
     [
       '-bad=x',
-      `invalid label key "-bad" in "-bad=x": name part must be 63 characters or less, alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character`,
+      `invalid label key "-bad" in "-bad=x": name part must be 63 characters or less, ` +
+        "alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character",
     ],
     [
       'team=-web',
-      "invalid label value \"-web\" in \"team=-web\": must be empty or alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character",
+      'invalid label value "-web" in "team=-web": ' +
+        "must be empty or alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character",
     ],
     [
       `k=${'v'.repeat(64)}`,

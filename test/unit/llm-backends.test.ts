@@ -108,7 +108,7 @@ describe('openai backend against a fake OpenAI-compatible server', () => {
     expect(repair).toContain('I think the session went quite well');
   });
 
-  it('schema-invalid JSON: repaired once; if the repair is invalid too, the call fails (no made-up score)', async () => {
+  it('schema-invalid JSON: repaired once; if the repair is invalid too the call fails (no made-up score)', async () => {
     fake.script(openai.answer(INVALID_VERDICT), openai.answer(GOOD_VERDICT));
     expect((await call(make()).p).requests).toBe(2);
     fake.server.reset();
@@ -138,7 +138,7 @@ describe('openai backend against a fake OpenAI-compatible server', () => {
     expect(c.waits).toEqual([7000]);
   });
 
-  it('a hanging server: each request is cut at its time limit and retried, then the call fails as a timeout', async () => {
+  it('a hanging server: each request is cut at its time limit and retried, then the call times out', async () => {
     fake.script(openai.hang(), openai.hang(), openai.answer(GOOD_VERDICT));
     const c = call(make(), { maxRetries: 1 }, { timeoutMs: 300 });
     expect(await kindOf(c.p)).toBe('timeout');
@@ -241,7 +241,7 @@ describe('command backend with a scripted CLI', () => {
   const calls = () => Number(fs.readFileSync(path.join(dir, 'calls'), 'utf8'));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('writes the prompt to stdin, substitutes {{schema}} and {{model}} as plain arguments, reads JSON from stdout', async () => {
+  it("writes the prompt to stdin, puts {{schema}} and {{model}} in plain arguments, reads stdout's JSON", async () => {
     const b = make('valid', ['--json-schema', '{{schema}}', '--model', '{{model}}', 'literal $(touch pwned) `x`']);
     const r = await call(b).p;
     expect(r.value).toMatchObject({ score: 3, recommendation: 'continue' });
@@ -255,7 +255,7 @@ describe('command backend with a scripted CLI', () => {
     expect(fs.existsSync(path.join(process.cwd(), 'pwned'))).toBe(false);
   });
 
-  it("parses Claude Code's --output-format json wrapper: structured_output first, else the JSON in result", async () => {
+  it("parses Claude Code's --output-format json wrapper: structured_output first, else JSON in result", async () => {
     const r = await call(make('claude')).p;
     expect(r.value).toMatchObject({ score: 3 });
     expect(r.response.usage).toEqual({ inputTokens: 1500, outputTokens: 200 });
@@ -329,7 +329,7 @@ describe('configuration and factory', () => {
     expect(() => createBackend(resolveJudgeConfig({ backend: 'command' }))).toThrow(/judge.command/);
   });
 
-  it('reads the API key from the named environment variable at request time, and never keeps it on the backend', async () => {
+  it('reads the API key from the named environment variable per request, never keeping it on the backend', async () => {
     const fake = await FakeJudgeAnthropic.start();
     try {
       const env: NodeJS.ProcessEnv = {};

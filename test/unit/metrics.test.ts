@@ -310,7 +310,8 @@ describe('controller-runtime metrics from a real WorkQueue and Controller', () =
     expect(x.value('controller_runtime_reconcile_total', { ...c, result: 'error' })).toBe(1);
     expect(x.value('controller_runtime_reconcile_errors_total', c)).toBe(1);
     expect(x.value('controller_runtime_reconcile_total', { ...c, result: 'requeue_after' })).toBe(1);
-    expect(x.value('controller_runtime_reconcile_total', { ...c, result: 'success' })).toBe(3); // ok, fail's retry, slow
+    // ok, fail's retry, slow
+    expect(x.value('controller_runtime_reconcile_total', { ...c, result: 'success' })).toBe(3);
     expect(x.value('controller_runtime_reconcile_time_seconds_count', c)).toBe(5);
     expect(x.value('controller_runtime_reconcile_time_seconds_bucket', { ...c, le: '60' })).toBe(5);
     expect(x.value('workqueue_adds_total', qc)).toBe(5); // ok, fail, later, fail (retry), slow
@@ -453,7 +454,9 @@ describe('the metrics server', () => {
       await expect(
         startMetricsServer({ host: '127.0.0.1', port }, m.registry, () => ({ ready: true, reason: '' })),
       ).rejects.toThrow(
-        `cannot serve metrics on 127.0.0.1:${port}: the address is already in use (another controller or program listens there); choose another address with --metrics-addr HOST:PORT (or ORCHCTL_METRICS_ADDR), or turn the server off with --metrics-addr 0`,
+        `cannot serve metrics on 127.0.0.1:${port}: the address is already in use ` +
+          '(another controller or program listens there); choose another address with ' +
+          '--metrics-addr HOST:PORT (or ORCHCTL_METRICS_ADDR), or turn the server off with --metrics-addr 0',
       );
     } finally {
       blocker.close();

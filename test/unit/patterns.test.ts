@@ -70,7 +70,10 @@ describe('checkPattern', () => {
   it('rejects overlapping alternation under a quantifier', () => {
     for (const p of ['(a|a)*', '(a|ab)*c', String.raw`(\w|\d)+`, String.raw`(.|\s)*`, '(Yes|yes)+', '(cat|car)+'])
       expect(checkPattern(p), p).toMatch(
-        /may backtrack catastrophically: in the repeated group .* can start with the same character \(overlapping alternation\)/,
+        new RegExp(
+          /may backtrack catastrophically: in the repeated group .* /.source +
+            /can start with the same character \(overlapping alternation\)/.source,
+        ),
       );
     expect(checkPattern('(a|)+')).toMatch(/an alternative can match the empty string/);
   });

@@ -303,7 +303,8 @@ describe('effective', () => {
   });
 
   it('restartPolicy comes only from the session', () => {
-    expect(effective({}, policy('p', { restartPolicy: 'Always' })).restartPolicy).toBe('Never');
+    // A policy has no restartPolicy (an old manifest may still carry one): it is ignored.
+    expect(effective({}, policy('p', { restartPolicy: 'Always' } as never)).restartPolicy).toBe('Never');
     expect(effective({ restartPolicy: 'Always' }, undefined).restartPolicy).toBe('Always');
   });
 
@@ -413,7 +414,8 @@ describe('admit', () => {
 
   it('maxLoadPerCPU: the 1-minute load average divided by the CPU count', () => {
     const p = policy('p', { maxLoadPerCPU: 1.5 });
-    expect(admit(p, 0, host({ cpu: 4, loadAverage: [6, 100, 100] })).admitted).toBe(true); // 1.5, equal is fine; 5/15-min ignored
+    // 1.5, equal is fine; the 5- and 15-minute averages are ignored
+    expect(admit(p, 0, host({ cpu: 4, loadAverage: [6, 100, 100] })).admitted).toBe(true);
     expect(admit(p, 0, host({ cpu: 4, loadAverage: [6.2, 0, 0] }))).toEqual({
       admitted: false,
       reason: 'HighLoad',
@@ -560,7 +562,7 @@ describe('observedEvent', () => {
       expect(obs('Backoff', session({ status: { lifecycle } }))).toEqual({ type: 'RESTART_DUE' });
       expect(obs('Backoff', session())).toEqual({ type: 'RESTART_DUE' });
     });
-    it('NEW_RUN when the generation differs from status.lifecycle.runGeneration, even before the restart is due', () => {
+    it('NEW_RUN when the generation differs from status.lifecycle.runGeneration, even before a restart is due', () => {
       expect(obs('Backoff', session({ generation: 2, status: { nextRestartTime: iso(60_000), lifecycle } }))).toEqual({
         type: 'NEW_RUN',
       });
@@ -586,7 +588,7 @@ describe('observedEvent', () => {
     it('the pane does not matter', () => {
       expect(obs('Backoff', session({ status: { nextRestartTime: iso(10), lifecycle } }), dead(1))).toBeUndefined();
     });
-    it('an Escalated condition (e.g. a judge verdict arriving after the restart was scheduled) holds the restart; a spec change or Stopped still moves it', () => {
+    it('an Escalated condition (a late judge verdict) holds a scheduled restart; spec change or Stop still act', () => {
       const conditions = [cond('Escalated', 'True')];
       expect(
         obs('Backoff', session({ status: { nextRestartTime: iso(-5000), lifecycle, conditions } })),

@@ -208,7 +208,10 @@ describe('sessionMachine model: reachability', () => {
   });
 });
 
-/** The adjacency map with `run` abstracted away, so the graph is finite (restarts stay bounded by the samples' caps). */
+/**
+ * The adjacency map with `run` abstracted away, so the graph is finite (restarts stay bounded
+ * by the samples' caps).
+ */
 function runAbstractedAdjacency() {
   const adj = getAdjacencyMap(sessionMachine, {
     events: EVENTS,

@@ -57,7 +57,7 @@ describe('good manifests validate', () => {
     );
   });
 
-  it('normalises: default namespace, paths resolved against the manifest directory, status and system metadata dropped', () => {
+  it('normalises: default namespace, paths resolved against the manifest folder, status, system fields dropped', () => {
     const objs = check(GOOD).objects;
     const by = (name: string) => objs.find((o) => o.manifest.metadata.name === name)!.manifest;
     const dir = path.join(ROOT, 'test/fixtures/manifests/good');
@@ -103,33 +103,40 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
     [
       'bad-enum.yaml',
       [
-        `${f('bad-enum.yaml')}:7:18 (document 1) spec.restartPolicy: Unsupported value: must be one of "Never", "OnFailure", "Always"`,
+        `${f('bad-enum.yaml')}:7:18 (document 1) spec.restartPolicy: ` +
+          'Unsupported value: must be one of "Never", "OnFailure", "Always"',
       ],
     ],
     [
       'bad-name.yaml',
       [
-        `${f('bad-name.yaml')}:4:9 (document 1) metadata.name: Invalid value "Fix_Login": must be a lowercase RFC 1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit`,
+        `${f('bad-name.yaml')}:4:9 (document 1) metadata.name: Invalid value "Fix_Login": ` +
+          'must be a lowercase RFC 1123 label: ' +
+          "lowercase letters, digits and '-', starting and ending with a letter or digit",
       ],
     ],
     [
       'unknown-kind.yaml',
       [
-        `${f('unknown-kind.yaml')}:2:7 (document 1) kind: no kind "AgentSesion" is registered for version "orchctl.io/v1alpha1" (known kinds: Agent, AgentSession, Evaluation, Event, Node, Project, SessionPolicy)`,
+        `${f('unknown-kind.yaml')}:2:7 (document 1) kind: ` +
+          'no kind "AgentSesion" is registered for version "orchctl.io/v1alpha1" ' +
+          '(known kinds: Agent, AgentSession, Evaluation, Event, Node, Project, SessionPolicy)',
       ],
     ],
     ['missing-required.yaml', [`${f('missing-required.yaml')}:5:3 (document 1) spec.path: Required value`]],
     [
       'invalid-yaml.yaml',
       [
-        `${f('invalid-yaml.yaml')}:6:3 (document 1) invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]`,
+        `${f('invalid-yaml.yaml')}:6:3 (document 1) invalid YAML: ` +
+          'Flow sequence in block collection must be sufficiently indented and end with a ]',
       ],
     ],
     ['duplicate-key.yaml', [`${f('duplicate-key.yaml')}:6:3 (document 1) invalid YAML: Map keys must be unique`]],
     [
       'duplicate.yaml',
       [
-        `${f('duplicate.yaml')}:9:9 (document 2) metadata.name: duplicate object: agent "claude-code" is also defined in ${f('duplicate.yaml')} (document 1)`,
+        `${f('duplicate.yaml')}:9:9 (document 2) metadata.name: ` +
+          `duplicate object: agent "claude-code" is also defined in ${f('duplicate.yaml')} (document 1)`,
       ],
     ],
     [
@@ -156,7 +163,8 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
     [
       'bad-label.yaml',
       [
-        `${f('bad-label.yaml')}:6:11 (document 1) metadata.labels.team: Invalid value "web team": must be empty or alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character`,
+        `${f('bad-label.yaml')}:6:11 (document 1) metadata.labels.team: Invalid value "web team": ` +
+          "must be empty or alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character",
       ],
     ],
     [
@@ -173,7 +181,8 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
     const errs = check(f('cluster-scoped-namespace.yaml')).errors;
     expect(errs.length).toBeGreaterThan(0);
     expect(errs).toContain(
-      `${f('cluster-scoped-namespace.yaml')}:5:3 (document 1) metadata.namespace: Node is cluster-scoped and has no namespace`,
+      `${f('cluster-scoped-namespace.yaml')}:5:3 (document 1) ` +
+        'metadata.namespace: Node is cluster-scoped and has no namespace',
     );
   });
 
@@ -188,7 +197,8 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
     // YAML errors stop before schema validation; the rest are all reported together, sorted.
     expect(r.errors).toEqual([
       `${f('duplicate-key.yaml')}:6:3 (document 1) invalid YAML: Map keys must be unique`,
-      `${f('invalid-yaml.yaml')}:6:3 (document 1) invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]`,
+      `${f('invalid-yaml.yaml')}:6:3 (document 1) invalid YAML: ` +
+        'Flow sequence in block collection must be sufficiently indented and end with a ]',
     ]);
     const schemaErrors = check(path.join(ROOT, 'test/fixtures/manifests/bad/unknown-field.yaml'));
     expect(schemaErrors.errors[0]).toMatch(

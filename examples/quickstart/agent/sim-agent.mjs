@@ -45,7 +45,6 @@ const session = env.ORCHCTL_SESSION ?? '(no session)';
 const useColor = !env.NO_COLOR && (process.stdout.isTTY || !!env.FORCE_COLOR);
 const paint = (open) => (s) => (useColor ? `\x1b[${open}m${s}\x1b[0m` : String(s));
 const bold = paint('1');
-const dim = paint('2');
 const red = paint('31');
 const green = paint('32');
 const yellow = paint('33');
@@ -86,8 +85,10 @@ function parseArgs(argv) {
       continue;
     }
     if (a.startsWith('--prompt=')) words.push(a.slice('--prompt='.length));
-    else if (a === '--') words.push(...argv.slice(i + 1)), (i = argv.length);
-    else words.push(a);
+    else if (a === '--') {
+      words.push(...argv.slice(i + 1));
+      break;
+    } else words.push(a);
   }
   return { text: words.join(' ') };
 }
@@ -137,9 +138,13 @@ function readInteractive(timeoutMs, quietMs = 400) {
       }
       let echo = '';
       for (let i = 0; i < s.length; i++) {
-        if (s.startsWith(PASTE_START, i)) (inPaste = true), (i += PASTE_START.length - 1);
-        else if (s.startsWith(PASTE_END, i)) (inPaste = false), (i += PASTE_END.length - 1);
-        else if (s[i] === '\x03') {
+        if (s.startsWith(PASTE_START, i)) {
+          inPaste = true;
+          i += PASTE_START.length - 1;
+        } else if (s.startsWith(PASTE_END, i)) {
+          inPaste = false;
+          i += PASTE_END.length - 1;
+        } else if (s[i] === '\x03') {
           process.stdout.write('^C\r\n');
           finish(undefined);
           interrupted('SIGINT');
@@ -150,8 +155,14 @@ function readInteractive(timeoutMs, quietMs = 400) {
           text += '\n';
           echo += '\r\n';
         } else if (s[i] === '\x7f' || s[i] === '\b') {
-          if (text && !text.endsWith('\n')) (text = text.slice(0, -1)), (echo += '\b \b');
-        } else if (s[i] >= ' ' || s[i] === '\t') (text += s[i]), (echo += s[i]);
+          if (text && !text.endsWith('\n')) {
+            text = text.slice(0, -1);
+            echo += '\b \b';
+          }
+        } else if (s[i] >= ' ' || s[i] === '\t') {
+          text += s[i];
+          echo += s[i];
+        }
       }
       if (echo) process.stdout.write(useColor ? `\x1b[36m${echo}\x1b[0m` : echo);
       clearTimeout(quiet);
@@ -168,8 +179,14 @@ function readInteractive(timeoutMs, quietMs = 400) {
 
 async function readTask() {
   const args = parseArgs(process.argv.slice(2));
-  if (args.help) return (usage(), process.exit(0));
-  if (args.version) return (say(`sim-agent ${VERSION}`), process.exit(0));
+  if (args.help) {
+    usage();
+    process.exit(0);
+  }
+  if (args.version) {
+    say(`sim-agent ${VERSION}`);
+    process.exit(0);
+  }
   if (args.text.trim()) return { text: args.text, via: 'argument' };
   if (!process.stdin.isTTY) {
     const text = await readAll(process.stdin);
