@@ -48,7 +48,7 @@ class Manual implements EventSource<string> {
   }
 }
 
-it('--once: For, Watches and atStart keys reach the reconciler; hooks run in order; it drains, then returns', async () => {
+it('--once: For, Watches and atStart keys reach the reconciler; it drains, runs the hooks, returns', async () => {
   const seed = store();
   await seed.create(obj('Thing', 'a'));
   await seed.create(obj('Thing', 'b', 'other'));
@@ -86,7 +86,7 @@ it('--once: For, Watches and atStart keys reach the reconciler; hooks run in ord
   expect(new Set(trace.slice(1, -1))).toEqual(new Set(['default/a', 'other/b', '/everything']));
 });
 
-it('long-running: periodic keys, event sources and late changes wake it; stop() ends run() and releases the lease', async () => {
+it('long-running: periodic keys, sources and changes wake it; stop() ends run(), releases the lease', async () => {
   const seen: string[] = [];
   const manual = new Manual();
   const started: string[] = [];
