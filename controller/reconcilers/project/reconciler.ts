@@ -2,23 +2,26 @@
  * Keeps each Project's `Ready` condition true to its path: True when `spec.path` is a directory,
  * False (reason PathNotFound) when it is missing or not a directory — so `orchctl get projects`
  * and `describe` say why its sessions wait, instead of the sessions restarting in a loop.
- * Triggered by Project changes and the node timer (a directory can appear or vanish any time).
+ * Keyed by Project (`namespace/name`); what wakes it is in setup.ts.
  */
 import fs from 'node:fs';
 import { setCondition } from '../../api/conditions.js';
 import type { Condition, Resource } from '../../api/types.js';
 import { writeStatusMerged } from '../../client/status.js';
+import type { Reconciler } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Store } from '../../store/store.js';
 
-export class ProjectReconciler {
-  constructor(private readonly d: { store: Store; projects: Informer }) {}
+export class ProjectReconciler implements Reconciler {
+  constructor(private readonly d: { store: Store; projects: Pick<Informer, 'get'> }) {}
 
-  async reconcileAll(): Promise<void> {
-    for (const p of this.d.projects.list()) await this.reconcile(p);
+  async reconcile(key: string): Promise<void> {
+    const [namespace, name] = key.split('/');
+    const project = this.d.projects.get(namespace, name);
+    if (project) await this.reconcileProject(project); // gone: nothing to keep current
   }
 
-  async reconcile(project: Resource): Promise<void> {
+  private async reconcileProject(project: Resource): Promise<void> {
     const dir = (project.spec as { path?: string } | undefined)?.path;
     let ok = false;
     try {

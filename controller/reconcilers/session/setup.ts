@@ -1,0 +1,120 @@
+/**
+ * What wakes the session reconciler (keyed by session, `namespace/name`):
+ *  - any change to an AgentSession: its own key; and when it is not (or no longer) running, every
+ *    Pending session of its namespace (it may have freed an admission slot);
+ *  - any change to an Agent, Project or SessionPolicy: every session of that namespace;
+ *  - a write to a live run's hook file or transcript: that session, at once;
+ *  - a pane dying (tmux's pane-died hook) and every observe interval: every live session (and
+ *    every one being deleted), all on one tick so they share one tmux snapshot;
+ *  - when the controllers start and every resync period, every session;
+ *  - a background prompt delivery finishing (the reconciler enqueues its session).
+ * --once also waits for deliveries in flight. A failing reconcile shows on the object
+ * (Reconciled=False and a Warning Event).
+ */
+import type { AgentSession } from '../../api/kinds.js';
+import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
+import type { Resource } from '../../api/types.js';
+import type { AgentFeed } from '../../observers/agent-feed.js';
+import type { AuditLog } from '../../observers/audit.js';
+import type { FileWatchSource } from '../../runtime/file-source.js';
+import { type EventSource, type Manager, queueKey } from '../../runtime/manager.js';
+import { ReconcileErrorReporter } from '../../runtime/reconcile-errors.js';
+import type { EventLogs } from '../../store/eventlog.js';
+import { resumeNotes } from '../judge/resume.js';
+import type { Evaluation } from '../judge/types.js';
+import type { ControllerServices } from '../services.js';
+import { SessionReconciler, type SessionMetricsHooks } from './reconciler.js';
+
+export interface SessionSetupDeps extends ControllerServices {
+  workers: number;
+  resyncMs: number;
+  observeEveryMs: number;
+  /** spec.unschedulable of this host's Node: admission stops while it is true. */
+  nodeUnschedulable: () => boolean;
+  audit: AuditLog;
+  logs: EventLogs;
+  feed: AgentFeed;
+  /** argv of `orchctl hook` (absolute node and bin paths), for agents that report through hooks. */
+  hookCommand: string[];
+  /** Hook files and transcripts of live runs. */
+  feedFiles: FileWatchSource;
+  /** Fires when a pane died or the tmux server went away. */
+  paneDeaths: EventSource<void>;
+  metrics?: SessionMetricsHooks;
+}
+
+const phaseOf = (o: Resource) => (o.status as { phase?: Phase } | undefined)?.phase;
+const isActive = (o: Resource) => {
+  const phase = phaseOf(o);
+  return !!phase && ACTIVE_PHASES.has(phase);
+};
+
+export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
+  const sessions = mgr.informer('AgentSession');
+  const evaluations = mgr.informer('Evaluation');
+  const ctl = mgr.controller('agentsession', {
+    workers: d.workers,
+    errors: new ReconcileErrorReporter({
+      store: mgr.store,
+      recorder: d.recorder,
+      kind: 'AgentSession',
+      cached: (k) => sessions.get(k.split('/')[0], k.split('/')[1]),
+    }),
+  });
+  const reconciler = new SessionReconciler({
+    store: mgr.store,
+    sessions,
+    agents: mgr.informer('Agent'),
+    projects: mgr.informer('Project'),
+    policies: mgr.informer('SessionPolicy'),
+    tmux: d.tmux,
+    panes: d.panes,
+    storeUid: d.storeUid,
+    git: d.git,
+    host: d.host,
+    nodeUnschedulable: d.nodeUnschedulable,
+    recorder: d.recorder,
+    audit: d.audit,
+    home: d.home,
+    log: d.log,
+    enqueue: ctl.enqueue,
+    metrics: d.metrics,
+    logs: d.logs,
+    feed: d.feed,
+    hookCommand: d.hookCommand,
+    watch: (k, files) => d.feedFiles.watch(k, files),
+    // The judge's notes on the last run go into the next run's prompt.
+    resumeNotes: (s: AgentSession) => resumeNotes(s, evaluations.list(s.metadata.namespace ?? '') as Evaluation[]),
+  });
+
+  const all = (ns?: string) => sessions.list(ns).map(queueKey);
+  const pending = (ns: string) =>
+    sessions
+      .list(ns)
+      .filter((o) => (phaseOf(o) ?? 'Pending') === 'Pending')
+      .map(queueKey);
+  const live = () =>
+    sessions
+      .list()
+      .filter((o) => isActive(o) || (phaseOf(o) && o.metadata.deletionTimestamp))
+      .map(queueKey);
+  const namespace = (o: Resource) => all(o.metadata.namespace ?? '');
+
+  ctl
+    .for('AgentSession')
+    .watches('AgentSession', (o) => (isActive(o) ? [] : pending(o.metadata.namespace ?? '')))
+    .watches('Agent', namespace)
+    .watches('Project', namespace)
+    .watches('SessionPolicy', namespace)
+    .watches(d.feedFiles, (key) => [key])
+    .watches(d.paneDeaths, live)
+    .every(d.observeEveryMs, live)
+    .every(d.resyncMs, all, { atStart: true })
+    .inFlight(() => reconciler.deliveriesInFlight())
+    .complete(reconciler);
+  // A run that is over needs no file watches.
+  sessions.onChange((_t, o) => {
+    if (!isActive(o)) d.feedFiles.unwatch(queueKey(o));
+  });
+  return reconciler;
+}
