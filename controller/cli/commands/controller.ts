@@ -1,4 +1,9 @@
+/**
+ * `orchctl controller`: parses the flags, serves /metrics, /healthz and /readyz, and runs the
+ * controller process (controller/app/controller.ts) until SIGINT/SIGTERM or, with --once, one pass.
+ */
 import { parseDuration } from '../../api/duration.js';
+import { ControllerApp } from '../../app/controller.js';
 import {
   DEFAULT_METRICS_ADDR,
   formatAddr,
@@ -8,7 +13,7 @@ import {
 } from '../../metrics/index.js';
 import { createLogger } from '../../runtime/log.js';
 import type { GlobalOptions } from '../context.js';
-import { Manager } from '../manager.js';
+import { orchctlVersion } from './version.js';
 
 export interface ControllerOptions {
   once?: boolean;
@@ -32,7 +37,7 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
   const metricsAddr = opts.once
     ? undefined
     : parseMetricsAddr(opts.metricsAddr ?? process.env.ORCHCTL_METRICS_ADDR ?? DEFAULT_METRICS_ADDR);
-  const m = new Manager({
+  const m = new ControllerApp({
     home: g.home,
     once: opts.once,
     manifests: opts.manifests,
@@ -41,6 +46,7 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     observeEveryMs: opts.observeInterval ? parseDuration(opts.observeInterval) : undefined,
     tmuxSocket: opts.tmuxSocket,
     gcOrphans: opts.gcOrphans,
+    version: orchctlVersion(),
     log,
   });
   // Served from before the lease is won, so a standby answers /healthz (and /readyz with 503).
