@@ -33,8 +33,14 @@ export function setCondition(list: Condition[], c: ConditionInput, now = new Dat
     existing.lastTransitionTime = now;
     changed = true;
   }
-  if (existing.reason !== c.reason) (existing.reason = c.reason), (changed = true);
-  if (existing.message !== message) (existing.message = message), (changed = true);
+  if (existing.reason !== c.reason) {
+    existing.reason = c.reason;
+    changed = true;
+  }
+  if (existing.message !== message) {
+    existing.message = message;
+    changed = true;
+  }
   if (c.observedGeneration !== undefined && existing.observedGeneration !== c.observedGeneration) {
     existing.observedGeneration = c.observedGeneration;
     changed = true;

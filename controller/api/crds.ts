@@ -19,7 +19,49 @@ export interface PrinterColumn {
   format?: string;
 }
 
-export type OpenApiSchema = Record<string, any>;
+/** An OpenAPI v3 schema node as a CRD carries it: the keywords read here typed, the others kept as they are. */
+export interface OpenApiSchema {
+  type?: string | string[];
+  description?: string;
+  properties?: Record<string, OpenApiSchema>;
+  items?: OpenApiSchema;
+  additionalProperties?: boolean | OpenApiSchema;
+  required?: string[];
+  enum?: unknown[];
+  default?: unknown;
+  format?: string;
+  nullable?: boolean;
+  anyOf?: OpenApiSchema[];
+  allOf?: OpenApiSchema[];
+  oneOf?: OpenApiSchema[];
+  not?: OpenApiSchema;
+  [keyword: string]: unknown;
+}
+
+/** A CustomResourceDefinition document from crds/ (the fields this module reads). */
+interface CrdVersion {
+  name: string;
+  schema?: { openAPIV3Schema?: OpenApiSchema };
+  subresources?: { status?: object };
+  additionalPrinterColumns?: PrinterColumn[];
+}
+export interface CrdDocument {
+  kind?: string;
+  metadata?: { name?: string; annotations?: Record<string, string> };
+  spec?: {
+    group?: string;
+    scope?: string;
+    names: {
+      kind: string;
+      listKind?: string;
+      plural: string;
+      singular?: string;
+      shortNames?: string[];
+      categories?: string[];
+    };
+    versions?: CrdVersion[];
+  };
+}
 
 export interface KindInfo {
   kind: string;
@@ -34,7 +76,7 @@ export interface KindInfo {
   hideNameColumn: boolean;
   columns: PrinterColumn[];
   schema: OpenApiSchema;
-  crd: Record<string, any>;
+  crd: CrdDocument;
 }
 
 export interface Registry {
@@ -44,10 +86,11 @@ export interface Registry {
   tryResolve(name: string): KindInfo | undefined;
 }
 
-function kindInfoFromCrd(crd: Record<string, any>, file: string): KindInfo {
+function kindInfoFromCrd(crd: CrdDocument, file: string): KindInfo {
   const spec = crd?.spec;
-  const version = spec?.versions?.find((v: any) => v.name === VERSION);
-  if (crd?.kind !== 'CustomResourceDefinition' || spec?.group !== GROUP || !version?.schema?.openAPIV3Schema)
+  const version = spec?.versions?.find((v) => v.name === VERSION);
+  const schema = version?.schema?.openAPIV3Schema;
+  if (crd?.kind !== 'CustomResourceDefinition' || spec?.group !== GROUP || !schema)
     throw new Error(`${file}: not a ${GROUP} CustomResourceDefinition with version ${VERSION}`);
   const n = spec.names;
   return {
@@ -61,7 +104,7 @@ function kindInfoFromCrd(crd: Record<string, any>, file: string): KindInfo {
     hasStatus: !!version.subresources?.status,
     hideNameColumn: crd.metadata?.annotations?.['orchctl.io/hide-name-column'] === 'true',
     columns: version.additionalPrinterColumns ?? [],
-    schema: version.schema.openAPIV3Schema,
+    schema,
     crd,
   };
 }
@@ -80,12 +123,12 @@ export function loadCrdsFrom(dir: string): KindInfo[] {
  * dist/crds.json, written by the build from crds/*.yaml (scripts/compile-crds.mjs), when it is
  * at least as new as every CRD file; parsing YAML was most of a cold `orchctl get`.
  */
-function compiledCrds(dir: string, files: string[]): { file: string; crd: Record<string, any> }[] | undefined {
+function compiledCrds(dir: string, files: string[]): { file: string; crd: CrdDocument }[] | undefined {
   const json = path.join(path.dirname(dir), 'dist', 'crds.json');
   try {
     const built = fs.statSync(json).mtimeMs;
     if (files.some((f) => fs.statSync(path.join(dir, f)).mtimeMs > built)) return undefined;
-    const list = JSON.parse(fs.readFileSync(json, 'utf8')) as { file: string; crd: Record<string, any> }[];
+    const list = JSON.parse(fs.readFileSync(json, 'utf8')) as { file: string; crd: CrdDocument }[];
     return list.length === files.length && list.every((x, i) => x.file === files[i]) ? list : undefined;
   } catch {
     return undefined;
@@ -126,7 +169,8 @@ let cached: Registry | undefined;
 
 /** The registry of built-in kinds, loaded once per process from crds/. */
 export function registry(): Registry {
-  return (cached ??= makeRegistry(loadCrdsFrom(path.join(packageRoot(), 'crds'))));
+  cached ??= makeRegistry(loadCrdsFrom(path.join(packageRoot(), 'crds')));
+  return cached;
 }
 
 export const apiVersionOk = (v: unknown) => v === API_VERSION;

@@ -40,5 +40,6 @@ export const alreadyExists = (kind: string, name: string) =>
 export const conflict = (kind: string, name: string) =>
   new ApiError(
     'Conflict',
-    `Operation cannot be fulfilled on ${kind.toLowerCase()} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    `Operation cannot be fulfilled on ${kind.toLowerCase()} "${name}": the object has been modified; ` +
+      'please apply your changes to the latest version and try again',
   );

@@ -12,7 +12,7 @@ export type Requirement =
 export type Selector = Requirement[];
 
 export function parseSelector(text: string | undefined): Selector {
-  if (!text || !text.trim()) return [];
+  if (!text?.trim()) return [];
   const reqs: Selector = [];
   // Split on commas that are not inside parentheses.
   const parts: string[] = [];
@@ -28,27 +28,31 @@ export function parseSelector(text: string | undefined): Selector {
   }
   parts.push(cur);
   for (const raw of parts) {
-    const p = raw.trim();
-    let m: RegExpMatchArray | null;
-    if ((m = p.match(/^([^\s!=(),]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
-      const values = m[3]
-        .split(',')
-        .map((v) => v.trim())
-        .filter((v) => v !== '');
-      values.forEach((v) => checkValue(v, p));
-      reqs.push({ key: checkKey(m[1], p), op: m[2] as 'in' | 'notin', values });
-    } else if ((m = p.match(/^([^\s!=(),]+)\s*(==|=|!=)\s*([^\s!=(),]*)$/))) {
-      checkValue(m[3], p);
-      reqs.push({ key: checkKey(m[1], p), op: m[2] === '!=' ? 'notin' : 'in', values: [m[3]] });
-    } else if ((m = p.match(/^!\s*([^\s!=(),]+)$/))) {
-      reqs.push({ key: checkKey(m[1], p), op: '!exists' });
-    } else if ((m = p.match(/^([^\s!=(),]+)$/))) {
-      reqs.push({ key: checkKey(m[1], p), op: 'exists' });
-    } else {
-      throw new ApiError('BadRequest', `unable to parse requirement: "${p}" in label selector "${text}"`);
-    }
+    reqs.push(parseRequirement(raw.trim(), text));
   }
   return reqs;
+}
+
+function parseRequirement(p: string, text: string): Requirement {
+  const set = p.match(/^([^\s!=(),]+)\s+(in|notin)\s+\(([^)]*)\)$/);
+  if (set) {
+    const values = set[3]
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
+    for (const v of values) checkValue(v, p);
+    return { key: checkKey(set[1], p), op: set[2] === 'notin' ? 'notin' : 'in', values };
+  }
+  const eq = p.match(/^([^\s!=(),]+)\s*(==|=|!=)\s*([^\s!=(),]*)$/);
+  if (eq) {
+    checkValue(eq[3], p);
+    return { key: checkKey(eq[1], p), op: eq[2] === '!=' ? 'notin' : 'in', values: [eq[3]] };
+  }
+  const absent = p.match(/^!\s*([^\s!=(),]+)$/);
+  if (absent) return { key: checkKey(absent[1], p), op: '!exists' };
+  const present = p.match(/^([^\s!=(),]+)$/);
+  if (present) return { key: checkKey(present[1], p), op: 'exists' };
+  throw new ApiError('BadRequest', `unable to parse requirement: "${p}" in label selector "${text}"`);
 }
 
 function checkKey(k: string, part: string): string {
@@ -73,7 +77,7 @@ export function matches(sel: Selector, labels: Record<string, string> | undefine
         return !has;
       case 'in':
         return has && r.values.includes(l[r.key]);
-      case 'notin':
+      default: // notin
         return !has || !r.values.includes(l[r.key]);
     }
   });

@@ -30,7 +30,8 @@ export class ManifestError extends Error {
     readonly detail: string,
   ) {
     super(
-      `${file}${line !== undefined ? `:${line}:${col}` : ''}${docIndex !== undefined ? ` (document ${docIndex})` : ''} ` +
+      `${file}${line !== undefined ? `:${line}:${col}` : ''}` +
+        `${docIndex !== undefined ? ` (document ${docIndex})` : ''} ` +
         `${fieldPath ? `${fieldPath}: ` : ''}${detail}`,
     );
     this.name = 'ManifestError';

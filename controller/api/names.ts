@@ -9,14 +9,20 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 export function checkDns1123Label(v: string): string | undefined {
   if (v.length > 63) return 'must be no more than 63 characters';
   if (!DNS1123_LABEL.test(v))
-    return "must be a lowercase RFC 1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit";
+    return (
+      "must be a lowercase RFC 1123 label: lowercase letters, digits and '-', " +
+      'starting and ending with a letter or digit'
+    );
   return undefined;
 }
 
 export function checkDns1123Subdomain(v: string): string | undefined {
   if (v.length > 253) return 'must be no more than 253 characters';
   if (!DNS1123_SUBDOMAIN.test(v))
-    return "must be a lowercase RFC 1123 subdomain: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit";
+    return (
+      "must be a lowercase RFC 1123 subdomain: lowercase letters, digits, '-' and '.', " +
+      'starting and ending with a letter or digit'
+    );
   return undefined;
 }
 
@@ -30,7 +36,10 @@ export function checkQualifiedName(key: string): string | undefined {
     if (e) return `prefix ${e}`;
   }
   if (!name || name.length > 63 || !QUALIFIED_NAME_PART.test(name))
-    return "name part must be 63 characters or less, alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character";
+    return (
+      "name part must be 63 characters or less, alphanumeric, '-', '_' or '.', " +
+      'starting and ending with an alphanumeric character'
+    );
   return undefined;
 }
 

@@ -12,7 +12,10 @@ export function packageRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const pj = path.join(dir, 'package.json');
-    if (fs.existsSync(pj) && fs.existsSync(path.join(dir, 'crds'))) return (root = dir);
+    if (fs.existsSync(pj) && fs.existsSync(path.join(dir, 'crds'))) {
+      root = dir;
+      return dir;
+    }
     const up = path.dirname(dir);
     if (up === dir) throw new Error('cannot locate the orchctl package root (crds/ directory)');
     dir = up;

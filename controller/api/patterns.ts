@@ -40,7 +40,8 @@ export function checkPattern(src: unknown): string | undefined {
   try {
     new RegExp(body, 'i');
   } catch (e) {
-    return `invalid regular expression ${q(src)}: ${(e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /, '')}`;
+    const why = (e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /, '');
+    return `invalid regular expression ${q(src)}: ${why}`;
   }
   let ast: Node;
   try {
@@ -176,10 +177,11 @@ class Parser {
     const c = this.s[this.i];
     let min: number;
     let max: number;
-    if (c === '*') (min = 0), (max = Infinity), this.i++;
-    else if (c === '+') (min = 1), (max = Infinity), this.i++;
-    else if (c === '?') (min = 0), (max = 1), this.i++;
-    else if (c === '{') {
+    if (c === '*' || c === '+' || c === '?') {
+      min = c === '+' ? 1 : 0;
+      max = c === '?' ? 1 : Infinity;
+      this.i++;
+    } else if (c === '{') {
       const m = /^\{(\d+)(,(\d*))?\}/.exec(this.s.slice(this.i));
       if (!m) return atom; // a literal "{"
       min = Number(m[1]);
@@ -213,9 +215,13 @@ class Parser {
   private group(): Node {
     let look = false;
     if (this.s.startsWith('?:', this.i)) this.i += 2;
-    else if (this.s.startsWith('?=', this.i) || this.s.startsWith('?!', this.i)) (this.i += 2), (look = true);
-    else if (this.s.startsWith('?<=', this.i) || this.s.startsWith('?<!', this.i)) (this.i += 3), (look = true);
-    else if (this.s.startsWith('?<', this.i)) {
+    else if (this.s.startsWith('?=', this.i) || this.s.startsWith('?!', this.i)) {
+      this.i += 2;
+      look = true;
+    } else if (this.s.startsWith('?<=', this.i) || this.s.startsWith('?<!', this.i)) {
+      this.i += 3;
+      look = true;
+    } else if (this.s.startsWith('?<', this.i)) {
       const end = this.s.indexOf('>', this.i);
       if (end < 0) throw new Error('bad group name');
       this.i = end + 1;
@@ -229,7 +235,10 @@ class Parser {
   /** After "[": the class up to its "]". */
   private charClass(): CharSet {
     let negated = false;
-    if (this.s[this.i] === '^') (negated = true), this.i++;
+    if (this.s[this.i] === '^') {
+      negated = true;
+      this.i++;
+    }
     const set = new CharSet();
     while (this.i < this.s.length && this.s[this.i] !== ']') {
       const lo = this.classAtom();
@@ -421,14 +430,21 @@ function findBacktracking(n: Node): string | undefined {
       if (repeats(n)) {
         const inner = innerRepetition(n.body);
         if (inner)
-          return `the repeated group ${q(n.text)} contains the repetition ${q(inner.text)} (nested quantifiers); repeat a single, fixed-length piece instead, e.g. "(ab)+" or "\\w+"`;
+          return (
+            `the repeated group ${q(n.text)} contains the repetition ${q(inner.text)} (nested quantifiers); ` +
+            'repeat a single, fixed-length piece instead, e.g. "(ab)+" or "\\w+"'
+          );
         for (const alt of alternationsIn(n.body)) {
           if (alt.alts.some(nullable))
             return `in the repeated group ${q(n.text)} an alternative can match the empty string`;
           for (let i = 0; i < alt.alts.length; i++)
             for (let j = i + 1; j < alt.alts.length; j++)
               if (firstSet(alt.alts[i]).intersects(firstSet(alt.alts[j])))
-                return `in the repeated group ${q(n.text)} alternatives ${i + 1} and ${j + 1} can start with the same character (overlapping alternation); make the alternatives start differently, e.g. "ca(t|r)" instead of "(cat|car)"`;
+                return (
+                  `in the repeated group ${q(n.text)} alternatives ${i + 1} and ${j + 1} can start with the same ` +
+                  'character (overlapping alternation); make the alternatives start differently, ' +
+                  'e.g. "ca(t|r)" instead of "(cat|car)"'
+                );
         }
       }
       return findBacktracking(n.body);

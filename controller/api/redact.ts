@@ -22,7 +22,7 @@ const SHAPES: RegExp[] = [
 /** Names of environment variables that hold secrets by convention. */
 export const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)S?$/i;
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export function registerSecret(value: string | undefined): void {
   if (!value || value.length < MIN_SECRET_LENGTH || secrets.has(value)) return;
@@ -31,7 +31,7 @@ export function registerSecret(value: string | undefined): void {
   matcher = new RegExp(
     [...secrets]
       .sort((a, b) => b.length - a.length)
-      .map(escape)
+      .map(escapeRegExp)
       .join('|'),
     'g',
   );

@@ -31,7 +31,8 @@ export function objectMetaSchema(kind: KindInfo): OpenApiSchema {
         type: 'string',
         description: label
           ? 'Name of the object: a DNS-1123 label (lowercase letters, digits, "-"; at most 63 characters).'
-          : 'Name of the object: a DNS-1123 subdomain (lowercase letters, digits, "-" and "."; at most 253 characters).',
+          : 'Name of the object: a DNS-1123 subdomain ' +
+            '(lowercase letters, digits, "-" and "."; at most 253 characters).',
         maxLength: label ? 63 : 253,
         pattern: label ? DNS_LABEL : DNS_SUBDOMAIN,
       },
@@ -93,10 +94,12 @@ function translate(node: OpenApiSchema): OpenApiSchema {
   const out: OpenApiSchema = {};
   for (const [k, v] of Object.entries(node)) {
     if (k === 'properties')
-      out.properties = Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, translate(s)]));
-    else if (k === 'items' || (k === 'additionalProperties' && typeof v === 'object')) out[k] = translate(v);
-    else if (k === 'anyOf' || k === 'allOf' || k === 'oneOf') out[k] = (v as OpenApiSchema[]).map(translate);
-    else if (k === 'not') out[k] = translate(v);
+      out.properties = Object.fromEntries(Object.entries(node.properties ?? {}).map(([p, s]) => [p, translate(s)]));
+    else if (k === 'items' && node.items) out.items = translate(node.items);
+    else if (k === 'additionalProperties' && typeof node.additionalProperties === 'object')
+      out.additionalProperties = translate(node.additionalProperties);
+    else if (k === 'anyOf' || k === 'allOf' || k === 'oneOf') out[k] = (node[k] ?? []).map(translate);
+    else if (k === 'not' && node.not) out.not = translate(node.not);
     else if (k === 'format' && v === 'duration') out.format = 'go-duration';
     else if (k === 'format' && v === 'int-or-string') continue;
     else if (k === 'nullable') continue;
@@ -122,7 +125,7 @@ function translate(node: OpenApiSchema): OpenApiSchema {
  */
 export function manifestSchema(kind: KindInfo): OpenApiSchema {
   const root = translate(kind.schema);
-  const properties: OpenApiSchema = {
+  const properties: Record<string, OpenApiSchema> = {
     ...(root.properties ?? {}),
     apiVersion: { type: 'string', const: API_VERSION, description: `Always "${API_VERSION}".` },
     kind: { type: 'string', const: kind.kind, description: `Always "${kind.kind}".` },
@@ -159,6 +162,7 @@ export function umbrellaSchema(kinds: KindInfo[]): OpenApiSchema {
     properties: { kind: { enum: kinds.map((k) => k.kind) }, apiVersion: { const: API_VERSION } },
     allOf: kinds.map((k) => ({
       if: { properties: { kind: { const: k.kind } }, required: ['kind'] },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable.
       then: { $ref: `${k.kind.toLowerCase()}_v1alpha1.json` },
     })),
   };

@@ -3,7 +3,7 @@
  * rules a structural schema cannot express (metadata keys, mutually exclusive fields). Errors
  * come back as field paths with Kubernetes-style wording; callers add file:line:column.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import type { KindInfo } from './crds.js';
 import { isGoDuration, parseDuration } from './duration.js';
@@ -47,17 +47,7 @@ function ajv(): Ajv {
     type: 'string',
     schemaType: 'string',
     errors: true,
-    validate: function maxDuration(max: string, data: string) {
-      if (!isGoDuration(data)) return true; // the format reports it
-      const ms = parseDuration(data);
-      let message: string | undefined;
-      if (ms < 0) message = 'must not be negative';
-      else if (ms > parseDuration(max))
-        message = `must be at most ${max}${DAYS[max] ? ` (${DAYS[max]})` : ''}, got ${data}`;
-      if (!message) return true;
-      (maxDuration as any).errors = [{ keyword: 'x-orchctl-max-duration', message, params: { max } }];
-      return false;
-    },
+    validate: maxDuration,
   });
   a.addVocabulary([
     'x-kubernetes-preserve-unknown-fields',
@@ -74,29 +64,47 @@ function ajv(): Ajv {
     type: 'array',
     schemaType: 'array',
     errors: true,
-    validate: function listMapKeys(keys: string[], data: unknown[]) {
-      const seen = new Set<string>();
-      for (const item of data) {
-        if (!item || typeof item !== 'object') continue;
-        const k = JSON.stringify(keys.map((key) => (item as Record<string, unknown>)[key]));
-        if (seen.has(k)) {
-          (listMapKeys as any).errors = [
-            { keyword: 'x-kubernetes-list-map-keys', message: `Duplicate value: ${k}`, params: {} },
-          ];
-          return false;
-        }
-        seen.add(k);
-      }
-      return true;
-    },
+    validate: listMapKeys,
   });
-  return (ajvInstance = a);
+  ajvInstance = a;
+  return a;
 }
+
+/** x-orchctl-max-duration: the duration is at most the schema's bound (a Go duration). */
+const maxDuration: SchemaValidateFunction = (max: string, data: string) => {
+  if (!isGoDuration(data)) return true; // the format reports it
+  const ms = parseDuration(data);
+  let message: string | undefined;
+  if (ms < 0) message = 'must not be negative';
+  else if (ms > parseDuration(max))
+    message = `must be at most ${max}${DAYS[max] ? ` (${DAYS[max]})` : ''}, got ${data}`;
+  if (!message) return true;
+  maxDuration.errors = [{ keyword: 'x-orchctl-max-duration', message, params: { max } }];
+  return false;
+};
+
+/** x-kubernetes-list-map-keys: no two items of the list share the values of the key fields. */
+const listMapKeys: SchemaValidateFunction = (keys: string[], data: unknown[]) => {
+  const seen = new Set<string>();
+  for (const item of data) {
+    if (!item || typeof item !== 'object') continue;
+    const k = JSON.stringify(keys.map((key) => (item as Record<string, unknown>)[key]));
+    if (seen.has(k)) {
+      listMapKeys.errors = [{ keyword: 'x-kubernetes-list-map-keys', message: `Duplicate value: ${k}`, params: {} }];
+      return false;
+    }
+    seen.add(k);
+  }
+  return true;
+};
 
 const compiled = new Map<string, ValidateFunction>();
 function validatorFor(kind: KindInfo): ValidateFunction {
   let v = compiled.get(kind.kind);
-  if (!v) compiled.set(kind.kind, (v = ajv().compile(manifestSchema(kind))));
+  if (!v) {
+    v = ajv().compile(manifestSchema(kind));
+    compiled.set(kind.kind, v);
+  }
   return v;
 }
 
@@ -113,7 +121,7 @@ const quote = (v: unknown) => JSON.stringify(v);
 
 function toFieldError(e: ErrorObject): FieldError | undefined {
   const path = pathOf(e.instancePath);
-  const p = e.params as Record<string, any>;
+  const p = e.params;
   switch (e.keyword) {
     case 'required':
       return { path: [...path, p.missingProperty], message: 'Required value' };
@@ -136,7 +144,8 @@ function toFieldError(e: ErrorObject): FieldError | undefined {
       if (p.format === 'go-duration') return { path, message: 'must be a duration like 45m' };
       return { path, message: `must be a valid ${p.format}` };
     case 'pattern':
-      if (path.join('.') === 'metadata.name' || path.join('.') === 'metadata.namespace') return undefined; // checked with a better message below
+      // metadata.name and .namespace are checked with a better message below.
+      if (path.join('.') === 'metadata.name' || path.join('.') === 'metadata.namespace') return undefined;
       return { path, message: `must match the pattern ${quote(p.pattern)}` };
     case 'minimum':
     case 'exclusiveMinimum':
@@ -278,6 +287,8 @@ export function validateObject(obj: Resource, kind: KindInfo): FieldError[] {
   const seen = new Set<string>();
   return errors.filter((e) => {
     const k = `${formatPath(e.path)}|${e.message}`;
-    return seen.has(k) ? false : (seen.add(k), true);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
   });
 }

@@ -11,11 +11,11 @@ function typeName(s: OpenApiSchema): string {
     return s.properties
       ? 'Object'
       : s.additionalProperties
-        ? `map[string]${typeName(s.additionalProperties)}`
+        ? `map[string]${typeof s.additionalProperties === 'object' ? typeName(s.additionalProperties) : 'Object'}`
         : 'Object';
   if (s.format === 'duration') return 'string (duration)';
   if (s.format === 'date-time') return 'string (date-time)';
-  return s.type ?? 'Object';
+  return typeof s.type === 'string' ? s.type : 'Object';
 }
 
 function wrap(text: string, indent: number, width = 80): string {
@@ -59,8 +59,9 @@ function fieldsOf(s: OpenApiSchema, depth: number, recursive: boolean): string[]
   while (s.type === 'array' && s.items) s = s.items;
   const req = new Set<string>(s.required ?? []);
   const lines: string[] = [];
-  for (const name of Object.keys(s.properties ?? {}).sort()) {
-    const f = s.properties[name];
+  const props = s.properties ?? {};
+  for (const name of Object.keys(props).sort()) {
+    const f = props[name];
     const ind = '  '.repeat(depth + 1);
     lines.push(`${ind}${name}\t<${typeName(f)}>${req.has(name) ? ' -required-' : ''}`);
     if (recursive) lines.push(...fieldsOf(f, depth + 1, true));
