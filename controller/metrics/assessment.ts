@@ -20,7 +20,9 @@ const STATE_LABELS = BREAKER_STATES.map((s): readonly [string] => [s]);
 export function registerAssessmentSessionMetrics(registry: Registry, sessions: () => AgentSession[]): void {
   new ScrapeFamily(registry, {
     name: 'orchctl_agentsession_breaker_state',
-    help: "The AgentSession's circuit-breaker state (StateSet: 1 for the current state of Closed, Open, HalfOpen; absent before the detector has seen an event).",
+    help:
+      "The AgentSession's circuit-breaker state (StateSet: 1 for the current state of Closed, Open, HalfOpen; " +
+      'absent before the detector has seen an event).',
     type: 'gauge',
     labelNames: ['namespace', 'agentsession', 'state'],
     objects: sessions,
@@ -34,12 +36,14 @@ export function registerAssessmentSessionMetrics(registry: Registry, sessions: (
   for (const [name, help, field] of [
     [
       'orchctl_agentsession_frustration_ema',
-      "Exponential moving average of frustration in the current run's user messages (0..1, status.detector.frustrationEma).",
+      "Exponential moving average of frustration in the current run's user messages " +
+        '(0..1, status.detector.frustrationEma).',
       'frustrationEma',
     ],
     [
       'orchctl_agentsession_success_ema',
-      'Exponential moving average of outcomes in the current run — passing builds/tests/lint and praise count 1, failures and complaints 0 (status.detector.successEma).',
+      'Exponential moving average of outcomes in the current run — passing builds/tests/lint and praise count 1, ' +
+        'failures and complaints 0 (status.detector.successEma).',
       'successEma',
     ],
   ] as const)
@@ -64,13 +68,17 @@ export class AssessmentMetrics implements AssessmentMetricsHooks {
   constructor(registry: Registry) {
     this.signals = new Counter({
       name: 'orchctl_detector_signals_total',
-      help: 'Signals the lightweight detector derived from session event logs, by kind (TestFailure, UserCorrection, ...).',
+      help:
+        'Signals the lightweight detector derived from session event logs, ' +
+        'by kind (TestFailure, UserCorrection, ...).',
       labelNames: ['kind'],
       registers: [registry],
     });
     this.interventions = new Counter({
       name: 'orchctl_breaker_interventions_total',
-      help: 'Circuit-breaker interventions delivered into sessions, by type (ClarificationPause, ApproachPivot, ExplicitCheckIn).',
+      help:
+        'Circuit-breaker interventions delivered into sessions, ' +
+        'by type (ClarificationPause, ApproachPivot, ExplicitCheckIn).',
       labelNames: ['type'],
       registers: [registry],
     });

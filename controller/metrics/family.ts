@@ -67,7 +67,7 @@ export class ScrapeFamily<T> {
       const id = this.spec.id(o);
       this.spec.series(o, (extra, value) => {
         const labels: Record<string, string> = {};
-        [...id, ...extra].forEach((v, i) => (labels[names[i]] = v));
+        for (const [i, v] of [...id, ...extra].entries()) labels[names[i]] = v;
         values.push({ labels, value });
       });
     }

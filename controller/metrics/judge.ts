@@ -52,7 +52,9 @@ export class JudgeMetrics implements JudgeMetricsHooks {
     });
     this.failures = new Counter({
       name: 'orchctl_judge_failures_total',
-      help: 'Evaluations that ended in JudgeFailed (no verdict after retries and the repair attempt), by backend and reason.',
+      help:
+        'Evaluations that ended in JudgeFailed (no verdict after retries and the repair attempt), ' +
+        'by backend and reason.',
       labelNames: ['backend', 'reason'],
       registers,
     });

@@ -25,20 +25,26 @@ export class RunMetrics implements SessionMetricsHooks {
   constructor(registry: Registry) {
     this.histogram = new Histogram({
       name: 'orchctl_agentsession_run_duration_seconds',
-      help: 'Duration of AgentSession runs that ended while this controller was running, by the phase they ended in (Succeeded, Failed, Killed, TimedOut).',
+      help:
+        'Duration of AgentSession runs that ended while this controller was running, ' +
+        'by the phase they ended in (Succeeded, Failed, Killed, TimedOut).',
       labelNames: ['namespace', 'phase'],
       buckets: RUN_DURATION_BUCKETS,
       registers: [registry],
     });
     this.deliveries = new Counter({
       name: 'orchctl_prompt_deliveries_total',
-      help: 'Verified prompt deliveries into agent panes by this controller, by result (Confirmed, Unconfirmed, PasteFailed, ...).',
+      help:
+        'Verified prompt deliveries into agent panes by this controller, ' +
+        'by result (Confirmed, Unconfirmed, PasteFailed, ...).',
       labelNames: ['namespace', 'result'],
       registers: [registry],
     });
     this.retries = new Counter({
       name: 'orchctl_prompt_delivery_retries_total',
-      help: 'Extra presses of the submit keys prompt deliveries needed before the agent confirmed the prompt (a swallowed Enter costs one).',
+      help:
+        'Extra presses of the submit keys prompt deliveries needed before the agent confirmed the prompt ' +
+        '(a swallowed Enter costs one).',
       labelNames: ['namespace'],
       registers: [registry],
     });

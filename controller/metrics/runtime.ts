@@ -115,7 +115,10 @@ export class RuntimeMetrics {
     const inFlight = this.inFlight;
     new Gauge({
       name: 'workqueue_unfinished_work_seconds',
-      help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+      help:
+        "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
+        'Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate ' +
+        'at which this increases.',
       labelNames: ['name', 'controller'],
       registers,
       collect() {
@@ -139,7 +142,9 @@ export class RuntimeMetrics {
     });
     this.leader = new Gauge({
       name: 'leader_election_master_status',
-      help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+      help:
+        'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. ' +
+        "'name' is the string used to identify the lease.",
       labelNames: ['name'],
       registers,
     });

@@ -27,7 +27,8 @@ export function parseMetricsAddr(value: string): ListenAddr | undefined {
   const port = Number(m?.[3]);
   if (!m || !host)
     throw new Error(
-      `--metrics-addr must be HOST:PORT (e.g. ${DEFAULT_METRICS_ADDR}, or 0.0.0.0:9464 for every interface) or 0/off to disable, got "${value}"`,
+      `--metrics-addr must be HOST:PORT (e.g. ${DEFAULT_METRICS_ADDR}, or 0.0.0.0:9464 for every interface) ` +
+        `or 0/off to disable, got "${value}"`,
     );
   if (!Number.isInteger(port) || port > 65535) throw new Error(`--metrics-addr: port must be 0-65535, got "${m[3]}"`);
   return { host, port };
@@ -112,7 +113,8 @@ export async function startMetricsServer(
       const why = BIND_ERRORS[e.code ?? ''] ?? e.message;
       reject(
         new Error(
-          `cannot serve metrics on ${formatAddr(addr)}: ${why}; choose another address with --metrics-addr HOST:PORT (or ORCHCTL_METRICS_ADDR), or turn the server off with --metrics-addr 0`,
+          `cannot serve metrics on ${formatAddr(addr)}: ${why}; choose another address with ` +
+            '--metrics-addr HOST:PORT (or ORCHCTL_METRICS_ADDR), or turn the server off with --metrics-addr 0',
         ),
       );
     });

@@ -132,7 +132,8 @@ export function registerSessionMetrics(registry: Registry, sessions: () => Agent
   );
   value(
     'orchctl_agentsession_status_observed_generation',
-    'The generation the controller last acted on (status.observedGeneration); behind metadata_generation while the controller catches up.',
+    'The generation the controller last acted on (status.observedGeneration); ' +
+      'behind metadata_generation while the controller catches up.',
     (s) => s.status?.observedGeneration,
   );
 }
