@@ -8,8 +8,10 @@ import { createRequire } from 'node:module';
 // Loaded on first use: most paths are simple and never need it.
 type JsonPathFn = (opts: { path: string; json: object; wrap: boolean; eval: 'safe' }) => unknown;
 let jsonPathFn: JsonPathFn | undefined;
-const JSONPath: JsonPathFn = (opts) =>
-  (jsonPathFn ??= (createRequire(import.meta.url)('jsonpath-plus') as { JSONPath: JsonPathFn }).JSONPath)(opts);
+const JSONPath: JsonPathFn = (opts) => {
+  jsonPathFn ??= (createRequire(import.meta.url)('jsonpath-plus') as { JSONPath: JsonPathFn }).JSONPath;
+  return jsonPathFn(opts);
+};
 
 const SIMPLE = /^\.?[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*|\[\d+\])*$/;
 
@@ -19,7 +21,10 @@ const simpleParts = new Map<string, string[]>();
 /** `.a.b[0].c` without filters or wildcards: walked directly (printer columns are mostly these). */
 function simplePath(p: string, data: unknown): unknown[] {
   let parts = simpleParts.get(p);
-  if (!parts) simpleParts.set(p, (parts = p.replace(/^\./, '').match(/[^.[\]]+/g) ?? []));
+  if (!parts) {
+    parts = p.replace(/^\./, '').match(/[^.[\]]+/g) ?? [];
+    simpleParts.set(p, parts);
+  }
   let cur: unknown = data;
   for (const part of parts) {
     if (cur === null || typeof cur !== 'object') return [];

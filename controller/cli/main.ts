@@ -128,7 +128,8 @@ export function buildProgram(): Command {
   program
     .command('doctor')
     .description(
-      'Check this host: tmux, git and node versions, agent CLIs on PATH and whether their detection patterns are verified for the installed version',
+      'Check this host: tmux, git and node versions, agent CLIs on PATH and whether their detection patterns ' +
+        'are verified for the installed version',
     )
     .option('-o, --output <format>', 'json')
     .action(async (opts, cmd) => (await import('./commands/doctor.js')).doctorCommand(opts, globals(cmd)));

@@ -26,7 +26,8 @@ export async function applyCommand(opts: ApplyCmdOptions, g: GlobalOptions): Pro
   if (!opts.filename?.length) throw new Error('must specify one of -f and -k');
   if (opts.prune && !opts.selector)
     throw new Error(
-      'all resources selected for prune without explicitly passing --all. To prune all resources, pass the --all flag. If you did not mean to prune all resources, specify a label selector',
+      'all resources selected for prune without explicitly passing --all. To prune all resources, ' +
+        'pass the --all flag. If you did not mean to prune all resources, specify a label selector',
     );
   const pruneSelector = opts.selector ? parseSelector(opts.selector) : undefined;
   const ctx = openContext(g);

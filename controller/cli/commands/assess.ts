@@ -126,7 +126,8 @@ const th = (b: BreakerStatus | undefined, k: keyof BreakerThresholdsStatus) => b
 function breakerLine(b: BreakerStatus | undefined, d: DetectorState | undefined): string {
   if (!b) return 'Circuit Breaker: - (no events assessed yet)';
   const word = b.state === 'Closed' ? 'OK' : b.state === 'HalfOpen' ? `HALF-OPEN (${b.reason})` : `OPEN (${b.reason})`;
-  return `Circuit Breaker: ${word} (frustration: ${f2(d?.frustrationEma ?? b.frustrationEma)}, threshold: ${f2(th(b, 'frustrationThreshold'))})`;
+  const frustration = f2(d?.frustrationEma ?? b.frustrationEma);
+  return `Circuit Breaker: ${word} (frustration: ${frustration}, threshold: ${f2(th(b, 'frustrationThreshold'))})`;
 }
 
 function signalSummary(d: DetectorState | undefined): string {
@@ -160,7 +161,8 @@ function interventionLines(list: InterventionRecord[]): string[] {
   if (!list.length) return [];
   return list.map(
     (i) =>
-      `• ${i.type} at ${date(i.decidedTime)} (seq ${i.seq}): ${i.delivered ? 'delivered' : `not delivered (${i.result})`} — ${i.why}`,
+      `• ${i.type} at ${date(i.decidedTime)} (seq ${i.seq}): ` +
+      `${i.delivered ? 'delivered' : `not delivered (${i.result})`} — ${i.why}`,
   );
 }
 
@@ -237,7 +239,8 @@ function detail(v: View): string {
   const L: string[] = [];
   L.push(RULE('Assessment Status'));
   L.push(
-    `Session: ${s.metadata.namespace}/${s.metadata.name} (run ${d?.run ?? s.status?.run ?? 0}, phase ${s.status?.phase ?? 'Pending'}${a?.policy ? `, policy ${a.policy}` : ''})`,
+    `Session: ${s.metadata.namespace}/${s.metadata.name} (run ${d?.run ?? s.status?.run ?? 0}, ` +
+      `phase ${s.status?.phase ?? 'Pending'}${a?.policy ? `, policy ${a.policy}` : ''})`,
   );
   L.push(breakerLine(b, d));
   if (b && b.state !== 'Closed') {
@@ -245,7 +248,8 @@ function detail(v: View): string {
     const cooldown = th(b, 'cooldownSeconds');
     if (b.state === 'Open' && b.openedTime && cooldown !== undefined)
       L.push(
-        `  opened ${date(b.openedTime)} UTC; half-open after the cooldown (${formatDuration(cooldown * 1000)}), at ${time(new Date(Date.parse(b.openedTime) + cooldown * 1000).toISOString())} UTC`,
+        `  opened ${date(b.openedTime)} UTC; half-open after the cooldown (${formatDuration(cooldown * 1000)}), ` +
+          `at ${time(new Date(Date.parse(b.openedTime) + cooldown * 1000).toISOString())} UTC`,
       );
     if (b.state === 'HalfOpen') L.push('  half-open: a healthy turn closes it');
   }
@@ -271,20 +275,20 @@ function detail(v: View): string {
   } else L.push('-');
   L.push('');
   L.push(RULE('Active Session'));
-  L.push(
-    `Messages: ${d?.messages ?? 0} (user ${d?.userMessages ?? 0}), events ${d?.events ?? 0}, turns ${a?.turn.count ?? 0}`,
-  );
+  const turns = a?.turn.count ?? 0;
+  L.push(`Messages: ${d?.messages ?? 0} (user ${d?.userMessages ?? 0}), events ${d?.events ?? 0}, turns ${turns}`);
   L.push(`Frustration EMA: ${f2(d?.frustrationEma)}`);
   L.push(`Success EMA: ${f2(d?.successEma)}`);
   L.push(`Signals: ${signalSummary(d)}`);
-  L.push(
-    `Checkpoints: ${a?.checkpoints.count ?? 0}${a?.checkpoints.lastSummary ? ` (last: "${a.checkpoints.lastSummary}")` : ''}`,
-  );
+  const lastSummary = a?.checkpoints.lastSummary ? ` (last: "${a.checkpoints.lastSummary}")` : '';
+  L.push(`Checkpoints: ${a?.checkpoints.count ?? 0}${lastSummary}`);
   L.push(`Interventions: ${b?.interventions ?? 0}`);
   L.push(...interventionLines(b?.history ?? []).map((x) => `  ${x}`));
-  if (a?.pendingIntervention)
+  const pending = a?.pendingIntervention;
+  if (pending)
     L.push(
-      `  pending: ${a.pendingIntervention.type} (decided ${date(a.pendingIntervention.decidedTime)}${a.pendingIntervention.attemptTime ? ', attempt under way' : ''})`,
+      `  pending: ${pending.type} (decided ${date(pending.decidedTime)}` +
+        `${pending.attemptTime ? ', attempt under way' : ''})`,
     );
   L.push('');
   L.push(RULE('Consumer Status'));
@@ -426,20 +430,17 @@ function historyDetail(v: View, cps: CheckpointRecord[], interventions: Interven
     const line = sparkline(pts);
     L.push(`0.0 ${line} 1.0`);
     L.push(`    Start${' '.repeat(Math.max(1, line.length - 8))}End`);
-    L.push(
-      `    (${pts.length} point${pts.length === 1 ? '' : 's'}, ${d!.trajectory.stride} user message${d!.trajectory.stride === 1 ? '' : 's'} each; now ${f2(d!.frustrationEma)})`,
-    );
+    const stride = d!.trajectory.stride;
+    const points = `${pts.length} point${pts.length === 1 ? '' : 's'}`;
+    L.push(`    (${points}, ${stride} user message${stride === 1 ? '' : 's'} each; now ${f2(d!.frustrationEma)})`);
   } else L.push('No user messages scored yet.');
   L.push('');
   L.push(RULE('Checkpoints'));
-  if (cps.length)
-    cps.forEach((c, i) =>
-      L.push(
-        `${i + 1}. "${c.title}" (msgs ${c.firstMsg}-${c.lastMsg}, ${c.trigger}${c.run !== (d?.run ?? c.run) ? `, run ${c.run}` : ''})`,
-        `   ${c.summary}`,
-      ),
-    );
-  else L.push('None');
+  for (const [i, c] of cps.entries()) {
+    const run = c.run !== (d?.run ?? c.run) ? `, run ${c.run}` : '';
+    L.push(`${i + 1}. "${c.title}" (msgs ${c.firstMsg}-${c.lastMsg}, ${c.trigger}${run})`, `   ${c.summary}`);
+  }
+  if (!cps.length) L.push('None');
   L.push('');
   L.push(RULE('Signals Detected'));
   L.push(...signalLines(d, sinceMs));

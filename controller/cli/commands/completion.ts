@@ -16,7 +16,8 @@ export function completionCommand(shell: string): void {
   if (shell === 'bash') return void out(BASH);
   if (shell === 'zsh')
     return void out(
-      `# orchctl zsh completion. Load with: source <(orchctl completion zsh)\nautoload -U +X bashcompinit && bashcompinit\n${BASH}`,
+      '# orchctl zsh completion. Load with: source <(orchctl completion zsh)\n' +
+        `autoload -U +X bashcompinit && bashcompinit\n${BASH}`,
     );
   throw new Error(`unsupported shell "${shell}": use bash or zsh`);
 }

@@ -34,13 +34,13 @@ export async function deleteCommand(args: string[], opts: DeleteOptions, g: Glob
     } else {
       for (const { kind, names } of parseTargets(ctx.reg, args)) {
         const ns = namespaceFor(kind, opts.namespace);
-        if (names.length) names.forEach((name) => targets.push({ kind, namespace: ns, name }));
+        if (names.length) for (const name of names) targets.push({ kind, namespace: ns, name });
         else if (opts.all || opts.selector) {
           const { items } = await ctx.store.list(kind.kind, {
             namespace: kind.namespaced ? ns : undefined,
             labelSelector: parseSelector(opts.selector),
           });
-          items.forEach((o) => targets.push({ kind, namespace: ns, name: o.metadata.name }));
+          for (const o of items) targets.push({ kind, namespace: ns, name: o.metadata.name });
         } else
           throw new Error('resource(s) were provided, but no name was specified (use --all or -l to select several)');
       }

@@ -39,7 +39,11 @@ export interface AgentReport {
   installed: boolean;
   path?: string;
   version?: string;
-  /** verified: a recorded profile lists the version; reconstructed: a profile lists it but was not recorded; unverified: no profile lists it; generic: no detection data; none: detection off; invalid: bad data; unknown: CLI missing or no version. */
+  /**
+   * verified: a recorded profile lists the version; reconstructed: a profile lists it but was not
+   * recorded; unverified: no profile lists it; generic: no detection data; none: detection off;
+   * invalid: bad data; unknown: CLI missing or no version.
+   */
   patterns: PatternStatus;
   /** Versions listed by recorded (not reconstructed) profiles. */
   verifiedVersions: string[];
@@ -50,7 +54,9 @@ export interface AgentReport {
 export function which(cmd: string, envPath = process.env.PATH ?? ''): string | undefined {
   const isExec = (p: string) => {
     try {
-      return fs.statSync(p).isFile() && (fs.accessSync(p, fs.constants.X_OK), true);
+      if (!fs.statSync(p).isFile()) return false;
+      fs.accessSync(p, fs.constants.X_OK); // throws when not executable
+      return true;
     } catch {
       return false;
     }
@@ -250,6 +256,7 @@ export async function doctorCommand(opts: { output?: string }, g: GlobalOptions)
   const missing = report.tools.filter((t) => !t.found).map((t) => t.name);
   if (missing.length)
     throw new Error(
-      `${missing.join(' and ')} not found on PATH: orchctl runs agents in tmux (≥ ${MIN_TMUX}) and watches git; install ${missing.join(' and ')} (e.g. apt-get install ${missing.join(' ')})`,
+      `${missing.join(' and ')} not found on PATH: orchctl runs agents in tmux (≥ ${MIN_TMUX}) and watches git; ` +
+        `install ${missing.join(' and ')} (e.g. apt-get install ${missing.join(' ')})`,
     );
 }

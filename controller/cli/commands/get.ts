@@ -35,7 +35,8 @@ export function parseOutput(o: string | undefined): Format {
   const m = o.match(/^jsonpath=(.*)$/s);
   if (m) return { kind: 'jsonpath', template: m[1] };
   throw new Error(
-    `unable to match a printer suitable for the output format "${o}", allowed formats are: json, jsonpath, name, wide, yaml`,
+    `unable to match a printer suitable for the output format "${o}", ` +
+      'allowed formats are: json, jsonpath, name, wide, yaml',
   );
 }
 
@@ -83,7 +84,8 @@ export async function getCommand(args: string[], opts: GetOptions, g: GlobalOpti
     // With --output-watch-events the watch loop prints the initial rows itself, as ADDED events.
     const watchPrintsList = !!opts.watch && !!opts.outputWatchEvents && format.kind === 'table';
     if (!opts.watchOnly) {
-      // Like kubectl: only a list that comes back empty says so; named objects report NotFound (or nothing with --ignore-not-found).
+      // Like kubectl: only a list that comes back empty says so; named objects report NotFound
+      // (or nothing with --ignore-not-found).
       const named = targets.some((t) => t.names.length > 0);
       if (total === 0 && !missing && !named && format.kind === 'table') {
         const k = targets[0].kind;

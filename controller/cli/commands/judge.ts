@@ -66,13 +66,13 @@ export async function judgeCommand(name: string, opts: JudgeOptions, g: GlobalOp
       if (hasVerdict(cur)) return void out(render(cur));
       if (isFailed(cur)) {
         const c = cur.status?.conditions?.find((x) => x.type === 'JudgeFailed');
-        throw new Error(
-          `evaluation "${cur.metadata.name}" failed (${c?.reason ?? 'JudgeFailed'}): ${c?.message ?? cur.status?.message ?? ''}`,
-        );
+        const why = c?.message ?? cur.status?.message ?? '';
+        throw new Error(`evaluation "${cur.metadata.name}" failed (${c?.reason ?? 'JudgeFailed'}): ${why}`);
       }
       if (Date.now() > deadline)
         throw new Error(
-          `timed out after ${opts.timeout ?? '120s'} waiting for the verdict of "${cur.metadata.name}" (phase ${cur.status?.phase ?? 'Pending'}; is the controller running?)`,
+          `timed out after ${opts.timeout ?? '120s'} waiting for the verdict of "${cur.metadata.name}" ` +
+            `(phase ${cur.status?.phase ?? 'Pending'}; is the controller running?)`,
         );
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -84,7 +84,8 @@ export async function judgeCommand(name: string, opts: JudgeOptions, g: GlobalOp
 function render(e: Evaluation): string {
   const s = e.status!;
   const lines = [
-    `${e.metadata.name}: run ${e.spec?.run} of ${e.spec?.sessionRef} scored ${s.score}/5, outcome ${s.outcome}, recommendation ${s.recommendation} (confidence ${s.confidence}; ${s.backend}${s.model ? ` ${s.model}` : ''})`,
+    `${e.metadata.name}: run ${e.spec?.run} of ${e.spec?.sessionRef} scored ${s.score}/5, outcome ${s.outcome}, ` +
+      `recommendation ${s.recommendation} (confidence ${s.confidence}; ${s.backend}${s.model ? ` ${s.model}` : ''})`,
   ];
   if (s.accomplishments?.length) lines.push('Accomplishments:', ...s.accomplishments.map((x) => `  - ${x}`));
   if (s.failures?.length) lines.push('Failures:', ...s.failures.map((x) => `  - ${x}`));

@@ -64,7 +64,10 @@ export async function logsCommand(name: string, opts: LogsOptions, g: GlobalOpti
       const chunk = opts.raw ? buf.toString('utf8') : render(buf.toString('utf8'));
       if (chunk) out(chunk.endsWith('\n') ? chunk : `${chunk}\n`);
     });
-    const stop = () => (w.close(), resolve());
+    const stop = () => {
+      w.close();
+      resolve();
+    };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });

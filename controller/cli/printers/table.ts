@@ -2,7 +2,7 @@
 export function renderTable(rows: string[][], padding = 3): string {
   if (rows.length === 0) return '';
   const widths: number[] = [];
-  for (const r of rows) r.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  for (const r of rows) widen(widths, r);
   return (
     rows
       .map((r) =>
@@ -20,7 +20,7 @@ export class StreamingTable {
   private widths: number[] = [];
   constructor(private readonly padding = 3) {}
   row(cells: string[]): string {
-    cells.forEach((c, i) => (this.widths[i] = Math.max(this.widths[i] ?? 0, c.length)));
+    widen(this.widths, cells);
     return (
       cells
         .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(this.widths[i] + this.padding)))
@@ -30,6 +30,11 @@ export class StreamingTable {
   }
   /** Sizes columns from a first batch (header + initial rows) before printing any. */
   prime(rows: string[][]): void {
-    for (const r of rows) r.forEach((c, i) => (this.widths[i] = Math.max(this.widths[i] ?? 0, c.length)));
+    for (const r of rows) widen(this.widths, r);
   }
+}
+
+/** Grows each column's width to fit this row's cell. */
+function widen(widths: number[], cells: string[]): void {
+  for (const [i, c] of cells.entries()) widths[i] = Math.max(widths[i] ?? 0, c.length);
 }
