@@ -3,8 +3,7 @@
  * owned by it. Also the judge's part of the session's status (status.lastEvaluation) and the
  * verdict vocabulary every judge backend answers in.
  */
-import type { AgentSession } from './session.js';
-import { API_VERSION, type Condition, type Resource } from './types.js';
+import { API_VERSION, type Condition, type ObjectMeta, type Resource } from './types.js';
 
 export const RECOMMENDATIONS = ['continue', 'retry', 'escalate', 'complete'] as const;
 export const OUTCOMES = ['success', 'partial', 'failure', 'abandoned'] as const;
@@ -132,9 +131,12 @@ export const isFailed = (e: Evaluation) =>
 /** Deterministic name of the evaluation of an ended run: one per run, whoever creates it. */
 export const runEvaluationName = (session: string, run: number) => `${session}-run-${run}`;
 
-/** An Evaluation object for one run of a session, owned by it (deleted with it). */
+/**
+ * An Evaluation object for one run of a session, owned by it (deleted with it). The session is
+ * taken by shape (its metadata and projectRef), so the Evaluation types need not import the session's.
+ */
 export function newEvaluation(
-  session: AgentSession,
+  session: { metadata: ObjectMeta; spec?: { projectRef?: string } },
   name: string,
   run: number,
   trigger: EvaluationTrigger,

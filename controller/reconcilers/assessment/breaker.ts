@@ -22,8 +22,7 @@
  * for TICK). No timers, no Date.now().
  */
 import { assign, setup, transition } from 'xstate';
-import type { BreakerStateName } from '../../api/assessment.js';
-import type { InterventionType } from './config.js';
+import type { BreakerStateName, InterventionType } from '../../api/assessment.js';
 import { CORRECTION_SIGNALS, FAILURE_SIGNALS, SUCCESS_SIGNALS, type Signal } from './detector.js';
 
 // The states are API vocabulary (status.breaker.state; metrics and the CLI read it).
