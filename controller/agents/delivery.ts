@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs';
 import stripAnsi from 'strip-ansi';
+import type { DeliveryResult } from '../api/session.js';
 import path from 'node:path';
 import { readLines } from '../observers/agent-feed.js';
 import { processAlive } from '../observers/process.js';
@@ -18,14 +19,8 @@ import { HOOKS_FILE } from './hook-entry.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export interface DeliveryResult {
-  delivered: boolean;
-  reason: string;
-  message: string;
-  /** Extra presses of the submit (or answer) keys it took. */
-  retries?: number;
-  confirmedBy?: 'hook' | 'transcript' | 'screen';
-}
+/** What a delivery came to (typed in api/: it is recorded in status.promptDelivery). */
+export type { DeliveryResult } from '../api/session.js';
 
 export interface PaneTarget {
   tmux: Tmux;

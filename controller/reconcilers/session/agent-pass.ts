@@ -10,7 +10,7 @@ import type { AgentSessionStatus, AgentSpec, SessionAgentStatus, SessionPolicy }
 import { profileFor } from '../../agents/detection.js';
 import { type AgentEvent, LOG_START, type LogPosition } from '../../store/eventlog.js';
 import { agentState, contextStep, foldEvents, newObservation, type AgentObservation } from './agent-state.js';
-import type { AgentFacts } from './plan.js';
+import type { AgentFacts } from './observation.js';
 
 export const DEFAULT_STALLED_AFTER = '10m';
 const DEFAULT_CONTEXT_WINDOW = 200_000;

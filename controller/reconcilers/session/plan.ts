@@ -36,52 +36,9 @@ import {
 import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
 
-/** A referenced object or path that is not there (yet): the session waits in Pending. */
-export interface Problem {
-  reason: string;
-  message: string;
-  fatal: boolean;
-}
+import type { Observed, Problem, Resolved } from './observation.js';
 
-/** Desired state with its references resolved. */
-export interface Resolved {
-  agent?: AgentSpec;
-  workdir?: string;
-  problem?: Problem;
-  policy?: SessionPolicy;
-  effective: Effective;
-}
-
-/** What the agent's sources said since status.agent's position (observers/agent-feed.ts fills the log). */
-export interface AgentFacts {
-  run: number;
-  screen?: ScreenReading;
-  screenChangedAt?: number;
-  events: AgentEvent[];
-  next: LogPosition;
-}
-
-export interface Observed {
-  /** The current run's pane (or the launch wrapper's exit-code record, which wins). */
-  pane: PaneState;
-  paneInfo?: PaneInfo;
-  /** A live pane of a newer run, launched by a controller that died before recording it. */
-  adopt?: { pane: PaneInfo; workspace: string; state: Record<string, unknown> };
-  /** Whether tmux holds any session of this object (a launch must clear the name first). */
-  hasPanes: boolean;
-  /** Live sessions of this object tagged with another store identity: ours now. */
-  retag: string[];
-  /** For admission: sessions under the same policy that run or are admitted, and the host. */
-  admission?: { activeUnderPolicy: number; host: HostSnapshot; nodeUnschedulable: boolean };
-  /** The run's output tail when its log grew. */
-  outputTail?: string;
-  agent?: AgentFacts;
-  /** git progress since headBefore (no process unless the repository changed), for `gitKey`. */
-  git?: GitProgress;
-  gitKey?: string;
-  /** A background prompt delivery of the current run that finished. */
-  delivery?: DeliveryResult;
-}
+export type { AgentFacts, Observed, Problem, Resolved } from './observation.js';
 
 export type Continuation =
   | { kind: 'prepare' }
