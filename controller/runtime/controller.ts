@@ -10,6 +10,7 @@ export interface Result {
 }
 
 export interface Reconciler {
+  // biome-ignore lint/suspicious/noConfusingVoidType: a reconcile that asks for nothing returns nothing.
   reconcile(key: string): Promise<Result | void>;
 }
 

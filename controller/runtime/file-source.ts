@@ -4,7 +4,8 @@
  * yet is picked up when it is created.
  */
 import chokidar, { type FSWatcher } from 'chokidar';
-import type { EventSource, Runnable } from './manager.js';
+import type { EventSource } from './builder.js';
+import type { Runnable } from './manager.js';
 
 export class FileWatchSource implements EventSource<string>, Runnable {
   private watcher?: FSWatcher;

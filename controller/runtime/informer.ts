@@ -36,7 +36,11 @@ export class Informer {
       this.items.set(k, o);
       if (old?.metadata.resourceVersion !== o.metadata.resourceVersion) this.emit(old ? 'MODIFIED' : 'ADDED', o);
     }
-    for (const [k, o] of this.items) if (!seen.has(k)) this.items.delete(k), this.emit('DELETED', o);
+    for (const [k, o] of this.items) {
+      if (seen.has(k)) continue;
+      this.items.delete(k);
+      this.emit('DELETED', o);
+    }
     this.handle = this.store.watch(
       { kind: this.kind, fromRevision: revision },
       (ev) => {

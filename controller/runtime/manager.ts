@@ -18,43 +18,19 @@
  * sources and the runnables and return when stop() is called. Watches say "look at this key now";
  * what to do is decided by the reconciler from the whole object.
  */
-import type { Resource } from '../api/types.js';
-import type { Store, WatchEventType } from '../store/store.js';
-import { Controller, type ControllerMetricsHooks, type Reconciler } from './controller.js';
+import type { Store } from '../store/store.js';
+import { ControllerBuilder, type Instrumentation, type ReconcileOutcomes, type Registration } from './builder.js';
 import { Informer } from './informer.js';
 import { acquireLease, CONTROLLER_LEASE, holderIdentity } from './lease.js';
 import type { Logger } from './log.js';
-import { type QueueMetricsHooks, WorkQueue } from './workqueue.js';
+import { WorkQueue } from './workqueue.js';
 
-/** The work-queue key of an object: `namespace/name` (`/name` for a cluster-scoped one). */
-export const queueKey = (o: Resource): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-
-/** Which keys a change to an object brings back. */
-export type ObjectMapping = (obj: Resource, type: WatchEventType) => Iterable<string>;
-
-/** Something outside the store that says "look now": a file watcher, a tmux hook, an event log. */
-export interface EventSource<E> {
-  /** Calls `handler` for every event from now on. */
-  subscribe(handler: (event: E) => void): void;
-}
+export { type EventSource, type ObjectMapping, queueKey } from './builder.js';
 
 /** A long-running part of the process: started once the controllers run (never with --once), always stopped. */
 export interface Runnable {
   start?(): void | Promise<void>;
   stop?(): void | Promise<void>;
-}
-
-/** A controller's reconcile-loop metrics (controller/metrics implements them; the runtime knows no prom-client). */
-export interface Instrumentation {
-  queue?: QueueMetricsHooks;
-  reconcile?: ControllerMetricsHooks;
-  maxConcurrentReconciles?(n: number): void;
-}
-
-/** Told of every failed and successful reconcile (e.g. runtime/reconcile-errors.ts). */
-export interface ReconcileOutcomes {
-  failed(key: string, e: unknown): Promise<void>;
-  succeeded(key: string): Promise<void>;
 }
 
 export interface ManagerOptions {
@@ -82,89 +58,7 @@ interface Hook {
   fn: () => Promise<void>;
 }
 
-/** One registered controller: its queue, what feeds it, and what --once and stop() must wait for. */
-interface Registration {
-  name: string;
-  queue: WorkQueue;
-  workers: number;
-  errors?: ReconcileOutcomes;
-  controller?: Controller;
-  atStart: (() => Iterable<string>)[];
-  periodic: { ms: number; keys: () => Iterable<string> }[];
-  inFlight: (() => number)[];
-  onStop: (() => void | Promise<void>)[];
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** How a reconciler declares its controller (controller-runtime's builder). */
-export class ControllerBuilder {
-  /** Brings a key back (background work a reconcile started has finished). */
-  readonly enqueue = (key: string): void => this.r.queue.add(key);
-
-  constructor(
-    private readonly mgr: Manager,
-    private readonly r: Registration,
-  ) {}
-
-  /** Every change to an object of `kind` brings that object's own key. */
-  for(kind: string): this {
-    return this.watches(kind, (o) => [queueKey(o)]);
-  }
-
-  /** Every change to an object of `kind` that one of ours owns brings the owner's key (`toOwner`). */
-  owns(kind: string, toOwner: ObjectMapping): this {
-    return this.watches(kind, toOwner);
-  }
-
-  /** Changes to objects of a kind, or events from a source, bring the keys `map` returns. */
-  watches(kind: string, map: ObjectMapping): this;
-  watches<E>(source: EventSource<E>, map: (event: E) => Iterable<string>): this;
-  watches<E>(from: string | EventSource<E>, map: ObjectMapping | ((event: E) => Iterable<string>)): this {
-    const add = (keys: Iterable<string>) => {
-      for (const k of keys) this.r.queue.add(k);
-    };
-    if (typeof from === 'string') {
-      const m = map as ObjectMapping;
-      this.mgr.informer(from).onChange((type, obj) => add(m(obj, type)));
-    } else {
-      const m = map as (event: E) => Iterable<string>;
-      from.subscribe((event) => add(m(event)));
-    }
-    return this;
-  }
-
-  /** Every `ms` (not with --once) the keys `keys` returns; with `atStart`, also once when the controllers start. */
-  every(ms: number, keys: () => Iterable<string>, opts: { atStart?: boolean } = {}): this {
-    this.r.periodic.push({ ms, keys });
-    if (opts.atStart) this.r.atStart.push(keys);
-    return this;
-  }
-
-  /** Work a reconcile started in the background: --once also waits until this says 0. */
-  inFlight(count: () => number): this {
-    this.r.inFlight.push(count);
-    return this;
-  }
-
-  /** Runs on stop(), before this controller's workers are waited for. */
-  onStop(fn: () => void | Promise<void>): this {
-    this.r.onStop.push(fn);
-    return this;
-  }
-
-  /** The reconciler this controller's workers call with each key. */
-  complete(reconciler: Reconciler): void {
-    const instr = this.mgr.instrumentation(this.r.name);
-    this.r.controller = new Controller(this.r.name, this.r.queue, reconciler, {
-      workers: this.r.workers,
-      log: (m, e) => this.mgr.log.error(m, e),
-      metrics: instr?.reconcile,
-      errors: this.r.errors,
-    });
-    instr?.maxConcurrentReconciles?.(this.r.workers);
-  }
-}
 
 export class Manager {
   readonly store: Store;
@@ -203,9 +97,10 @@ export class Manager {
 
   /** Registers a controller named `name` (its work queue and `workers` workers); declare its watches on the builder. */
   controller(name: string, opts: { workers: number; errors?: ReconcileOutcomes }): ControllerBuilder {
+    const instrumentation = this.opts.instrument?.(name);
     const r: Registration = {
       name,
-      queue: new WorkQueue(name, undefined, this.instrumentation(name)?.queue),
+      queue: new WorkQueue(name, undefined, instrumentation?.queue),
       workers: opts.workers,
       errors: opts.errors,
       atStart: [],
@@ -214,12 +109,7 @@ export class Manager {
       onStop: [],
     };
     this.registrations.push(r);
-    return new ControllerBuilder(this, r);
-  }
-
-  /** @internal the builder's metrics hooks for a controller. */
-  instrumentation(name: string): Instrumentation | undefined {
-    return this.opts.instrument?.(name);
+    return new ControllerBuilder(r, { informer: (kind) => this.informer(kind), log: this.log, instrumentation });
   }
 
   /** A runnable: started after the controllers (not with --once), stopped on stop() before them. */
