@@ -243,7 +243,8 @@ function boundJson(v: unknown): unknown {
 
 // ---- the driver ------------------------------------------------------------------------------
 
-const claudeTranscript: TranscriptReader<TranscriptState> = {
+/** Claude Code's JSONL transcript → events (the generic driver reads announced transcripts with it too). */
+const jsonl: TranscriptReader<TranscriptState> = {
   newState: newTranscriptState,
   events: transcriptEvents,
   counters: (st) => ({ users: st.users, assistants: st.assistants }),
@@ -254,6 +255,7 @@ const claudeTranscript: TranscriptReader<TranscriptState> = {
       if (e.type === 'tool_use' && e.toolUseId) st.tools.set(e.toolUseId, { tool: e.tool, command: e.command });
   },
 };
+export const jsonlTranscript = jsonl as TranscriptReader;
 
 export const claudeCodeDriver: AgentDriver = {
   name: 'claude-code',
@@ -271,7 +273,7 @@ export const claudeCodeDriver: AgentDriver = {
       ...(transcript ? { transcript } : {}),
     };
   },
-  transcript: claudeTranscript as TranscriptReader,
+  transcript: jsonlTranscript,
 };
 
 const SETTINGS_FILE = 'claude-settings.json';

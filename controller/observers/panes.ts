@@ -16,6 +16,7 @@ export interface PaneSnapshot {
 export class PaneObserver {
   private cached?: PaneSnapshot;
   private inflight?: Promise<PaneSnapshot>;
+  private inflightEpoch = -1;
   private epoch = 0;
 
   constructor(
@@ -30,9 +31,12 @@ export class PaneObserver {
 
   async snapshot(): Promise<PaneSnapshot> {
     if (this.cached && Date.now() - this.cached.takenAt < this.maxAgeMs) return this.cached;
-    if (this.inflight) return this.inflight;
+    // A call in flight is shared only if nothing changed tmux since it started: one started before
+    // a launch must not tell a later reader that the new session does not exist.
+    if (this.inflight && this.inflightEpoch === this.epoch) return this.inflight;
     const epoch = this.epoch;
-    this.inflight = (async () => {
+    this.inflightEpoch = epoch;
+    const call: Promise<PaneSnapshot> = (async () => {
       try {
         const { serverRunning, panes } = await this.tmux.listPanes();
         const index = new Map<string, PaneInfo[]>();
@@ -42,9 +46,10 @@ export class PaneObserver {
         if (epoch === this.epoch) this.cached = snap;
         return snap;
       } finally {
-        this.inflight = undefined;
+        if (this.inflightEpoch === epoch) this.inflight = undefined; // not a newer call's
       }
     })();
-    return this.inflight;
+    this.inflight = call;
+    return call;
   }
 }

@@ -4,6 +4,8 @@
  * yet is picked up when it is created.
  */
 import chokidar, { type FSWatcher } from 'chokidar';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { EventSource } from './builder.js';
 import type { Runnable } from './manager.js';
 
@@ -17,9 +19,14 @@ export class FileWatchSource implements EventSource<string>, Runnable {
     this.handlers.push(handler);
   }
 
-  /** Watches `files` for `key` (a file already watched for another key moves to this one). */
+  /**
+   * Watches `files` for `key` (a file already watched for another key moves to this one). chokidar
+   * never sees a file appear in a directory that was missing when the file was added (Claude Code
+   * creates its transcript's directory with the first line), so such a file is not counted as
+   * watched yet: a later call adds it once its directory is there.
+   */
   watch(key: string, files: string[]): void {
-    const fresh = files.filter((f) => this.owners.get(f) !== key);
+    const fresh = files.filter((f) => this.owners.get(f) !== key && fs.existsSync(path.dirname(f)));
     if (!fresh.length || this.closed) return;
     for (const f of fresh) this.owners.set(f, key);
     if (!this.watcher) {

@@ -19,7 +19,9 @@ const NAME = 'cc';
 const PROMPT = 'Please commit hello.txt.\nUse one git command line.';
 
 beforeAll(async () => {
-  sc = await startClaudeScenario();
+  // No periodic look at the session: what this file sees must come through the watches on the
+  // hook file and the transcript (whose directory Claude Code creates only with its first line).
+  sc = await startClaudeScenario({ controllerArgs: ['--observe-interval', '1h', '--resync', '1h'] });
   fs.writeFileSync(path.join(sc.h.repo, 'hello.txt'), 'hello\n');
   sc.fake.script(
     bashTurn('git add hello.txt && git commit -q -m "agent: add hello"', { text: 'I will commit hello.txt.' }),
@@ -112,8 +114,17 @@ describe('Claude Code under orchctl', () => {
     expect(agentOf(s).lastAssistantMessage).toBe('Committed hello.txt.');
     expect(agentOf(s).state).toBe('idle');
     expect(s.status?.phase).toBe('Running');
-    // Context-window use from the transcript's usage: 92 100 of 200 000 tokens.
-    expect(s.status?.context).toMatchObject({ usedTokens: 92_100, windowTokens: 200_000, percent: 46.1, lastStep: 40 });
+    // Context-window use from the transcript's usage: 92 100 of 200 000 tokens. Claude Code may
+    // write the turn's last transcript line after running the Stop hook, so it can come a pass later.
+    const context = { usedTokens: 92_100, windowTokens: 200_000, percent: 46.1, lastStep: 40 };
+    await sc.h.waitFor(
+      'the context figure of the last assistant message',
+      async () => {
+        expect((await session())?.status?.context).toMatchObject(context);
+        return true;
+      },
+      30_000,
+    );
     const ctxEvents = (await sc.h.events(NAME)).filter((e) => e.reason === 'ContextWindow');
     expect(ctxEvents.map((e) => e.message)).toEqual(['context window 40% used (92100 of 200000 tokens)']);
   });

@@ -56,6 +56,8 @@ export async function startClaudeScenario(
   opts: {
     omitConfig?: Array<'hasCompletedOnboarding' | 'customApiKeyResponses' | 'trust' | 'theme'>;
     agents?: Record<string, Record<string, unknown>>;
+    /** Extra `orchctl controller` flags (later flags win over the harness's). */
+    controllerArgs?: string[];
   } = {},
 ): Promise<ClaudeScenario> {
   const binary = ensureClaudeCode();
@@ -85,7 +87,7 @@ export async function startClaudeScenario(
       metadata: { name },
     })),
   ]);
-  h.start();
+  h.start(opts.controllerArgs);
   return {
     h,
     fake,
