@@ -9,7 +9,7 @@
  *    finalizer is removed; dependents (ownerReferences) are deleted with their owner;
  *  - watch delivers ADDED/MODIFIED/DELETED in revision order from any revision still retained
  *    (older ones fail with reason Gone: the caller relists, as with etcd compaction).
- * The conformance suite in test/store/conformance.ts pins this down for every backend.
+ * The conformance suite in test/support/store-conformance.ts pins this down for every backend.
  */
 import type { ObjectKey, Resource } from '../api/types.js';
 import type { Selector } from '../api/labels.js';

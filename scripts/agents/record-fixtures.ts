@@ -6,7 +6,7 @@
  *
  * Writes <file>.txt captures (`capture-pane -p` of a 120×40 pane on a private `-L` socket, killed
  * at the end) into test/support/fixtures/<agent>/<version>/ (or --out); expected.json and the
- * README there are kept, so `npx vitest run test/unit/detection-golden.test.ts` then says whether
+ * README there are kept, so `npx vitest run test/unit/agents/detection-golden.test.ts` then says whether
  * the templates still read the new captures right.
  *
  * Codex and Gemini CLI are installed from the npm registry into test/.cache/<agent>/<version>

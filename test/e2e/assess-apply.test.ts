@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { orchctl, tempHome } from './helpers.js';
+import { orchctl, tempHome } from '../support/cli.js';
 
 let home: string;
 let dir: string;

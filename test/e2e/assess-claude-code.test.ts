@@ -12,10 +12,10 @@ import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assessmentConfig } from '../../controller/reconcilers/assessment/config.js';
 import type { BreakerStatus } from '../../controller/reconcilers/assessment/status.js';
-import { condition } from '../integration/controller-harness.js';
+import { condition } from '../support/controller-harness.js';
 import { agentOf, startClaudeScenario, type ClaudeScenario } from '../support/claude-session.js';
 import { bashTurn, textTurn, toolResults, userText } from '../support/fake-anthropic.js';
-import { ROOT } from './helpers.js';
+import { ROOT } from '../support/cli.js';
 
 let sc: ClaudeScenario;
 const NAME = 'flaky';

@@ -15,8 +15,8 @@ import { assessmentConfig } from '../../controller/reconcilers/assessment/config
 import { AssessmentReconciler } from '../../controller/reconcilers/assessment/reconciler.js';
 import { EventLog, eventLogPath, type AgentEvent } from '../../controller/store/eventlog.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { toolOutput, TranscriptBuilder } from '../fixtures/assessment/transcript.js';
-import { expectAligned, normalize, orchctl, tempHome } from './helpers.js';
+import { toolOutput, TranscriptBuilder } from '../support/assessment-transcript.js';
+import { expectAligned, normalize, orchctl, tempHome } from '../support/cli.js';
 
 let home: string;
 const HOUR = 3_600_000;

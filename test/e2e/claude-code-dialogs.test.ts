@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { condition } from '../integration/controller-harness.js';
+import { condition } from '../support/controller-harness.js';
 import { startClaudeScenario, type ClaudeScenario } from '../support/claude-session.js';
 
 let sc: ClaudeScenario;

@@ -9,8 +9,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from './helpers.js';
-import { condition, makeHarness, type Harness } from '../integration/controller-harness.js';
+import { ROOT } from '../support/cli.js';
+import { condition, makeHarness, type Harness } from '../support/controller-harness.js';
 import { ensureClaudeCode, makeClaudeHome } from '../support/claude-code.js';
 import { bashTurn, FakeAnthropic, textTurn } from '../support/fake-anthropic.js';
 import { eventLogPath, readEventLog } from '../../controller/store/eventlog.js';

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { condition, git } from '../integration/controller-harness.js';
+import { condition, git } from '../support/controller-harness.js';
 import { agentOf, startClaudeScenario, type ClaudeScenario } from '../support/claude-session.js';
 import { bashTurn, textTurn, toolResults, userText } from '../support/fake-anthropic.js';
 import { readSessionRecords } from '../support/claude-code.js';

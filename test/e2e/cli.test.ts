@@ -11,8 +11,8 @@ import readline from 'node:readline';
 import YAML from 'yaml';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { until } from '../store/conformance.js';
-import { BIN, cliEnv, normalize, normalizeTable, orchctl, parseTable, ROOT, tempHome } from './helpers.js';
+import { until } from '../support/store-conformance.js';
+import { BIN, cliEnv, normalize, normalizeTable, orchctl, parseTable, ROOT, tempHome } from '../support/cli.js';
 
 const EXAMPLES = 'examples/basic';
 const MORE = 'test/fixtures/e2e/sessions.yaml';

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, orchctl, parseTable, ROOT, tempHome } from './helpers.js';
+import { cliEnv, orchctl, parseTable, ROOT, tempHome } from '../support/cli.js';
 
 let home: string;
 let bin: string;

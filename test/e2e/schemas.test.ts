@@ -10,7 +10,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isGoDuration } from '../../controller/api/duration.js';
-import { orchctl, ROOT } from './helpers.js';
+import { orchctl, ROOT } from '../support/cli.js';
 
 const SCHEMAS = path.join(ROOT, 'schemas');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-schemas-'));

@@ -17,8 +17,8 @@ import { assessmentConfig } from '../../controller/reconcilers/assessment/config
 import { checkpointsPath, readCheckpoints } from '../../controller/reconcilers/assessment/history.js';
 import type { AssessmentStatus, BreakerStatus } from '../../controller/reconcilers/assessment/status.js';
 import { eventLogPath, readEventLog } from '../../controller/store/eventlog.js';
-import { toolOutput, TranscriptBuilder } from '../fixtures/assessment/transcript.js';
-import { makeHarness, shellSession, type Harness } from './controller-harness.js';
+import { toolOutput, TranscriptBuilder } from '../support/assessment-transcript.js';
+import { makeHarness, shellSession, type Harness } from '../support/controller-harness.js';
 
 const FAKE_AGENT = path.resolve(import.meta.dirname, '../fixtures/assessment/fake-agent.mjs');
 

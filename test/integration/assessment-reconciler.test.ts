@@ -21,7 +21,7 @@ import type {
 } from '../../controller/reconcilers/assessment/status.js';
 import { EventLog, eventLogPath, type AgentEvent } from '../../controller/store/eventlog.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { toolOutput, TranscriptBuilder } from '../fixtures/assessment/transcript.js';
+import { toolOutput, TranscriptBuilder } from '../support/assessment-transcript.js';
 
 let dir: string;
 let store: SqliteStore;

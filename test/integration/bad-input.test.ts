@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Resource } from '../../controller/api/types.js';
 import { Tmux } from '../../controller/observers/tmux.js';
-import { condition, makeHarness, phaseOf, shellSession, type Harness } from './controller-harness.js';
+import { condition, makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
 
 let h: Harness;
 beforeEach(async () => {

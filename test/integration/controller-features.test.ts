@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { git, makeHarness, phaseOf, shellSession, type Harness } from './controller-harness.js';
+import { git, makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
 
 let h: Harness;
 beforeEach(async () => {

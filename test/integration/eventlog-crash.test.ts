@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventLogPath, readEventLog } from '../../controller/store/eventlog.js';
-import { makeHarness, shellSession, type Harness } from './controller-harness.js';
+import { makeHarness, shellSession, type Harness } from '../support/controller-harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

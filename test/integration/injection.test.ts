@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { makeHarness, phaseOf, shellSession, type Harness } from './controller-harness.js';
+import { makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
 
 let h: Harness;
 beforeEach(async () => {

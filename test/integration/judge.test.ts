@@ -14,12 +14,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentSession } from '../../controller/api/kinds.js';
 import type { Evaluation } from '../../controller/reconcilers/judge/types.js';
-import { ROOT } from '../e2e/helpers.js';
-import { parseExposition } from '../prom-text.js';
+import { ROOT } from '../support/cli.js';
+import { parseExposition } from '../support/prom-text.js';
 import { GOOD_VERDICT } from '../support/fake-judge-server.js';
 import { FakeOpenAI, openai } from '../support/fake-openai.js';
-import { makeHarness, phaseOf, shellSession, type Harness } from './controller-harness.js';
-import { freePort, httpGet } from './metrics-helpers.js';
+import { makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
+import { freePort, httpGet } from '../support/metrics-helpers.js';
 
 const SIM_AGENT = path.join(ROOT, 'examples/quickstart/agent/sim-agent.mjs');
 

@@ -7,10 +7,10 @@
 import { execa } from 'execa';
 import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, ROOT } from '../e2e/helpers.js';
-import { parseExposition } from '../prom-text.js';
-import { makeHarness, type Harness } from './controller-harness.js';
-import { freePort, httpGet, promtool, runScenario } from './metrics-helpers.js';
+import { BIN, ROOT } from '../support/cli.js';
+import { parseExposition } from '../support/prom-text.js';
+import { makeHarness, type Harness } from '../support/controller-harness.js';
+import { freePort, httpGet, promtool, runScenario } from '../support/metrics-helpers.js';
 
 let h: Harness;
 beforeEach(async () => {

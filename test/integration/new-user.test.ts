@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Resource } from '../../controller/api/types.js';
-import { ROOT } from '../e2e/helpers.js';
-import { condition, makeHarness, phaseOf, shellSession, type Harness } from './controller-harness.js';
+import { ROOT } from '../support/cli.js';
+import { condition, makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
 
 let h: Harness;
 beforeEach(async () => {

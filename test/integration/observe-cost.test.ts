@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeHarness, phaseOf, shellSession, type Harness } from './controller-harness.js';
+import { makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -11,9 +11,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../e2e/helpers.js';
-import { makeHarness, type Harness } from './controller-harness.js';
-import { freePort, httpGet, prometheusBinary, promtool, runScenario } from './metrics-helpers.js';
+import { ROOT } from '../support/cli.js';
+import { makeHarness, type Harness } from '../support/controller-harness.js';
+import { freePort, httpGet, prometheusBinary, promtool, runScenario } from '../support/metrics-helpers.js';
 
 const MON = path.join(ROOT, 'manifests/monitoring');
 const RULES = path.join(MON, 'alerts.yml');

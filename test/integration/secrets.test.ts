@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Evaluation } from '../../controller/reconcilers/judge/types.js';
 import { FakeOpenAI } from '../support/fake-openai.js';
-import { condition, makeHarness, phaseOf, shellSession, type Harness } from './controller-harness.js';
+import { condition, makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
 
 let h: Harness;
 let fake: FakeOpenAI | undefined;

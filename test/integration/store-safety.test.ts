@@ -12,8 +12,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Resource } from '../../controller/api/types.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { BIN, ROOT } from '../e2e/helpers.js';
-import { makeHarness, phaseOf, shellSession, type Harness } from './controller-harness.js';
+import { BIN, ROOT } from '../support/cli.js';
+import { makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
 
 let h: Harness;
 beforeEach(async () => {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { keyOf, session, until } from '../store/conformance.js';
+import { keyOf, session, until } from '../support/store-conformance.js';
 
 const WORKER = path.resolve(import.meta.dirname, '../fixtures/store-worker.mjs');
 

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLAUDE_HOOK_EVENTS } from '../../controller/agents/claude-code.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const installScript = path.join(repoRoot, 'scripts', 'claude-code', 'install.mjs');
 
 /** The pinned Claude Code version (scripts/claude-code/pin.json). */

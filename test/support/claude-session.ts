@@ -10,8 +10,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { ROOT } from '../e2e/helpers.js';
-import { makeHarness, type Harness } from '../integration/controller-harness.js';
+import { ROOT } from './cli.js';
+import { makeHarness, type Harness } from './controller-harness.js';
 import { ensureClaudeCode, makeClaudeHome, type ClaudeHome } from './claude-code.js';
 import { FakeAnthropic } from './fake-anthropic.js';
 import { readEventLog, eventLogPath, type AgentEvent } from '../../controller/store/eventlog.js';

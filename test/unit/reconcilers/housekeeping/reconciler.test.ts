@@ -1,0 +1,75 @@
+/** Event TTL cleanup (reconcilers/housekeeping) over a real SQLite store in a temp directory. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { API_VERSION, type Resource } from '../../../../controller/api/types.js';
+import { EventRecorder } from '../../../../controller/client/events.js';
+import { EVENTS, HousekeepingReconciler } from '../../../../controller/reconcilers/housekeeping/reconciler.js';
+import { SqliteStore } from '../../../../controller/store/sqlite.js';
+
+let dir: string;
+let store: SqliteStore;
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-housekeeping-'));
+  store = new SqliteStore(path.join(dir, 'state.db'));
+});
+
+afterEach(async () => {
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const HOUR = 3_600_000;
+const session: Resource = {
+  apiVersion: API_VERSION,
+  kind: 'AgentSession',
+  metadata: { name: 's', namespace: 'default' },
+};
+
+async function eventNames(): Promise<string[]> {
+  return (await store.list('Event')).items.map((e) => e.metadata.name).sort();
+}
+
+/** An Event as another process left it: first seen `firstAgeMs` ago, last seen `ageMs` ago. */
+async function oldEvent(name: string, ageMs: number, firstAgeMs = ageMs): Promise<void> {
+  const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+  await store.create({
+    apiVersion: API_VERSION,
+    kind: 'Event',
+    metadata: { name, namespace: 'default' },
+    involvedObject: { apiVersion: API_VERSION, kind: 'AgentSession', name: 's', namespace: 'default' },
+    reason: 'Old',
+    message: 'long ago',
+    type: 'Normal',
+    count: 1,
+    firstTimestamp: ago(firstAgeMs),
+    lastTimestamp: ago(ageMs),
+  });
+}
+
+it('deletes Events last seen longer ago than the TTL (1 h by default) and keeps the rest', async () => {
+  await new EventRecorder(store).record(session, 'Normal', 'Started', 'just now');
+  const [fresh] = await eventNames();
+  await oldEvent('s.two-hours', 2 * HOUR);
+  await oldEvent('s.half-hour', HOUR / 2, 3 * HOUR); // first seen long ago, again half an hour ago
+
+  await new HousekeepingReconciler({ store }).reconcile(EVENTS);
+  expect(await eventNames()).toEqual([fresh, 's.half-hour'].sort());
+
+  await new HousekeepingReconciler({ store, eventTtlMs: 10 * 60_000 }).reconcile(EVENTS);
+  expect(await eventNames()).toEqual([fresh]);
+
+  await new HousekeepingReconciler({ store, now: () => Date.now() + 2 * HOUR }).reconcile(EVENTS);
+  expect(await eventNames()).toEqual([]);
+});
+
+it('leaves other kinds alone, and two passes racing over the same Events both succeed', async () => {
+  await oldEvent('s.old', 2 * HOUR);
+  await store.create({ ...session, spec: {} });
+  const r = new HousekeepingReconciler({ store });
+  await Promise.all([r.reconcile(EVENTS), r.reconcile(EVENTS)]); // racing passes: NotFound is not a failure
+  expect(await eventNames()).toEqual([]);
+  expect((await store.list('AgentSession')).items.map((o) => o.metadata.name)).toEqual(['s']);
+});

@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EventLog, LOG_START, readEventLog, type NewEvent } from '../../../controller/store/eventlog.js';
+
+let dir: string;
+let file: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-eventlog-'));
+  file = path.join(dir, 'events.jsonl');
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const hook = (i: number): NewEvent => ({
+  ts: new Date(1_700_000_000_000 + i).toISOString(),
+  run: 1,
+  source: 'hook',
+  type: 'hook',
+  hook: 'Tick',
+  payload: { i },
+});
+
+describe('EventLog', () => {
+  it('numbers events densely and reads them from a position in pages', () => {
+    const log = new EventLog(file);
+    log.append([hook(1), hook(2), hook(3)]);
+    log.append([hook(4)]);
+    expect(log.lastSeq).toBe(4);
+    const first = log.read(LOG_START, 2);
+    expect(first.events.map((e) => e.seq)).toEqual([1, 2]);
+    const rest = log.read(first.next);
+    expect(rest.events.map((e) => e.seq)).toEqual([3, 4]);
+    expect(rest.next).toEqual(log.end);
+    expect(log.read(log.end).events).toEqual([]);
+    log.close();
+  });
+
+  it('keeps a source cursor with the batch that advanced it and recovers it on open', () => {
+    const log = new EventLog(file);
+    log.append([hook(1), hook(2)], { 'hooks@1': 120 });
+    log.append([hook(3)], { 'hooks@1': 180, 'pane@1': 'idle' });
+    log.append([], { 'hooks@1': 999 }); // no event carries it: memory only
+    expect(log.cursor('hooks@1')).toBe(999);
+    // kill -9: no close(), no checkpoint
+    const again = new EventLog(file);
+    expect(again.lastSeq).toBe(3);
+    expect(again.cursor('hooks@1')).toBe(180);
+    expect(again.cursor('pane@1')).toBe('idle');
+    again.close();
+  });
+
+  it('cuts a torn last line (a crash mid-append) and continues the numbering after the last whole event', () => {
+    const log = new EventLog(file);
+    log.append([hook(1), hook(2)], { 'hooks@1': 50 });
+    fs.appendFileSync(file, '{"seq":3,"ts":"2026-01-01T00:00:00Z","run":1,"sou');
+    const again = new EventLog(file);
+    expect(again.lastSeq).toBe(2);
+    expect(again.cursor('hooks@1')).toBe(50);
+    again.append([hook(3)]);
+    const all = readEventLog(file).events;
+    expect(all.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(all.every((e) => e.type === 'hook')).toBe(true);
+    again.close();
+  });
+
+  it('recovers from its checkpoint plus the lines written after it', () => {
+    const log = new EventLog(file);
+    log.append([hook(1)], { 'hooks@1': 10 });
+    log.checkpoint();
+    log.append([hook(2)], { 'hooks@1': 20 });
+    const again = new EventLog(file);
+    expect(again.lastSeq).toBe(2);
+    expect(again.cursor('hooks@1')).toBe(20);
+    again.close();
+  });
+
+  it('rescans when the checkpoint points past the end of the file (the log was replaced)', () => {
+    const log = new EventLog(file);
+    log.append([hook(1), hook(2), hook(3)], { 'hooks@1': 30 });
+    log.close(); // writes a checkpoint at the end
+    fs.writeFileSync(file, JSON.stringify({ seq: 1, ...hook(1), cur: { 'hooks@1': 7 } }) + '\n');
+    const again = new EventLog(file);
+    expect(again.lastSeq).toBe(1);
+    expect(again.cursor('hooks@1')).toBe(7);
+    again.close();
+  });
+
+  it('gives readers in other processes whole lines only', () => {
+    const log = new EventLog(file);
+    log.append([hook(1)]);
+    fs.appendFileSync(file, '{"seq":2,"partial'); // what another process may see mid-write
+    const r = readEventLog(file);
+    expect(r.events.map((e) => e.seq)).toEqual([1]);
+    expect(r.next.offset).toBe(fs.readFileSync(file, 'utf8').indexOf('\n') + 1);
+    log.close();
+  });
+
+  it('passes over a line someone broke by hand instead of stopping there', () => {
+    const log = new EventLog(file);
+    log.append([hook(1)]);
+    fs.appendFileSync(file, 'not json\n');
+    const again = new EventLog(file);
+    again.append([hook(2)]);
+    expect(readEventLog(file).events.map((e) => e.seq)).toEqual([1, 2]);
+    again.close();
+  });
+
+  it('tells listeners about appends', () => {
+    const log = new EventLog(file);
+    let n = 0;
+    log.onAppend(() => n++);
+    log.append([hook(1)]);
+    log.append([]);
+    expect(n).toBe(1);
+    log.close();
+  });
+});
