@@ -15,7 +15,10 @@ import type { NewEvent } from '../store/eventlog.js';
 import { bound } from './bound.js';
 import type { AgentDriver, LaunchAdditions, LaunchFacts, TranscriptReader } from './driver.js';
 
-/** Hook events installed: the list plus PermissionRequest (fires as the prompt opens), PostToolUseFailure and StopFailure. */
+/**
+ * Hook events installed: the issue's list plus PermissionRequest (fires as the prompt opens),
+ * PostToolUseFailure and StopFailure.
+ */
 export const CLAUDE_HOOK_EVENTS = [
   'SessionStart',
   'UserPromptSubmit',
@@ -39,7 +42,7 @@ export interface ClaudeHooksConfig {
 
 export function claudeHooks(hooks: unknown): ClaudeHooksConfig | undefined {
   const h = hooks as { kind?: unknown; settings?: unknown } | undefined;
-  if (!h || h.kind !== 'claude-code') return undefined;
+  if (h?.kind !== 'claude-code') return undefined;
   return {
     kind: 'claude-code',
     settings: h.settings && typeof h.settings === 'object' ? (h.settings as Record<string, unknown>) : undefined,

@@ -148,7 +148,10 @@ function answered(t: PaneTarget, b: Baseline): boolean {
 
 // ---- the deliveries --------------------------------------------------------------------------
 
-/** Polls the pane until `ready` holds on a screen that stayed the same for 300 ms (or, without `ready`, until it settles). */
+/**
+ * Polls the pane until `ready` holds on a screen that stayed the same for 300 ms (or, without
+ * `ready`, until it settles).
+ */
 export async function waitReady(
   t: PaneTarget,
   ready: ((s: string) => boolean) | undefined,
@@ -224,7 +227,10 @@ export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<Deliv
           return {
             delivered: true,
             reason: 'Confirmed',
-            message: `submitted and confirmed: ${how}${attempt ? ` after ${attempt} extra submit press${attempt === 1 ? '' : 'es'}` : ''}${ready ? '' : ' (the input never looked ready; pasted after the ready timeout)'}`,
+            message:
+              `submitted and confirmed: ${how}` +
+              `${attempt ? ` after ${attempt} extra submit press${attempt === 1 ? '' : 'es'}` : ''}` +
+              `${ready ? '' : ' (the input never looked ready; pasted after the ready timeout)'}`,
             retries: attempt,
             confirmedBy: by,
           };
@@ -234,7 +240,9 @@ export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<Deliv
     return {
       delivered: false,
       reason: 'Unconfirmed',
-      message: `pasted and pressed ${d.submitKeys.join(' ')} ${backoff.length + 1} times, but the agent never confirmed the prompt (no UserPromptSubmit hook, no transcript line${t.hooks ? '' : ', no screen change'})`,
+      message:
+        `pasted and pressed ${d.submitKeys.join(' ')} ${backoff.length + 1} times, but the agent never confirmed ` +
+        `the prompt (no UserPromptSubmit hook, no transcript line${t.hooks ? '' : ', no screen change'})`,
       retries: backoff.length,
     };
   });

@@ -14,10 +14,10 @@ export class EnvSourceError extends Error {}
 
 /** `vars` with every valueFrom replaced by its value. Throws EnvSourceError. */
 export function resolveEnv(vars: EnvVar[] | undefined, env: NodeJS.ProcessEnv = process.env): EnvVar[] {
-  return (vars ?? []).map((v) => ({ name: v.name, value: v.valueFrom ? valueOf(v, env) : (v.value ?? '') }));
+  return (vars ?? []).map((v) => ({ name: v.name, value: v.valueFrom ? readSource(v, env) : (v.value ?? '') }));
 }
 
-function valueOf(v: EnvVar, env: NodeJS.ProcessEnv): string {
+function readSource(v: EnvVar, env: NodeJS.ProcessEnv): string {
   const from = v.valueFrom!;
   if (from.env !== undefined) {
     const value = env[from.env];
@@ -57,7 +57,7 @@ export function envValues(vars: EnvVar[] | undefined, env: NodeJS.ProcessEnv = p
   const out: string[] = [];
   for (const v of vars ?? []) {
     try {
-      const value = v.valueFrom ? valueOf(v, env) : v.value;
+      const value = v.valueFrom ? readSource(v, env) : v.value;
       if (value) out.push(value);
     } catch {
       /* reported at launch */

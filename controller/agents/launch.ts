@@ -26,9 +26,12 @@ import type { AgentSpec, EnvVar } from '../api/kinds.js';
 
 const LOAD_ENV =
   'if [ -n "$ORCHCTL_ENV_DIR" ]; then for f in "$ORCHCTL_ENV_DIR"/*; do [ -f "$f" ] || continue; ' +
-  'v=$(cat "$f"; printf x); export "${f##*/}=${v%x}"; done; rm -rf "$ORCHCTL_ENV_DIR"; unset ORCHCTL_ENV_DIR; unset f v; fi; ';
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: sh parameter expansions, run by the wrapper's shell
+  'v=$(cat "$f"; printf x); export "${f##*/}=${v%x}"; done; ' +
+  'rm -rf "$ORCHCTL_ENV_DIR"; unset ORCHCTL_ENV_DIR; unset f v; fi; ';
 const WRAP = (run: string) =>
-  `${LOAD_ENV}trap : INT TERM; ${run}; code=$?; printf '%s\\n' "$code" > "$ORCHCTL_WORKSPACE/exit-code"; tmux wait-for -S orchctl-pane-died 2>/dev/null; exit "$code"`;
+  `${LOAD_ENV}trap : INT TERM; ${run}; code=$?; printf '%s\\n' "$code" > "$ORCHCTL_WORKSPACE/exit-code"; ` +
+  'tmux wait-for -S orchctl-pane-died 2>/dev/null; exit "$code"';
 export const LAUNCH_SCRIPT = WRAP('"$0" "$@"');
 export const LAUNCH_SCRIPT_STDIN = WRAP('"$0" "$@" < "$ORCHCTL_PROMPT_FILE"');
 

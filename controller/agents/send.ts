@@ -90,8 +90,10 @@ export async function sendToSession(
         if (req.approve && dialog?.answerKeys?.length) keys = dialog.answerKeys;
         else
           throw new SendError(
-            `agentsession "${name}" shows the ${screen.dialog ?? 'startup'} dialog, which --${req.approve ? 'approve' : 'deny'} does not answer` +
-              `${dialog?.answerKeys?.length ? '' : ' (the Agent declares no answer keys for it)'}; answer it with --keys` +
+            `agentsession "${name}" shows the ${screen.dialog ?? 'startup'} dialog, ` +
+              `which --${req.approve ? 'approve' : 'deny'} does not answer` +
+              `${dialog?.answerKeys?.length ? '' : ' (the Agent declares no answer keys for it)'}` +
+              '; answer it with --keys' +
               (screen.dialog === 'auto-mode-unavailable'
                 ? ", or avoid it with the Agent's --permission-mode manual (docs/agents.md)"
                 : ''),
@@ -113,7 +115,8 @@ export async function sendToSession(
   if (!req.text?.trim()) throw new SendError('nothing to send: give TEXT, -f FILE, --approve, --deny or --keys');
   if (isTrue(st.conditions, 'WaitingForInput') && !req.force)
     throw new SendError(
-      `agentsession "${name}" is waiting for an answer (${waiting?.reason}: ${waiting?.message}); answer it with --approve or --deny, or pass --force to paste anyway`,
+      `agentsession "${name}" is waiting for an answer (${waiting?.reason}: ${waiting?.message}); ` +
+        'answer it with --approve or --deny, or pass --force to paste anyway',
     );
   return deliverText(target, textDeliveryFor(agent, req.text, `orchctl-send-${process.pid}-${++counter}`));
 }

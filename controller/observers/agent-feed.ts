@@ -14,7 +14,10 @@ import { LOG_START, type EventLog, type NewEvent } from '../store/eventlog.js';
 export interface FeedSources {
   run: number;
   workspace: string;
-  /** Where the transcript should be (Claude Code: derived from --session-id); the SessionStart hook's transcript_path wins. */
+  /**
+   * Where the transcript should be (Claude Code: derived from --session-id); the SessionStart
+   * hook's transcript_path wins.
+   */
   transcript?: string;
   /** The agent driver's transcript reader; without one the transcript is not read. */
   reader?: TranscriptReader;
@@ -131,7 +134,10 @@ export class AgentFeed {
     ).length;
   }
 
-  /** The reader's state for a run; after a restart its counters come from the log's cursors, tool names from the log. */
+  /**
+   * The reader's state for a run; after a restart its counters come from the log's cursors, tool
+   * names from the log.
+   */
   private state(log: EventLog, run: number, reader: TranscriptReader): unknown {
     const key = `${log.file}@${run}`;
     if (this.transcripts.has(key)) return this.transcripts.get(key);

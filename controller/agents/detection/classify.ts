@@ -21,7 +21,10 @@ interface Screen {
   footer: string[];
 }
 
-/** Trailing ASCII blanks only: U+00A0 after ❯ is Claude Code's live-input marker. (A loop: the regex /[ \t]+$/ is quadratic in long runs of inner spaces.) */
+/**
+ * Trailing ASCII blanks only: U+00A0 after ❯ is Claude Code's live-input marker. (A loop: the
+ * regex /[ \t]+$/ is quadratic in long runs of inner spaces.)
+ */
 function trimAsciiEnd(l: string): string {
   let n = l.length;
   while (n > 0) {

@@ -112,7 +112,10 @@ export function compileDetection(detection: unknown, where: string, agentName?: 
 // ---------------------------------------------------------------------------------------------
 // Versions
 
-/** The version in a `--version` output: "2.1.330 (Claude Code)" → 2.1.330, "codex-cli 0.169.0" → 0.169.0, "GNU bash, version 5.2.15(1)-release" → 5.2.15. */
+/**
+ * The version in a `--version` output: "2.1.330 (Claude Code)" → 2.1.330, "codex-cli 0.169.0" →
+ * 0.169.0, "GNU bash, version 5.2.15(1)-release" → 5.2.15.
+ */
 export function parseVersion(output: string): string | undefined {
   return /(?:^|[^\w.])v?(\d+\.\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?)/.exec(output)?.[1];
 }

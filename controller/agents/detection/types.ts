@@ -1,17 +1,22 @@
 /** The compiled shape of detection data and its errors, shared by validate, compile and classify. */
-import path from 'node:path';
 
 export type ScreenState = 'idle' | 'busy' | 'waiting' | 'dialog' | 'unknown';
 
 export interface ScreenClass {
   state: ScreenState;
-  /** Startup dialog name when state is 'dialog' (e.g. workspace-trust, custom-api-key, bypass-permissions, mcp-server, login, onboarding). */
+  /**
+   * Startup dialog name when state is 'dialog' (e.g. workspace-trust, custom-api-key,
+   * bypass-permissions, mcp-server, login, onboarding).
+   */
   dialog?: string;
   /** waiting/dialog: the question and its options as shown (escape-free, trimmed, at most 1 KB). */
   prompt?: string;
   /** Usage or rate limit text on screen. */
   quotaExhausted?: boolean;
-  /** The latest thing above the input is an interruption notice (e.g. Claude's "Interrupted · What should Claude do instead?"). */
+  /**
+   * The latest thing above the input is an interruption notice (e.g. Claude's "Interrupted · What
+   * should Claude do instead?").
+   */
   interrupted?: boolean;
   /** The input box/prompt is drawn and empty (or shows only a placeholder), whatever the state. */
   inputReady?: boolean;
@@ -73,7 +78,8 @@ export class DetectionVersionError extends Error {
     readonly verified: string[],
   ) {
     super(
-      `agent ${agent}: no detection profile is verified for version ${version} (verified: ${verified.join(', ') || 'none'}); ` +
+      `agent ${agent}: no detection profile is verified for version ${version} ` +
+        `(verified: ${verified.join(', ') || 'none'}); ` +
         `record pane fixtures for ${version} and add a profile listing it (manifests/agents/README.md)`,
     );
     this.name = 'DetectionVersionError';

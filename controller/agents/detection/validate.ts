@@ -1,5 +1,4 @@
 /** Shape validation of an Agent's `spec.detection` (used by admission at apply). */
-import path from 'node:path';
 import { checkPattern } from '../../api/patterns.js';
 import { type Region, REGIONS, STATES, type Obj, isObj } from './types.js';
 
@@ -49,10 +48,8 @@ function checkRegex(src: unknown, at: string, errs: Errs, flags = ''): void {
   try {
     new RegExp(src, 'm' + flags);
   } catch (e) {
-    return void errs.push({
-      path: at,
-      message: `invalid regular expression ${JSON.stringify(src)}: ${(e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /, '')}`,
-    });
+    const detail = (e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /, '');
+    return void errs.push({ path: at, message: `invalid regular expression ${JSON.stringify(src)}: ${detail}` });
   }
   const problem = checkPattern(src);
   if (problem) errs.push({ path: at, message: problem });
@@ -65,10 +62,9 @@ function checkInt(v: unknown, at: string, errs: Errs, min: number, max: number):
 
 function checkKeys(v: unknown, at: string, errs: Errs): void {
   if (!Array.isArray(v)) return void errs.push({ path: at, message: 'must be a list of tmux key names, e.g. [Enter]' });
-  v.forEach((k, i) => {
+  for (const [i, k] of v.entries())
     if (typeof k !== 'string' || !KEY_NAME.test(k))
       errs.push({ path: `${at}[${i}]`, message: 'must be a tmux key name (no spaces), e.g. Enter, Down, C-c' });
-  });
 }
 
 function checkPatternList(v: unknown, at: string, errs: Errs): void {
@@ -77,10 +73,16 @@ function checkPatternList(v: unknown, at: string, errs: Errs): void {
       path: at,
       message: 'must be a list of patterns (a regex string or {regex, flags, region, within, box})',
     });
-  v.forEach((p, i) => {
+  for (const [i, p] of v.entries()) {
     const pa = `${at}[${i}]`;
-    if (typeof p === 'string') return checkRegex(p, pa, errs);
-    if (!isObj(p)) return void errs.push({ path: pa, message: 'must be a regex string or an object with regex' });
+    if (typeof p === 'string') {
+      checkRegex(p, pa, errs);
+      continue;
+    }
+    if (!isObj(p)) {
+      errs.push({ path: pa, message: 'must be a regex string or an object with regex' });
+      continue;
+    }
     unknownKeys(p, PATTERN_FIELDS, pa, errs);
     if (p.flags !== undefined && (typeof p.flags !== 'string' || !/^[isu]*$/.test(p.flags)))
       errs.push({ path: `${pa}.flags`, message: 'may only hold i, s and u (m is always on)' });
@@ -91,7 +93,7 @@ function checkPatternList(v: unknown, at: string, errs: Errs): void {
     if (p.since !== undefined) checkRegex(p.since, `${pa}.since`, errs);
     if (p.box !== undefined && p.box !== 'present' && p.box !== 'absent')
       errs.push({ path: `${pa}.box`, message: 'must be present or absent' });
-  });
+  }
 }
 
 function checkPromptRule(v: unknown, at: string, errs: Errs): void {
@@ -123,7 +125,7 @@ function checkProfileFields(p: Obj, at: string, errs: Errs): void {
   }
   if (p.ignore !== undefined) {
     if (!Array.isArray(p.ignore)) errs.push({ path: `${at}.ignore`, message: 'must be a list of regex strings' });
-    else p.ignore.forEach((r, i) => checkRegex(r, `${at}.ignore[${i}]`, errs));
+    else for (const [i, r] of p.ignore.entries()) checkRegex(r, `${at}.ignore[${i}]`, errs);
   }
   if (p.input !== undefined) {
     const x = p.input;
@@ -136,7 +138,7 @@ function checkProfileFields(p: Obj, at: string, errs: Errs): void {
       if (x.empty !== undefined) {
         if (!Array.isArray(x.empty))
           errs.push({ path: `${at}.input.empty`, message: 'must be a list of regex strings' });
-        else x.empty.forEach((r, i) => checkRegex(r, `${at}.input.empty[${i}]`, errs));
+        else for (const [i, r] of x.empty.entries()) checkRegex(r, `${at}.input.empty[${i}]`, errs);
       }
     }
   }
@@ -145,10 +147,12 @@ function checkProfileFields(p: Obj, at: string, errs: Errs): void {
       errs.push({ path: `${at}.dialogs`, message: 'must be a list of {name, match, answerKeys, prompt}' });
     else {
       const seen = new Set<string>();
-      p.dialogs.forEach((d, i) => {
+      for (const [i, d] of p.dialogs.entries()) {
         const da = `${at}.dialogs[${i}]`;
-        if (!isObj(d))
-          return void errs.push({ path: da, message: 'must be an object {name, match, answerKeys, prompt}' });
+        if (!isObj(d)) {
+          errs.push({ path: da, message: 'must be an object {name, match, answerKeys, prompt}' });
+          continue;
+        }
         unknownKeys(d, ['name', 'match', 'answerKeys', 'prompt'], da, errs);
         if (typeof d.name !== 'string' || !DIALOG_NAME.test(d.name))
           errs.push({ path: `${da}.name`, message: 'must be a lowercase name such as workspace-trust' });
@@ -159,7 +163,7 @@ function checkProfileFields(p: Obj, at: string, errs: Errs): void {
         else checkPatternList(d.match, `${da}.match`, errs);
         if (d.answerKeys !== undefined) checkKeys(d.answerKeys, `${da}.answerKeys`, errs);
         if (d.prompt !== undefined) checkPromptRule(d.prompt, `${da}.prompt`, errs);
-      });
+      }
     }
   }
   for (const k of ['waiting', 'busy', 'idle', 'quota', 'interrupted'] as const)
@@ -169,7 +173,10 @@ function checkProfileFields(p: Obj, at: string, errs: Errs): void {
     errs.push({ path: `${at}.otherwise`, message: `must be one of ${STATES.join(', ')}` });
 }
 
-/** Apply-time validation of `spec.detection` (empty list = valid). `path` prefixes every error path, e.g. "spec.detection". */
+/**
+ * Apply-time validation of `spec.detection` (empty list = valid). `at` prefixes every error path,
+ * e.g. "spec.detection".
+ */
 export function validateDetection(detection: unknown, at: string): { path: string; message: string }[] {
   const errs: Errs = [];
   if (detection === undefined || detection === null) return errs;
@@ -187,9 +194,12 @@ export function validateDetection(detection: unknown, at: string): { path: strin
   else if (!Array.isArray(profiles)) errs.push({ path: `${at}.profiles`, message: 'must be a list' });
   else {
     const owner = new Map<string, number>();
-    profiles.forEach((p, i) => {
+    for (const [i, p] of profiles.entries()) {
       const pa = `${at}.profiles[${i}]`;
-      if (!isObj(p)) return void errs.push({ path: pa, message: 'must be an object with versions' });
+      if (!isObj(p)) {
+        errs.push({ path: pa, message: 'must be an object with versions' });
+        continue;
+      }
       unknownKeys(p, PROFILE_FIELDS, pa, errs);
       if (!Array.isArray(p.versions) || !p.versions.length)
         errs.push({
@@ -198,21 +208,23 @@ export function validateDetection(detection: unknown, at: string): { path: strin
             'is required: a non-empty list of the CLI versions these patterns were verified on, e.g. ["2.1.330"]',
         });
       else
-        p.versions.forEach((v, j) => {
-          if (typeof v !== 'string' || !VERSION.test(v))
-            return void errs.push({
+        for (const [j, v] of p.versions.entries()) {
+          if (typeof v !== 'string' || !VERSION.test(v)) {
+            errs.push({
               path: `${pa}.versions[${j}]`,
               message: 'must be a version such as 2.1.330 (a * matches any characters)',
             });
+            continue;
+          }
           if (owner.has(v))
             errs.push({
               path: `${pa}.versions[${j}]`,
               message: `version ${v} is already listed by profiles[${owner.get(v)}]`,
             });
           else owner.set(v, i);
-        });
+        }
       checkProfileFields(p, pa, errs);
-    });
+    }
   }
   return errs;
 }

@@ -93,7 +93,9 @@ export function signalTrip(
   if (has(CORRECTION_SIGNALS) && c.corrections.length >= e.cfg.correctionThreshold)
     return {
       reason: 'ClarificationPause',
-      why: `correction storm: ${c.corrections.length} corrections within ${fmtWindow(e.cfg.correctionWindowMs)} (threshold ${e.cfg.correctionThreshold})`,
+      why:
+        `correction storm: ${c.corrections.length} corrections within ${fmtWindow(e.cfg.correctionWindowMs)} ` +
+        `(threshold ${e.cfg.correctionThreshold})`,
     };
   if (has(FAILURE_SIGNALS) && c.consecutiveFailures >= e.cfg.failureThreshold) {
     const last = e.signals.filter((s) => FAILURE_SIGNALS.has(s)).at(-1);
@@ -108,7 +110,9 @@ export function signalTrip(
   )
     return {
       reason: 'ExplicitCheckIn',
-      why: `frustration EMA ${e.frustrationEma.toFixed(2)} reached the threshold ${e.cfg.frustrationThreshold.toFixed(2)}`,
+      why:
+        `frustration EMA ${e.frustrationEma.toFixed(2)} ` +
+        `reached the threshold ${e.cfg.frustrationThreshold.toFixed(2)}`,
     };
   return undefined;
 }
@@ -118,7 +122,9 @@ export function turnTrip(ctx: BreakerContext, e: TurnEvent): { reason: Intervent
   if (e.cfg.noProgressTurns > 0 && c.noProgressTurns >= e.cfg.noProgressTurns)
     return {
       reason: 'ApproachPivot',
-      why: `${c.noProgressTurns} turns without progress (no commit, no file written; threshold ${e.cfg.noProgressTurns})`,
+      why:
+        `${c.noProgressTurns} turns without progress ` +
+        `(no commit, no file written; threshold ${e.cfg.noProgressTurns})`,
     };
   return undefined;
 }

@@ -55,11 +55,14 @@ export const DEFAULT_TASK_BOUNDARY_PATTERNS = [
 /** Seed 001's intervention texts. */
 export const DEFAULT_INTERVENTION_TEXTS: Record<InterventionType, string> = {
   ClarificationPause:
-    "Before we continue: I want to make sure I understand what you're looking for. Could you help me understand which part isn't matching your expectations?",
+    "Before we continue: I want to make sure I understand what you're looking for. " +
+    "Could you help me understand which part isn't matching your expectations?",
   ApproachPivot:
-    "I notice my current approach isn't working well. Let me step back and try a different strategy. What would be most helpful right now?",
+    "I notice my current approach isn't working well. Let me step back and try a different strategy. " +
+    'What would be most helpful right now?',
   ExplicitCheckIn:
-    'I sense some friction in our session. Would you like to pause and reassess our approach, or should I continue with adjustments?',
+    'I sense some friction in our session. ' +
+    'Would you like to pause and reassess our approach, or should I continue with adjustments?',
 };
 
 /** The machine's thresholds (breaker.ts; noProgressTurns 0 disables that trigger) plus what surrounds them. */
@@ -144,7 +147,8 @@ const cache = new Map<string, AssessmentConfig>();
 /** The settings for sessions under `policy` (undefined: the defaults). */
 export function assessmentConfig(policy: SessionPolicy | undefined): AssessmentConfig {
   const key = policy
-    ? `${policy.metadata.uid ?? policy.metadata.name}@${policy.metadata.generation ?? 0}@${policy.metadata.resourceVersion ?? ''}`
+    ? `${policy.metadata.uid ?? policy.metadata.name}@${policy.metadata.generation ?? 0}` +
+      `@${policy.metadata.resourceVersion ?? ''}`
     : '';
   const hit = cache.get(key);
   if (hit) return hit;

@@ -81,8 +81,24 @@ const STATE_PHASE: Record<string, string> = {
   RUNNING: 'Running',
 };
 
-const TEST_COMMAND =
-  /(^|[\s;&|(])((npm|pnpm|yarn|bun)\s+(run\s+)?test\b|npx\s+(vitest|jest|mocha|playwright)\b|vitest\b|jest\b|mocha\b|pytest\b|python3?\s+-m\s+(pytest|unittest)\b|go\s+test\b|cargo\s+(test|nextest)\b|make\s+(test|check)\b|mvn\s+(-\S+\s+)*test\b|gradle\w*\s+test\b|rspec\b|phpunit\b|tox\b|deno\s+test\b|dotnet\s+test\b|ctest\b)/;
+/** A test runner's command, at the start or after a shell separator (regex built in parts to keep lines short). */
+const TEST_COMMAND = new RegExp(
+  String.raw`(^|[\s;&|(])(` +
+    [
+      String.raw`(npm|pnpm|yarn|bun)\s+(run\s+)?test\b`,
+      String.raw`npx\s+(vitest|jest|mocha|playwright)\b`,
+      String.raw`vitest\b|jest\b|mocha\b|pytest\b`,
+      String.raw`python3?\s+-m\s+(pytest|unittest)\b`,
+      String.raw`go\s+test\b`,
+      String.raw`cargo\s+(test|nextest)\b`,
+      String.raw`make\s+(test|check)\b`,
+      String.raw`mvn\s+(-\S+\s+)*test\b`,
+      String.raw`gradle\w*\s+test\b`,
+      String.raw`rspec\b|phpunit\b|tox\b`,
+      String.raw`deno\s+test\b|dotnet\s+test\b|ctest\b`,
+    ].join('|') +
+    ')',
+);
 
 /** Counts on the last test-summary line of a text (vitest, jest, pytest, mocha, cargo, go). */
 export function testSummary(text: string): { signal: TestSignal; passed?: number; failed?: number } {

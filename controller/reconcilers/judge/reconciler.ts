@@ -111,19 +111,21 @@ export class JudgeReconciler implements Reconciler {
     return this.inFlight.size;
   }
 
-  async reconcile(key: string): Promise<Result | void> {
+  async reconcile(key: string): Promise<Result | undefined> {
     if (this.stopping) return;
     const [namespace, name] = key.split('/');
     const session = (await this.d.store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
-    if (!session || !session.metadata.uid) return; // its Evaluations go with it (ownerReferences)
+    if (!session?.metadata.uid) return; // its Evaluations go with it (ownerReferences)
     const policy = resolvePolicy(session, this.d.policies.list() as SessionPolicy[]);
     const mine = this.evaluationsOf(session);
     if (shouldJudge(session, policy))
       for (const run of this.endedRuns(session)) {
-        // Sampling (assessment/sampling.ts) picks which ended runs are judged; burn-in counts the namespace's Evaluations.
+        // Sampling (assessment/sampling.ts) picks which ended runs are judged; burn-in counts the
+        // namespace's Evaluations.
         if (!shouldJudge(session, policy, run, this.d.evaluations.list(namespace).length)) continue;
         const created = await this.ensureEvaluation(session, run, policy);
-        if (created && !mine.some((e) => e.metadata.name === created.metadata.name)) mine.push(created); // before the cache has it
+        // Pushed here as well: the cache may not have it yet.
+        if (created && !mine.some((e) => e.metadata.name === created.metadata.name)) mine.push(created);
       }
     for (const ev of mine) {
       const id = `${ev.metadata.namespace ?? ''}/${ev.metadata.name}`;
@@ -316,7 +318,9 @@ export class JudgeReconciler implements Reconciler {
           type: 'Judged',
           status: 'True',
           reason: 'VerdictRecorded',
-          message: `score ${v.score}/5 from the ${backend.name} backend after ${r.requests} request${r.requests === 1 ? '' : 's'}${r.repaired ? ' (one repaired answer)' : ''}`,
+          message:
+            `score ${v.score}/5 from the ${backend.name} backend ` +
+            `after ${r.requests} request${r.requests === 1 ? '' : 's'}${r.repaired ? ' (one repaired answer)' : ''}`,
           observedGeneration: ev!.metadata.generation,
         });
         if (getCondition(s.conditions, 'JudgeFailed'))
@@ -448,7 +452,9 @@ export class JudgeReconciler implements Reconciler {
       changed = true;
       // On the arrival of a new verdict only: the session controller may clear Escalated later (a new run).
       if (escalates(s)) {
-        const msg = `run ${latest.spec!.run} judged ${s.score}/5 (${s.outcome}, recommendation ${s.recommendation}) by the ${s.backend} judge: ${clip(s.reasoning ?? '', 300)}`;
+        const msg =
+          `run ${latest.spec!.run} judged ${s.score}/5 (${s.outcome}, recommendation ${s.recommendation}) ` +
+          `by the ${s.backend} judge: ${clip(s.reasoning ?? '', 300)}`;
         setCondition(st.conditions, {
           type: 'Escalated',
           status: 'True',
@@ -470,7 +476,8 @@ export class JudgeReconciler implements Reconciler {
         events.push([
           'Normal',
           'Evaluated',
-          `Evaluation ${latest.metadata.name}: run ${latest.spec!.run} judged ${s.score}/5 (${s.outcome}, recommendation ${s.recommendation}) by the ${s.backend} judge`,
+          `Evaluation ${latest.metadata.name}: run ${latest.spec!.run} judged ${s.score}/5 ` +
+            `(${s.outcome}, recommendation ${s.recommendation}) by the ${s.backend} judge`,
         ]);
       }
     }
@@ -505,7 +512,10 @@ export class JudgeReconciler implements Reconciler {
     });
   }
 
-  /** Stops starting judgements and cancels the ones in flight (their Evaluations stay unjudged for the next controller). */
+  /**
+   * Stops starting judgements and cancels the ones in flight (their Evaluations stay unjudged for
+   * the next controller).
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     this.abort.abort(new LlmError('timeout', 'the controller is stopping'));

@@ -45,11 +45,14 @@ export function formatAssessment(ev: Evaluation, about: string): string {
   const lines = [
     '## Previous run assessment',
     '',
-    `${about} was judged ${s.score}/5 (outcome: ${s.outcome ?? 'unknown'}; recommendation: ${s.recommendation ?? 'none'}) by the ${s.backend ?? 'unknown'} judge (Evaluation ${ev.metadata.name}).`,
+    `${about} was judged ${s.score}/5 ` +
+      `(outcome: ${s.outcome ?? 'unknown'}; recommendation: ${s.recommendation ?? 'none'}) ` +
+      `by the ${s.backend ?? 'unknown'} judge (Evaluation ${ev.metadata.name}).`,
     ...items('Accomplished', s.accomplishments),
     ...items('Problems', s.failures),
     '',
-    'Continue from where that run left off: keep what is done (check the git log), fix what went wrong, and do not start over.',
+    'Continue from where that run left off: keep what is done (check the git log), fix what went wrong, ' +
+      'and do not start over.',
   ];
   let text = lines.join('\n');
   if (text.length > MAX_RESUME_CHARS) text = `${text.slice(0, MAX_RESUME_CHARS - 1)}…`;

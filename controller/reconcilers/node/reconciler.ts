@@ -94,7 +94,9 @@ export class NodeReconciler {
       orphans.push(pane.session);
       if (!this.reportedOrphans.has(pane.session)) {
         this.reportedOrphans.add(pane.session);
-        const msg = `orphan tmux session "${pane.session}" on the orchctl socket: ${why}; left running (remove it with \`orchctl controller --gc-orphans\` or tmux kill-session)`;
+        const msg =
+          `orphan tmux session "${pane.session}" on the orchctl socket: ${why}; ` +
+          'left running (remove it with `orchctl controller --gc-orphans` or tmux kill-session)';
         this.d.log.warn(msg);
         await this.d.recorder.record(node, 'Warning', 'OrphanTmuxSession', msg);
       }
@@ -137,5 +139,8 @@ function orphanReason(uid: string, store: string): string {
   if (!uid) return 'not started by orchctl';
   if (!store)
     return `its AgentSession (uid ${uid}) is not in this store, and it carries no store identity (an older orchctl)`;
-  return `it was started under another store (${store.slice(0, 8)}), or under this one before it was lost, replaced or restored`;
+  return (
+    `it was started under another store (${store.slice(0, 8)}), ` +
+    'or under this one before it was lost, replaced or restored'
+  );
 }

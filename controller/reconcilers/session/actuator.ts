@@ -289,7 +289,8 @@ export class SessionActuator implements Actuator {
       const n = clean.removed;
       const msg =
         `removed ${n} control character${n === 1 ? '' : 's'} from the prompt before pasting (first at offset ` +
-        `${clean.firstAt}); a key like C-c in a pasted prompt would interrupt the agent — use orchctl send --keys for keys`;
+        `${clean.firstAt}); a key like C-c in a pasted prompt would interrupt the agent — ` +
+        'use orchctl send --keys for keys';
       void this.d.recorder.record(obj, 'Warning', 'PromptSanitized', msg);
       logLine(ws, 'WARN', msg);
     }

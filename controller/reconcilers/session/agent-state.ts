@@ -198,7 +198,9 @@ export function agentState(i: StateInputs): AgentStateResult {
       const what = p ? `${p.tool}${p.command ? `: ${clip(p.command, 400)}` : ''}` : 'permission';
       waiting = {
         reason: 'PermissionPrompt',
-        message: `asks permission to run ${what}${screen?.state === 'waiting' && screen.prompt ? ` — ${clip(screen.prompt, 600)}` : ''}`,
+        message:
+          `asks permission to run ${what}` +
+          `${screen?.state === 'waiting' && screen.prompt ? ` — ${clip(screen.prompt, 600)}` : ''}`,
       };
     }
   } else if (screen && screenState !== 'unknown') {

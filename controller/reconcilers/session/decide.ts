@@ -70,7 +70,9 @@ export function admit(
     return {
       admitted: false,
       reason: 'MaxConcurrentSessions',
-      message: `${activeUnderPolicy} sessions already run under ${name} (maxConcurrentSessions ${p.maxConcurrentSessions})`,
+      message:
+        `${activeUnderPolicy} sessions already run under ${name} ` +
+        `(maxConcurrentSessions ${p.maxConcurrentSessions})`,
     };
   const freeMB = Math.floor(host.memoryAvailableBytes / 1048576);
   if (p.minFreeMemoryMB !== undefined && freeMB < p.minFreeMemoryMB)
@@ -91,7 +93,9 @@ export function admit(
     return {
       admitted: false,
       reason: 'HighLoad',
-      message: `load ${host.loadAverage[0].toFixed(2)} on ${host.cpu} CPUs exceeds ${name} maxLoadPerCPU ${p.maxLoadPerCPU}`,
+      message:
+        `load ${host.loadAverage[0].toFixed(2)} on ${host.cpu} CPUs ` +
+        `exceeds ${name} maxLoadPerCPU ${p.maxLoadPerCPU}`,
     };
   return {
     admitted: true,

@@ -14,9 +14,15 @@ import type { Phase } from './machine.js';
 export type Level = 'INFO' | 'WARN' | 'ERROR';
 
 export type Effect =
-  /** Everything a run needs before tmux: worktree, workspace, prompt file, env, driver files. Outcome: Prepared | StartFailed. */
+  /**
+   * Everything a run needs before tmux: worktree, workspace, prompt file, env, driver files.
+   * Outcome: Prepared | StartFailed.
+   */
   | { type: 'PrepareRun'; run: number; agent: AgentSpec; workdir: string }
-  /** Records the run in status (so a controller that dies now adopts it), then starts tmux. Outcome: Launched | StartFailed. */
+  /**
+   * Records the run in status (so a controller that dies now adopts it), then starts tmux.
+   * Outcome: Launched | StartFailed.
+   */
   | { type: 'Launch'; record: AgentSessionStatus; launch: LaunchSpec; outputLog: string; clearFirst: boolean }
   /** Verified delivery of the run's prompt, beside the loop; its result comes back as an observation. */
   | { type: 'Deliver'; run: number; target: string; agent: AgentSpec; promptFile: string }

@@ -154,7 +154,10 @@ export class SessionObserver implements SessionObservation {
     }
   }
 
-  /** The agent's sources: the screen (captured only when its output changed), hooks and transcript into the log, and what is new there. */
+  /**
+   * The agent's sources: the screen (captured only when its output changed), hooks and transcript
+   * into the log, and what is new there.
+   */
   async agent(
     key: string,
     obj: AgentSession,
@@ -325,7 +328,10 @@ function paneState(pane: PaneInfo): PaneState {
   return paneProcessAlive(pane) ? { kind: 'alive' } : { kind: 'dead', exitCode: -1 };
 }
 
-/** The pane's own process still exists (a zombie counts: tmux has yet to reap it) — not a later process that reused its pid. */
+/**
+ * The pane's own process still exists (a zombie counts: tmux has yet to reap it) — not a later
+ * process that reused its pid.
+ */
 function paneProcessAlive(pane: PaneInfo): boolean {
   if (!pane.pid || !processAlive(pane.pid)) return false;
   const started = processInfo(pane.pid)?.startTime;

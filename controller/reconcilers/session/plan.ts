@@ -13,26 +13,14 @@ import { isDeepStrictEqual } from 'node:util';
 import { type SnapshotFrom, transition } from 'xstate';
 import { setCondition } from '../../api/conditions.js';
 import { formatDuration } from '../../api/duration.js';
-import type { AgentSession, AgentSessionStatus, AgentSpec, SessionPolicy } from '../../api/kinds.js';
+import type { AgentSession, AgentSessionStatus } from '../../api/kinds.js';
 import type { Condition } from '../../api/types.js';
-import type { DeliveryResult } from '../../agents/delivery.js';
 import type { EventType } from '../../client/events.js';
 import type { GitProgress } from '../../observers/git.js';
-import type { HostSnapshot } from '../../observers/host.js';
 import type { PaneInfo } from '../../observers/tmux.js';
-import { LOG_START, type AgentEvent, type LogPosition } from '../../store/eventlog.js';
+import { LOG_START } from '../../store/eventlog.js';
 import { foldAgent, settleObservation, type AgentStatus } from './agent-pass.js';
-import type { ScreenReading } from './agent-state.js';
-import {
-  admit,
-  backoffMs,
-  type Effective,
-  nextLookMs,
-  observedEvent,
-  type PaneState,
-  restartsHeld,
-  wantsRunning,
-} from './decide.js';
+import { admit, backoffMs, nextLookMs, observedEvent, restartsHeld, wantsRunning } from './decide.js';
 import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
 
