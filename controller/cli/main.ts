@@ -2,13 +2,19 @@
  * orchctl: the kubectl-shaped command line. Each command's module is loaded only when it runs,
  * so `orchctl get` does not pay for ajv or the controller at start-up.
  */
-import { Command } from 'commander';
+import type * as Commander from 'commander';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GlobalOptions } from './context.js';
 import { registerSecretsFromEnv } from '../api/redact.js';
 import { reportError } from './output.js';
+
+// require(), not import: Node 20 loads a CommonJS package imported from ESM through its ESM
+// translator (a lexer pass and a second module record): ~2 ms of every start-up here.
+const { Command } = createRequire(import.meta.url)('commander') as typeof Commander;
+type Command = Commander.Command;
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
