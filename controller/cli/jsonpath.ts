@@ -16,27 +16,40 @@ const JSONPath: JsonPathFn = (opts) => {
 const SIMPLE = /^\.?[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*|\[\d+\])*$/;
 
 // Split once per path, not once per row and column: a table of 1000 rows walks the same few paths.
-const simpleParts = new Map<string, string[]>();
+const simpleParts = new Map<string, string[] | null>();
 
-/** `.a.b[0].c` without filters or wildcards: walked directly (printer columns are mostly these). */
-function simplePath(p: string, data: unknown): unknown[] {
-  let parts = simpleParts.get(p);
-  if (!parts) {
-    parts = p.replace(/^\./, '').match(/[^.[\]]+/g) ?? [];
-    simpleParts.set(p, parts);
+/**
+ * The keys of a path without filters or wildcards (`.a.b[0].c` → a, b, 0, c: printer columns are
+ * mostly these), walked directly by valueAt; undefined for any other path.
+ */
+export function simpleKeys(path: string): string[] | undefined {
+  let keys = simpleParts.get(path);
+  if (keys === undefined) {
+    const p = path.trim();
+    keys = SIMPLE.test(p) ? (p.replace(/^\./, '').match(/[^.[\]]+/g) ?? []) : null;
+    simpleParts.set(path, keys);
   }
+  return keys ?? undefined;
+}
+
+/** The value at simpleKeys' keys, undefined where the path leads nowhere. */
+export function valueAt(keys: string[], data: unknown): unknown {
   let cur: unknown = data;
-  for (const part of parts) {
-    if (cur === null || typeof cur !== 'object') return [];
-    cur = (cur as Record<string, unknown>)[part];
-    if (cur === undefined) return [];
+  for (const key of keys) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+    if (cur === undefined) return undefined;
   }
-  return [cur];
+  return cur;
 }
 
 export function evalPath(path: string, data: unknown): unknown[] {
+  const keys = simpleKeys(path);
+  if (keys) {
+    const v = valueAt(keys, data);
+    return v === undefined ? [] : [v];
+  }
   const p = path.trim();
-  if (SIMPLE.test(p)) return simplePath(p, data);
   const expr =
     p === '' || p === '.' || p === '@'
       ? '$'

@@ -7,7 +7,7 @@ import type { WatchEvent } from '../../store/store.js';
 import { namespaceFor, openContext, parseTargets, qualifiedKind, type GlobalOptions } from '../context.js';
 import { renderTemplate } from '../jsonpath.js';
 import { err, out } from '../output.js';
-import { header, row } from '../printers/columns.js';
+import { header, row, rows } from '../printers/columns.js';
 import { renderTable, StreamingTable } from '../printers/table.js';
 
 export interface GetOptions {
@@ -136,15 +136,14 @@ function printOnce(
   let first = true;
   for (const f of found) {
     if (!f.items.length) continue;
-    const rows = f.items.map((o) => {
-      const r = row(f.kind, o, tableOpts);
-      if (multi && !f.kind.hideNameColumn)
-        r[opts.allNamespaces && f.kind.namespaced ? 1 : 0] = `${qualifiedKind(f.kind)}/${o.metadata.name}`;
-      return r;
-    });
+    const table = rows(f.kind, f.items, tableOpts);
+    if (multi && !f.kind.hideNameColumn) {
+      const name = opts.allNamespaces && f.kind.namespaced ? 1 : 0;
+      for (const [i, o] of f.items.entries()) table[i][name] = `${qualifiedKind(f.kind)}/${o.metadata.name}`;
+    }
     if (!first) out('\n');
     first = false;
-    out(renderTable(opts.noHeaders ? rows : [header(f.kind, tableOpts), ...rows]));
+    out(renderTable(opts.noHeaders ? table : [header(f.kind, tableOpts), ...table]));
   }
 }
 

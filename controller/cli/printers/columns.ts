@@ -2,7 +2,7 @@
 import type { KindInfo, PrinterColumn } from '../../api/crds.js';
 import { age } from '../../api/duration.js';
 import type { Resource } from '../../api/types.js';
-import { evalPath } from '../jsonpath.js';
+import { evalPath, simpleKeys, valueAt } from '../jsonpath.js';
 
 export interface TableOptions {
   wide?: boolean;
@@ -18,6 +18,38 @@ function visibleColumns(kind: KindInfo, wide: boolean): PrinterColumn[] {
   return kind.columns.filter((c) => wide || !c.priority);
 }
 
+/** A visible column with what its cells need worked out once per kind, not once per row. */
+interface ColumnPlan {
+  col: PrinterColumn;
+  /** The keys of a simple path, walked directly; other paths go through JSONPath. */
+  keys?: string[];
+  /** Shows Terminating while the object is being deleted. */
+  status: boolean;
+  /** Cut to MESSAGE_WIDTH unless -o wide. */
+  message: boolean;
+  /** An AgentSession's phase: Pending rather than <none> before a controller has seen it. */
+  phase: boolean;
+}
+
+const plans = new WeakMap<KindInfo, { narrow?: ColumnPlan[]; wide?: ColumnPlan[] }>();
+
+function columnPlans(kind: KindInfo, wide: boolean): ColumnPlan[] {
+  let byWidth = plans.get(kind);
+  if (!byWidth) {
+    byWidth = {};
+    plans.set(kind, byWidth);
+  }
+  const key = wide ? 'wide' : 'narrow';
+  byWidth[key] ??= visibleColumns(kind, wide).map((col) => ({
+    col,
+    keys: simpleKeys(col.jsonPath),
+    status: /^(phase|status)$/i.test(col.name),
+    message: /^message$/i.test(col.name),
+    phase: col.jsonPath === '.status.phase',
+  }));
+  return byWidth[key];
+}
+
 export function header(kind: KindInfo, opts: TableOptions): string[] {
   const h: string[] = [];
   if (opts.allNamespaces && kind.namespaced) h.push('NAMESPACE');
@@ -27,40 +59,62 @@ export function header(kind: KindInfo, opts: TableOptions): string[] {
   return h;
 }
 
-function cell(col: PrinterColumn, obj: Resource, now: number): string {
-  const values = evalPath(col.jsonPath, obj).filter((v) => v !== undefined && v !== null);
-  if (values.length === 0) return '<none>';
-  const v = values[0];
+function cell(plan: ColumnPlan, obj: Resource, now: number): string {
+  const col = plan.col;
+  let v: unknown;
+  if (plan.keys) v = valueAt(plan.keys, obj);
+  else {
+    const values = evalPath(col.jsonPath, obj).filter((x) => x !== undefined && x !== null);
+    v = values[0];
+    // Several matches are listed, unless the column formats only the first (a date, a number).
+    if (values.length > 1 && col.type !== 'date' && !(col.type === 'number' && typeof v === 'number'))
+      return values.map(String).join(',');
+  }
+  if (v === undefined || v === null) return '<none>';
   if (col.type === 'date') return typeof v === 'string' ? age(v, now) : '<invalid>';
   if (col.type === 'number' && typeof v === 'number') return String(Math.round(v * 100) / 100);
-  if (values.length > 1) return values.map(String).join(',');
   if (Array.isArray(v)) return v.map(String).join(',');
   if (typeof v === 'object') return JSON.stringify(v);
   // Table cells are single-line.
-  return String(v).replace(/\s*\n\s*/g, ' ');
+  const text = String(v);
+  return text.includes('\n') ? text.replace(/\s*\n\s*/g, ' ') : text;
 }
 
 export function row(kind: KindInfo, obj: Resource, opts: TableOptions): string[] {
-  const now = opts.now ?? Date.now();
-  const r: string[] = [];
-  if (opts.allNamespaces && kind.namespaced) r.push(obj.metadata.namespace ?? '');
-  if (!kind.hideNameColumn) r.push(obj.metadata.name);
-  for (const c of visibleColumns(kind, !!opts.wide)) {
-    let v = cell(c, obj, now);
-    // kubectl shows objects being deleted as Terminating in their status column.
-    if (obj.metadata.deletionTimestamp && /^(phase|status)$/i.test(c.name)) v = 'Terminating';
-    // A session no controller has looked at yet is Pending (what it will be), not "<none>".
-    else if (v === '<none>' && obj.kind === 'AgentSession' && c.jsonPath === '.status.phase') v = 'Pending';
-    // Long free text (an Event's message) would make every row hundreds of columns wide: cut it
-    // in the table; -o wide, -o yaml and describe have it whole.
-    if (!opts.wide && /^message$/i.test(c.name) && v.length > MESSAGE_WIDTH) v = `${v.slice(0, MESSAGE_WIDTH - 1)}…`;
-    r.push(v);
+  return rows(kind, [obj], opts)[0];
+}
+
+/**
+ * The rows of a table of objects of one kind. The columns are worked out once for the table, and
+ * one loop builds every row: a function called once per row would get hot enough for V8 to
+ * optimise it on a background thread, which a one-shot `get` then waits for before it can exit.
+ */
+export function rows(kind: KindInfo, objs: Resource[], opts: TableOptions): string[][] {
+  const plans = columnPlans(kind, !!opts.wide);
+  const out: string[][] = [];
+  for (const obj of objs) {
+    const now = opts.now ?? Date.now();
+    const r: string[] = [];
+    if (opts.allNamespaces && kind.namespaced) r.push(obj.metadata.namespace ?? '');
+    if (!kind.hideNameColumn) r.push(obj.metadata.name);
+    for (const plan of plans) {
+      let v = cell(plan, obj, now);
+      // kubectl shows objects being deleted as Terminating in their status column.
+      if (obj.metadata.deletionTimestamp && plan.status) v = 'Terminating';
+      // A session no controller has looked at yet is Pending (what it will be), not "<none>".
+      else if (v === '<none>' && plan.phase && obj.kind === 'AgentSession') v = 'Pending';
+      // Long free text (an Event's message) would make every row hundreds of columns wide: cut it
+      // in the table; -o wide, -o yaml and describe have it whole.
+      if (plan.message && !opts.wide && v.length > MESSAGE_WIDTH) v = `${v.slice(0, MESSAGE_WIDTH - 1)}…`;
+      r.push(v);
+    }
+    if (opts.showLabels) {
+      const l = Object.entries(obj.metadata.labels ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',');
+      r.push(l || '<none>');
+    }
+    out.push(r);
   }
-  if (opts.showLabels) {
-    const l = Object.entries(obj.metadata.labels ?? {})
-      .map(([k, v]) => `${k}=${v}`)
-      .join(',');
-    r.push(l || '<none>');
-  }
-  return r;
+  return out;
 }

@@ -3,16 +3,19 @@ export function renderTable(rows: string[][], padding = 3): string {
   if (rows.length === 0) return '';
   const widths: number[] = [];
   for (const r of rows) widen(widths, r);
-  return (
-    rows
-      .map((r) =>
-        r
-          .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] + padding)))
-          .join('')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
-  );
+  // One string built up, not an array per row: `get` renders a table of every object.
+  let out = '';
+  for (const r of rows) out += `${line(r, widths, padding)}\n`;
+  return out;
+}
+
+/** A row's cells padded to the column widths, the last one as it is; no trailing blanks. */
+function line(cells: string[], widths: number[], padding: number): string {
+  if (cells.length === 0) return '';
+  let s = '';
+  const last = cells.length - 1;
+  for (let i = 0; i < last; i++) s += cells[i].padEnd(widths[i] + padding);
+  return (s + cells[last]).trimEnd();
 }
 
 /** Keeps column widths across calls so `get -w` rows line up with the header. */
@@ -21,12 +24,7 @@ export class StreamingTable {
   constructor(private readonly padding = 3) {}
   row(cells: string[]): string {
     widen(this.widths, cells);
-    return (
-      cells
-        .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(this.widths[i] + this.padding)))
-        .join('')
-        .trimEnd() + '\n'
-    );
+    return `${line(cells, this.widths, this.padding)}\n`;
   }
   /** Sizes columns from a first batch (header + initial rows) before printing any. */
   prime(rows: string[][]): void {
@@ -36,5 +34,5 @@ export class StreamingTable {
 
 /** Grows each column's width to fit this row's cell. */
 function widen(widths: number[], cells: string[]): void {
-  for (const [i, c] of cells.entries()) widths[i] = Math.max(widths[i] ?? 0, c.length);
+  for (let i = 0; i < cells.length; i++) widths[i] = Math.max(widths[i] ?? 0, cells[i].length);
 }
