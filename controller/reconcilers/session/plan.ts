@@ -52,7 +52,7 @@ export interface PlanOutput {
   /** Call again with the effects' outcomes and this. */
   continuation?: Continuation;
   /** Observe these, then call again. */
-  needs?: { agent?: boolean; git?: boolean };
+  needs?: { agent?: boolean; git?: boolean; admission?: boolean };
   /** This session takes an admission slot now (held until its status shows it active). */
   reserve?: boolean;
   /** The pass is over: write status, look again after this long (none: on the next event). */
@@ -79,6 +79,7 @@ class Step {
   snap: Snap;
   observed: Observed;
   reserve = false;
+  needsAdmission = false;
 
   constructor(readonly i: PlanInput) {
     this.s = structuredClone(i.status);
@@ -205,7 +206,11 @@ function admission(p: Step): LifecycleEvent | undefined {
     return undefined;
   }
   if (p.observed.adopt) return { type: 'ADMIT' };
-  if (i.resolved.problem || !p.observed.admission) return undefined;
+  if (i.resolved.problem) return undefined;
+  if (!p.observed.admission) {
+    p.needsAdmission = true; // counted only for a session that asks: an O(sessions) look at the cache
+    return undefined;
+  }
   const { activeUnderPolicy, host, nodeUnschedulable } = p.observed.admission;
   const a = admit(i.resolved.policy, activeUnderPolicy, host, nodeUnschedulable);
   p.cond('Admitted', a.admitted ? 'True' : 'False', a.reason, a.message);
@@ -556,6 +561,7 @@ export const gitKey = (s: AgentSessionStatus) => `${s.workdir}\n${s.headBefore ?
 
 function finish(p: Step): PlanOutput {
   const { s, i } = p;
+  if (p.needsAdmission) return p.out({ needs: { admission: true } });
   const phase = p.phase;
   const active = ACTIVE_PHASES.has(phase);
   const agentStatus = s.agent as unknown as AgentStatus | undefined;

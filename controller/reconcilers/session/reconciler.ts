@@ -104,10 +104,11 @@ export class SessionReconciler implements Reconciler {
     let status: AgentSessionStatus = obj.status ?? {};
     let outcomes: Outcome[] = [];
     let continuation: Continuation | undefined;
+    let admitting = (status.phase ?? 'Pending') === 'Pending';
     for (let step = 0; step < MAX_STEPS; step++) {
       // Counted right before the plan and reserved right after, with no await between: another
-      // worker cannot admit into the same slot.
-      observed.admission = this.observer.admission(key, obj, resolved, this.reservations);
+      // worker cannot admit into the same slot. Only for a session that may start now.
+      if (admitting) observed.admission = this.observer.admission(key, obj, resolved, this.reservations);
       observed.delivery = this.actuator.delivery?.(key, status.run ?? 0) as Observed['delivery'];
       const now = Date.now();
       const out = plan({ key, obj, status, observed, resolved, now, outcomes, continuation });
@@ -121,6 +122,7 @@ export class SessionReconciler implements Reconciler {
       // Asked and answered for this workdir and starting point, whatever the answer (no repository: none).
       if (out.needs?.git) observed = { ...observed, ...(await this.observer.git(status)), gitKey: gitKey(status) };
       continuation = out.continuation;
+      admitting ||= !!out.needs?.admission;
       if (!out.done) continue;
       await this.write(obj, status);
       if (!ACTIVE_PHASES.has(status.phase as Phase)) this.reservations.delete(key);

@@ -174,6 +174,21 @@ describe('starting a run', () => {
     expect(cond(out.status, 'Ready')).toMatchObject({ status: 'False', reason: 'MaxConcurrentSessions' });
   });
 
+  it('asks for the admission count only when it reaches Pending (a restart come due), then admits', () => {
+    const due = new Date(T0 - 1).toISOString();
+    const obj = session(
+      { restartPolicy: 'OnFailure' },
+      { phase: 'Backoff', run: 1, restarts: 1, nextRestartTime: due },
+    );
+    const out = plan(input(obj, { observed: { ...missing, admission: undefined } }));
+    expect(out.needs).toEqual({ admission: true });
+    expect(out.status).toMatchObject({ phase: 'Pending', reason: 'Restarting' });
+    expect(types(out.effects)).not.toContain('PrepareRun');
+    const again = plan(input(obj, { status: out.status, observed: missing }));
+    expect(again.reserve).toBe(true);
+    expect(again.effects.at(-1)).toMatchObject({ type: 'PrepareRun', run: 2 });
+  });
+
   it('waits in Pending with the reason while a referenced object is missing', () => {
     const obj = session();
     const problem = { reason: 'AgentNotFound', message: 'Agent "x" not found in namespace default', fatal: false };
