@@ -5,21 +5,13 @@
  * made and kept nowhere else.
  */
 import { parseDuration } from '../api/duration.js';
+import { JUDGE_BACKENDS, type JudgeBackend, type JudgePolicy } from '../api/session-policy.js';
 
-export type BackendName = 'heuristic' | 'command' | 'openai' | 'anthropic';
-export const BACKENDS: readonly BackendName[] = ['heuristic', 'command', 'openai', 'anthropic'];
+export type BackendName = JudgeBackend;
+export const BACKENDS: readonly BackendName[] = JUDGE_BACKENDS;
 
-export interface JudgeConfig {
-  enabled?: boolean;
-  backend?: BackendName;
-  model?: string;
-  endpoint?: string;
-  command?: string[];
-  apiKeyEnv?: string;
-  timeout?: string;
-  maxRetries?: number;
-  maxConcurrent?: number;
-}
+/** `spec.judge` of a SessionPolicy (typed in api/). */
+export type JudgeConfig = JudgePolicy;
 
 export interface ResolvedJudgeConfig {
   enabled: boolean;

@@ -6,65 +6,27 @@
  * session (@orchctl-uid / @orchctl-key / @orchctl-store), so a killed controller resumes by adoption.
  */
 import type { AgentSession, AgentSessionStatus } from '../../api/kinds.js';
-import type { SessionMetricsHooks } from '../../api/metrics-hooks.js';
 import { ownedBy } from '../../api/status-fields.js';
-import type { EventRecorder } from '../../client/events.js';
 import { writeOwnedStatus } from '../../client/status.js';
-import type { AgentFeed } from '../../observers/agent-feed.js';
-import type { AuditLog } from '../../observers/audit.js';
-import type { GitObserver } from '../../observers/git.js';
-import type { HostSnapshot } from '../../observers/host.js';
-import type { PaneObserver } from '../../observers/panes.js';
-import type { Tmux } from '../../observers/tmux.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
-import type { Informer } from '../../runtime/informer.js';
-import type { Logger } from '../../runtime/log.js';
-import type { EventLogs } from '../../store/eventlog.js';
-import type { Store } from '../../store/store.js';
-import { SESSION_FINALIZER, SessionActuator } from './actuator.js';
+import { type ActuatorDeps, SESSION_FINALIZER, SessionActuator } from './actuator.js';
 import { effective } from './decide.js';
 import type { Actuator, Outcome } from './effects.js';
 import { ACTIVE_PHASES, type Phase } from './machine.js';
-import { SessionObserver, type SessionObservation } from './observe.js';
+import { type ObserverDeps, SessionObserver, type SessionObservation } from './observe.js';
 import { type Continuation, gitKey, type Observed, plan, planFinalize } from './plan.js';
 
 export { SESSION_FINALIZER } from './actuator.js';
 export type { SessionMetricsHooks } from '../../api/metrics-hooks.js';
 export type { Logger } from '../../runtime/log.js';
 
-export interface SessionDeps {
-  store: Store;
-  sessions: Informer;
-  agents: Informer;
-  projects: Informer;
-  policies: Informer;
-  tmux: Tmux;
-  panes: PaneObserver;
-  /** The store's identity: every launched tmux session is tagged with it (see observers/tmux.ts). */
-  storeUid: string;
-  git: GitObserver;
-  host: () => HostSnapshot;
-  nodeUnschedulable: () => boolean;
-  recorder: EventRecorder;
-  audit: AuditLog;
-  home: string;
-  log: Logger;
-  /** Brings a key back (used when background prompt delivery finishes). */
-  enqueue: (key: string) => void;
-  metrics?: SessionMetricsHooks;
-  /** Per-session event logs and the ingester that fills them. */
-  logs: EventLogs;
-  feed: AgentFeed;
-  /** argv of `orchctl hook` (absolute node and bin paths), for agents that report through hooks. */
-  hookCommand: string[];
-  /** Files whose changes should bring `key` back at once (hook file, transcript). */
-  watch?: (key: string, files: string[]) => void;
-  /** The last evaluation, as a "Previous run assessment" section for the next run's prompt. */
-  resumeNotes?: (s: AgentSession) => string | undefined;
-  /** Tests replace the world: a scripted observer and a recording actuator (no tmux). */
-  observer?: SessionObservation;
-  actuator?: Actuator & { delivery?(key: string, run: number): unknown; deliveriesInFlight?(): number };
-}
+/** What the reconciler needs: what its observer reads and its actuator acts on (each says why). */
+export type SessionDeps = ObserverDeps &
+  Omit<ActuatorDeps, 'forget'> & {
+    /** Tests replace the world: a scripted observer and a recording actuator (no tmux). */
+    observer?: SessionObservation;
+    actuator?: Actuator & { delivery?(key: string, run: number): unknown; deliveriesInFlight?(): number };
+  };
 
 /** Plan steps one pass may take (a launch is three: prepare, record and start, go on). */
 const MAX_STEPS = 12;
