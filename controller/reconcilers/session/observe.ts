@@ -166,7 +166,7 @@ export class SessionObserver implements SessionObservation {
     pane?: PaneInfo,
   ): Promise<AgentFacts> {
     const run = status.run ?? 0;
-    const prev = status.agent as AgentStatus | undefined;
+    const prev = status.agent;
     const profile = profileFor(resolved.agent);
     const facts: AgentFacts = { run, events: [], next: LOG_START };
     if (pane && !pane.dead && profile) {

@@ -145,7 +145,7 @@ export function plan(i: PlanInput): PlanOutput {
   } else if (c?.kind === 'ended') {
     const settled = i.outcomes?.find((o) => o.type === 'Settled');
     runEnded(p, c.to, c.ev, settled?.type === 'Settled' ? settled.run : {});
-    finishEntering(p, c.from, c.to, c.ev);
+    finishEntering(p, c.from, c.to);
   }
 
   for (let step = 0; step < MAX_STEPS; step++) {
@@ -299,7 +299,7 @@ function recordAndLaunch(p: Step, r: PreparedRun): PlanOutput {
   const agent: AgentStatus = { run, position: r.position, counts: {}, hooks: false, turns: 0 };
   if (r.sessionId) agent.sessionId = r.sessionId;
   if (r.transcript) agent.transcript = r.transcript;
-  s.agent = agent as unknown as AgentSessionStatus['agent'];
+  s.agent = agent;
   for (const f of ['completionTime', 'exitCode', 'result', 'stopRequestTime', 'nextRestartTime', 'promptDelivery'])
     delete (s as Record<string, unknown>)[f];
   for (const f of ['deadlineTime', 'git', 'headBefore'] as const) if (!s[f]) delete s[f];
@@ -410,10 +410,10 @@ function entered(p: Step, from: Phase, to: Phase, ev: LifecycleEvent): void {
       delete s.nextRestartTime;
       break;
   }
-  finishEntering(p, from, to, ev);
+  finishEntering(p, from, to);
 }
 
-function finishEntering(p: Step, from: Phase, to: Phase, _ev: LifecycleEvent): void {
+function finishEntering(p: Step, from: Phase, to: Phase): void {
   const { s } = p;
   // A later run that succeeded settles an earlier escalation: one story, not two.
   if (to === 'Succeeded' && s.conditions?.some((c) => c.type === 'Escalated' && c.status === 'True'))
@@ -437,8 +437,8 @@ function endRun(p: Step, from: Phase, to: Phase, ev: LifecycleEvent): PlanOutput
     // The pane still exists when it died under remain-on-exit: its screen is the best tail.
     paneId: pane?.paneId,
     readTail: !pane && !s.lastOutput,
-    from: (s.agent as unknown as AgentStatus | undefined)?.position ?? LOG_START,
-    transcript: (s.agent as unknown as AgentStatus | undefined)?.transcript,
+    from: s.agent?.position ?? LOG_START,
+    transcript: s.agent?.transcript,
     agent: p.i.resolved.agent,
     workdir: s.workdir,
     headBefore: s.headBefore,
@@ -450,13 +450,8 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
   const { s, i } = p;
   const run = s.run ?? 0;
   if (s.workspace && s.agent) {
-    const prev = s.agent as unknown as AgentStatus;
-    s.agent = settleObservation(
-      prev,
-      run,
-      settled.events ?? [],
-      settled.next ?? prev.position ?? LOG_START,
-    ) as unknown as AgentSessionStatus['agent'];
+    const prev = s.agent;
+    s.agent = settleObservation(prev, run, settled.events ?? [], settled.next ?? prev.position ?? LOG_START);
     for (const type of ['AgentBusy', 'WaitingForInput', 'Stalled']) p.cond(type, 'False', 'Exited');
   }
   p.fx.push({ type: 'ForgetRun', run, workspace: s.workspace });
@@ -564,7 +559,7 @@ function finish(p: Step): PlanOutput {
   if (p.needsAdmission) return p.out({ needs: { admission: true } });
   const phase = p.phase;
   const active = ACTIVE_PHASES.has(phase);
-  const agentStatus = s.agent as unknown as AgentStatus | undefined;
+  const agentStatus = s.agent;
   if (active && s.workspace) {
     const needs = {
       agent: p.observed.agent?.run !== s.run,
@@ -627,7 +622,7 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
     };
     p.fx.push({ type: 'AutoAnswer', paneId: pane.paneId, agent: i.resolved.agent, dialog: a.dialog, keys: a.keys });
   }
-  s.agent = r.agent as unknown as AgentSessionStatus['agent'];
+  s.agent = r.agent;
 }
 
 function timeBoxWarning(p: Step): void {
