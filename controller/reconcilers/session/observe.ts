@@ -23,7 +23,6 @@ import type { PaneInfo, Tmux } from '../../observers/tmux.js';
 import { readExitCode, readTail, runWorkspace } from '../../observers/workspace.js';
 import type { Informer } from '../../runtime/informer.js';
 import { type EventLogs, LOG_START } from '../../store/eventlog.js';
-import type { AgentStatus } from './agent-pass.js';
 import { effective, type PaneState } from './decide.js';
 import { ACTIVE_PHASES, type Phase } from './machine.js';
 import { type AgentFacts, commandNotFound, gitKey, type Observed, type Problem, type Resolved } from './plan.js';
