@@ -1,12 +1,12 @@
 // Layering of controller/ (docs/architecture.md), checked by `npm run lint`:
-//   api <- store <- {runtime, observers, agents, llm, client} <- reconcilers <- {metrics, cli} <- app
+//   api <- store <- {runtime, observers, agents, llm, notify, client} <- reconcilers <- {metrics, cli} <- app
 // A folder may import its own layer's folders and any layer below, never one above.
 
 // Fail loudly when swc is missing: depcruise would quietly fall back to acorn's loose parser, which
 // guesses its way through TypeScript and can miss imports without a word.
 require('@swc/core');
 
-const MID = 'runtime|observers|agents|llm|client';
+const MID = 'runtime|observers|agents|llm|notify|client';
 
 /** A rule forbidding `folder` to import anything under controller/ except the `allowed` folders. */
 function onlyImports(name, folder, allowed, comment) {
@@ -36,18 +36,18 @@ module.exports = {
         'not the other way round.',
     ),
     onlyImports(
-      'runtime-observers-agents-llm-client-stay-below-reconcilers',
+      'middle-layer-stays-below-reconcilers',
       MID,
       `${MID}|store|api`,
-      'runtime/, observers/, agents/, llm/ and client/ may import each other, store/ and api/, but nothing ' +
+      'runtime/, observers/, agents/, llm/, notify/ and client/ may import each other, store/ and api/, but nothing ' +
         'above them (reconcilers/, metrics/, cli/, app/). Move the shared piece down, or pass it in.',
     ),
     onlyImports(
       'reconcilers-stay-below-metrics-cli-app',
       'reconcilers',
       `reconcilers|${MID}|store|api`,
-      'controller/reconcilers/ may import runtime/, observers/, agents/, llm/, client/, store/ and api/, not ' +
-        'metrics/, cli/ or app/: those sit on top and wire reconcilers in.',
+      'controller/reconcilers/ may import runtime/, observers/, agents/, llm/, notify/, client/, store/ and api/, ' +
+        'not metrics/, cli/ or app/: those sit on top and wire reconcilers in.',
     ),
     onlyImports(
       'metrics-imports-nothing-from-reconcilers-cli-app',
@@ -67,7 +67,7 @@ module.exports = {
       name: 'controller-folder-has-a-layer',
       comment:
         'Every module under controller/ lives in a layer folder (api, store, runtime, observers, agents, llm, ' +
-        'client, reconcilers, metrics, cli, app). A new folder needs its layer in .dependency-cruiser.cjs.',
+        'notify, client, reconcilers, metrics, cli, app). A new folder needs its layer in .dependency-cruiser.cjs.',
       severity: 'error',
       from: {
         path: '^controller/',

@@ -1,0 +1,148 @@
+/**
+ * A channel: one configured destination (webhook, ntfy, email, command) that sends one message
+ * and says what came of it. A send never throws: a missing secret, a bad spec, a refusing or
+ * silent destination all come back as a result, classified as retryable or not, with a message
+ * that names the channel and holds no secret. The notifier keeps one Channel per
+ * NotificationChannel object (its rate limit lives in it) and records each result in the outbox.
+ */
+import { isGoDuration, parseDuration } from '../api/duration.js';
+import type {
+  ChannelType,
+  NotificationChannelSpec,
+  NotificationMessage,
+  NotificationSendResult,
+} from '../api/notification-channel.js';
+import { sendCommand } from './command.js';
+import type { SendContext } from './context.js';
+import { sendEmail } from './email.js';
+import { sendNtfy } from './ntfy.js';
+import { SlidingWindowLimit } from './rate-limit.js';
+import { ChannelConfigError, failed } from './result.js';
+import { SecretScope } from './secrets.js';
+import { sendWebhook } from './webhook.js';
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** A send that needs longer is holding the outbox up; the spec may not ask for more. */
+export const MAX_TIMEOUT_MS = 5 * 60_000;
+const MAX_KEY = 200;
+const TOPIC = /^[-_A-Za-z0-9]{1,64}$/;
+
+export interface Channel {
+  readonly name: string;
+  readonly type: ChannelType;
+  send(message: NotificationMessage, opts?: { signal?: AbortSignal }): Promise<NotificationSendResult>;
+}
+
+export interface ChannelOptions {
+  /** Where `…From.env` secrets and a command's `valueFrom` are read; the controller's own by default. */
+  env?: NodeJS.ProcessEnv;
+  /** The clock of the rate limit. */
+  now?: () => number;
+}
+
+function durationProblem(field: string, value: string | undefined, max?: number): string | undefined {
+  if (value === undefined) return undefined;
+  if (!isGoDuration(value)) return `${field} "${value}" is not a duration like 10s`;
+  const ms = parseDuration(value);
+  if (ms <= 0) return `${field} must be positive`;
+  if (max !== undefined && ms > max) return `${field} may be at most ${max / 1000}s`;
+  return undefined;
+}
+
+/** What is wrong with a spec as written (before any secret is read), or undefined. */
+export function specProblem(spec: NotificationChannelSpec): string | undefined {
+  const common =
+    durationProblem('timeout', spec.timeout, MAX_TIMEOUT_MS) ??
+    (spec.rateLimit &&
+      (!Number.isInteger(spec.rateLimit.count) || spec.rateLimit.count < 1
+        ? 'rateLimit.count must be a whole number of at least 1'
+        : durationProblem('rateLimit.per', spec.rateLimit.per)));
+  if (common) return common;
+  switch (spec.type) {
+    case 'webhook':
+      if (!spec.urlFrom) return 'a webhook needs urlFrom (the URL is a secret)';
+      if (spec.format !== undefined && spec.format !== 'json' && spec.format !== 'slack')
+        return `format "${spec.format}" is not json or slack`;
+      return undefined;
+    case 'ntfy':
+      if (spec.urlFrom) return spec.server || spec.topic ? 'urlFrom replaces server and topic' : undefined;
+      if (!spec.server || !spec.topic) return 'ntfy needs urlFrom, or server and topic';
+      if (!/^https?:\/\//.test(spec.server)) return 'server must be an http(s) URL';
+      return TOPIC.test(spec.topic) ? undefined : 'topic may hold letters, digits, - and _ (at most 64)';
+    case 'email':
+      if (!spec.host) return 'email needs host';
+      if (spec.port !== undefined && (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535))
+        return 'port must be 1-65535';
+      if (!spec.from) return 'email needs from';
+      if (!spec.to?.length) return 'email needs at least one address in to';
+      if (!spec.usernameFrom !== !spec.passwordFrom) return 'usernameFrom and passwordFrom go together';
+      return undefined;
+    case 'command':
+      return spec.command?.length && spec.command[0] ? undefined : 'command needs a program';
+    default:
+      return `type "${(spec as { type?: string }).type}" is not webhook, ntfy, email or command`;
+  }
+}
+
+/** What is wrong with a message, or undefined (the key goes into a header as it is). */
+function messageProblem(m: NotificationMessage): string | undefined {
+  if (typeof m.idempotencyKey !== 'string' || !/^[\x21-\x7e]+$/.test(m.idempotencyKey))
+    return 'the message has no idempotency key of printable ASCII without spaces';
+  if (m.idempotencyKey.length > MAX_KEY) return `the message's idempotency key is over ${MAX_KEY} characters`;
+  if (![1, 2, 3, 4].includes(m.tier)) return `the message's tier ${m.tier} is not 1-4`;
+  return undefined;
+}
+
+type Sender = (ctx: SendContext) => Promise<NotificationSendResult>;
+
+function senderFor(spec: NotificationChannelSpec): Sender {
+  switch (spec.type) {
+    case 'webhook':
+      return (ctx) => sendWebhook(spec, ctx);
+    case 'ntfy':
+      return (ctx) => sendNtfy(spec, ctx);
+    case 'email':
+      return (ctx) => sendEmail(spec, ctx);
+    case 'command':
+      return (ctx) => sendCommand(spec, ctx);
+  }
+}
+
+export function createChannel(name: string, spec: NotificationChannelSpec, opts: ChannelOptions = {}): Channel {
+  const env = opts.env ?? process.env;
+  const type = spec.type;
+  const label = `${type} channel "${name}"`;
+  const problem = specProblem(spec);
+  const timeoutMs = spec.timeout && !problem ? parseDuration(spec.timeout) : DEFAULT_TIMEOUT_MS;
+  const limit =
+    spec.rateLimit && !problem
+      ? new SlidingWindowLimit(spec.rateLimit.count, parseDuration(spec.rateLimit.per), opts.now)
+      : undefined;
+  const send = problem ? undefined : senderFor(spec);
+
+  return {
+    name,
+    type,
+    async send(message, { signal } = {}) {
+      if (!send) return failed('config', label, problem ?? 'unknown type');
+      const bad = messageProblem(message);
+      if (bad) return failed('config', label, bad);
+      const waitMs = limit?.take();
+      if (waitMs !== undefined)
+        return failed('rate_limited', label, `over the channel's rateLimit; next slot in ${waitMs} ms`, {
+          retryAfterMs: waitMs,
+        });
+      const secrets = new SecretScope(env);
+      let result: NotificationSendResult;
+      try {
+        result = await send({ name, label, message, timeoutMs, signal, secrets, env });
+      } catch (e) {
+        result =
+          e instanceof ChannelConfigError
+            ? failed('config', label, e.message)
+            : failed('server_error', label, `unexpected failure: ${(e as Error)?.message ?? String(e)}`);
+      }
+      return { ...result, message: secrets.clean(result.message) };
+    },
+  };
+}
