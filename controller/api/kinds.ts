@@ -7,6 +7,8 @@ export type * from './assessment.js';
 export type * from './evaluation.js';
 export type { EventObject, EventType } from './event.js';
 export type { Node, NodeSpec, NodeStatus } from './node.js';
+export type * from './notification.js';
+export type * from './notification-channel.js';
 export type { Project, ProjectSpec, ProjectStatus } from './project.js';
 export type * from './session.js';
 export type * from './session-policy.js';

@@ -2,15 +2,25 @@
  * Admission: checks apply runs after schema validation, for what a schema cannot say — above
  * all that the regular expressions in a manifest are valid and safe to run on every message or
  * screen (controller/api/patterns.ts): a SessionPolicy's detector and task-boundary patterns,
- * and an Agent's detection data (agents/detection.ts, also inline in an AgentSession). It lives
- * in client/ because it needs agents/, which api/ must not import.
+ * an Agent's detection data (agents/detection.ts, also inline in an AgentSession), and the
+ * notification kinds' rules (a NotificationPolicy's route tree, a Silence, a channel's spec). It
+ * lives in client/ because it needs agents/ and notify/, which api/ must not import.
  */
 import type { KindInfo } from '../api/crds.js';
 import { isGoDuration, parseDuration } from '../api/duration.js';
+import type { NotificationChannelSpec } from '../api/notification-channel.js';
+import {
+  LIMITS,
+  type NotificationPolicySpec,
+  type SilenceSpec,
+  validateNotificationPolicy,
+  validateSilence,
+} from '../api/notification.js';
 import { checkPattern } from '../api/patterns.js';
 import type { Resource } from '../api/types.js';
-import type { FieldError, PathPart } from '../api/validate.js';
+import { type FieldError, formatPath, type PathPart, validateObject } from '../api/validate.js';
 import { validateDetection } from '../agents/detection.js';
+import { specProblem } from '../notify/spec.js';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined);
@@ -94,6 +104,95 @@ function commandLine(agent: Obj | undefined, prompt: unknown, at: PathPart[], pr
   return [];
 }
 
+/**
+ * A NotificationPolicy's child routes: the CRD cannot describe a recursive tree, so it keeps
+ * `routes` items as they are and each is checked here against the root route's own schema (the
+ * same fields, types and bounds; an unknown field is refused), by validating a copy of the object
+ * with that child as its root route. Only then do the tree's rules run, on well-typed data.
+ */
+function childRouteErrors(o: Resource, kind: KindInfo): FieldError[] {
+  const out: FieldError[] = [];
+  let seen = 0;
+  const walk = (route: unknown, at: PathPart[], depth: number) => {
+    const routes = obj(route)?.routes;
+    if (!Array.isArray(routes) || depth >= LIMITS.depth) return; // the tree's rules report depth
+    routes.forEach((child, i) => {
+      if (++seen > LIMITS.routes) return; // reported by the tree's rules; YAML aliases can make a tree huge
+      const path = [...at, 'routes', i];
+      const probe = structuredClone({ ...o, spec: { route: child } }) as Resource;
+      const errs = validateObject(probe, kind).filter((e) => e.path[0] === 'spec' && e.path[1] === 'route');
+      for (const e of errs) {
+        const moved = [...path, ...e.path.slice(2)];
+        out.push({ ...e, path: moved, message: e.message.replace(formatPath(e.path), formatPath(moved)) });
+      }
+      if (!errs.length) walk(child, path, depth + 1);
+    });
+  };
+  walk(obj(o.spec)?.route, ['spec', 'route'], 0);
+  return out;
+}
+
+function notificationPolicy(o: Resource, kind: KindInfo): FieldError[] {
+  const children = childRouteErrors(o, kind);
+  return children.length ? children : validateNotificationPolicy(o.spec as NotificationPolicySpec);
+}
+
+/** Which of the channel spec's fields each type reads (the CRD has them all in one object). */
+const CHANNEL_FIELDS: Record<NotificationChannelSpec['type'], string[]> = {
+  webhook: ['urlFrom', 'format'],
+  ntfy: ['urlFrom', 'server', 'topic', 'tokenFrom', 'tags'],
+  email: ['host', 'port', 'secure', 'requireTLS', 'tls', 'from', 'to', 'usernameFrom', 'passwordFrom'],
+  command: ['command', 'env'],
+};
+const COMMON_CHANNEL_FIELDS = ['type', 'timeout', 'rateLimit', 'dailyBudget'];
+
+/** The field a specProblem message is about: the first one it names ("email needs host" → spec.host). */
+function problemPath(problem: string): PathPart[] {
+  const fields = new Set([...COMMON_CHANNEL_FIELDS, ...Object.values(CHANNEL_FIELDS).flat()]);
+  for (const [word] of problem.matchAll(/[A-Za-z]+(?:\.[A-Za-z]+)?/g))
+    if (fields.has(word.split('.')[0])) return ['spec', ...parsePath(word)];
+  return ['spec'];
+}
+
+/** A URL written in the object may not carry credentials: they are secrets, read from a reference. */
+function literalCredentials(url: unknown, at: PathPart[], instead: string): FieldError[] {
+  if (typeof url !== 'string') return [];
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return [];
+  }
+  const secretParam = [...u.searchParams.keys()].find((k) => /^(auth|token|access_token|password|key)$/i.test(k));
+  if (!u.username && !u.password && !secretParam) return [];
+  const what = secretParam ? `the query parameter "${secretParam}"` : 'credentials';
+  return [{ path: at, message: `holds ${what}, a secret that is never stored in an object: use ${instead}` }];
+}
+
+function notificationChannel(spec: Obj): FieldError[] {
+  const type = spec.type as NotificationChannelSpec['type'];
+  const allowed = new Set([...COMMON_CHANNEL_FIELDS, ...CHANNEL_FIELDS[type]]);
+  const foreign = Object.keys(spec)
+    .filter((k) => !allowed.has(k))
+    .map((k) => ({ path: ['spec', k], message: `is not a field of a ${type} channel`, atKey: true }));
+  const errs: FieldError[] = [
+    ...foreign,
+    ...literalCredentials(spec.server, ['spec', 'server'], 'tokenFrom, or the whole URL in urlFrom'),
+  ];
+  if (Array.isArray(spec.env))
+    spec.env.forEach((e: Obj, i) => {
+      if (e?.value !== undefined && e.valueFrom !== undefined)
+        errs.push({ path: ['spec', 'env', i, 'valueFrom'], message: 'may not be set together with value' });
+    });
+  if (errs.length) return errs;
+  const problem = specProblem(spec as NotificationChannelSpec);
+  if (!problem) return [];
+  const path = problemPath(problem);
+  // "timeout must be positive" at spec.timeout reads "spec.timeout: must be positive".
+  const field = formatPath(path.slice(1));
+  return [{ path, message: problem.startsWith(`${field} `) ? problem.slice(field.length + 1) : problem }];
+}
+
 /** Errors of an object that passed schema validation (empty: admitted). */
 export function admissionErrors(o: Resource, kind: KindInfo): FieldError[] {
   const spec = obj(o.spec) ?? {};
@@ -107,6 +206,12 @@ export function admissionErrors(o: Resource, kind: KindInfo): FieldError[] {
         ...detection(obj(spec.agent)?.detection, 'spec.agent.detection'),
         ...commandLine(obj(spec.agent), spec.prompt, ['spec', 'agent'], ['spec', 'prompt']),
       ];
+    case 'NotificationChannel':
+      return notificationChannel(spec);
+    case 'NotificationPolicy':
+      return notificationPolicy(o, kind);
+    case 'Silence':
+      return validateSilence(o.spec as SilenceSpec);
     default:
       return [];
   }

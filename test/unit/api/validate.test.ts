@@ -120,7 +120,8 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
       [
         `${f('unknown-kind.yaml')}:2:7 (document 1) kind: ` +
           'no kind "AgentSesion" is registered for version "orchctl.io/v1alpha1" ' +
-          '(known kinds: Agent, AgentSession, Evaluation, Event, Node, Project, SessionPolicy)',
+          '(known kinds: Agent, AgentSession, Evaluation, Event, Node, NotificationChannel, NotificationPolicy, ' +
+          'Project, SessionPolicy, Silence)',
       ],
     ],
     ['missing-required.yaml', [`${f('missing-required.yaml')}:5:3 (document 1) spec.path: Required value`]],
