@@ -90,3 +90,10 @@ export function machineInfo(): Record<string, unknown> {
     loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
   };
 }
+
+/** `dir` as a git repository with one empty commit (sessions' workdirs in the benchmarks). */
+export function gitRepoWithOneCommit(dir: string): void {
+  spawnSync('git', ['-C', dir, 'init', '-q']);
+  const who = ['-c', 'user.email=b@b', '-c', 'user.name=b'];
+  spawnSync('git', ['-C', dir, ...who, 'commit', '-q', '--allow-empty', '-m', 'init']);
+}

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Resource } from '../../controller/api/types.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { ORCHCTL, stats, tempDir } from '../lib.js';
+import { ORCHCTL, stats, tempDir, gitRepoWithOneCommit } from '../lib.js';
 import type { Bench } from '../types.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -236,20 +236,7 @@ async function idleCost(n: number, windowMs: number, measureCpu: boolean): Promi
   const e = makeEnv(`idle-${n}`, wrappers.binDir);
   try {
     // A real git repository, so git observation has something to look at.
-    spawnSync('git', ['-C', e.dir, 'init', '-q']);
-    spawnSync('git', [
-      '-C',
-      e.dir,
-      '-c',
-      'user.email=b@b',
-      '-c',
-      'user.name=b',
-      'commit',
-      '-q',
-      '--allow-empty',
-      '-m',
-      'init',
-    ]);
+    gitRepoWithOneCommit(e.dir);
     // One loop = the observe tick (every live session is looked at, sharing one tmux snapshot);
     // the full resync keeps its default (30 s) so the CPU figure is the default configuration's.
     const resyncMs = 5000;

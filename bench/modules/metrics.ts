@@ -18,7 +18,7 @@ import type { Resource } from '../../controller/api/types.js';
 import { ControllerMetrics, renderMetrics } from '../../controller/metrics/index.js';
 import { Informer } from '../../controller/runtime/informer.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { ORCHCTL, stats, tempDir } from '../lib.js';
+import { ORCHCTL, stats, tempDir, gitRepoWithOneCommit } from '../lib.js';
 import type { Bench } from '../types.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -177,20 +177,7 @@ interface Ctl {
 
 async function startController(name: string): Promise<Ctl> {
   const dir = tempDir(`metrics-${name}`);
-  spawnSync('git', ['-C', dir, 'init', '-q']);
-  spawnSync('git', [
-    '-C',
-    dir,
-    '-c',
-    'user.email=b@b',
-    '-c',
-    'user.name=b',
-    'commit',
-    '-q',
-    '--allow-empty',
-    '-m',
-    'init',
-  ]);
+  gitRepoWithOneCommit(dir);
   const store = await filledStore(dir);
   const socket = `orchctl-bench-metrics-${name}-${process.pid}`;
   const port = await freePort();

@@ -6,6 +6,7 @@
  * The state space is infinite (run grows on every ADMIT), so traversals stop once run > 2
  * (shortest paths) or run > 1 (simple paths), or abstract `run` away in serializeState.
  */
+import { PHASES } from '../../../../controller/api/phases.js';
 import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
 import { createTestModel, getAdjacencyMap, getShortestPaths, getSimplePaths } from 'xstate/graph';
@@ -23,17 +24,7 @@ interface Path {
   steps: { event: { type: string }; state: Snap }[];
 }
 
-const ALL_PHASES: Phase[] = [
-  'Pending',
-  'Starting',
-  'Running',
-  'Stopping',
-  'Backoff',
-  'Succeeded',
-  'Failed',
-  'Killed',
-  'TimedOut',
-];
+const ALL_PHASES: Phase[] = [...PHASES];
 
 const RESTARTS: LifecycleEvent[] = (['OnFailure', 'Always', 'Never'] as RestartPolicy[]).flatMap((restartPolicy) =>
   [0, 1].map((maxRestarts) => ({ type: 'RESTART' as const, restartPolicy, maxRestarts })),

@@ -3,6 +3,7 @@
  * XState's pure API: initialTransition/transition return [snapshot, actions]; assign actions are
  * applied to context, named side effects come back as actions with a `type`.
  */
+import { PHASES } from '../../../../controller/api/phases.js';
 import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
 import {
@@ -17,17 +18,7 @@ import {
 
 type Snap = ReturnType<typeof initialTransition<typeof sessionMachine>>[0];
 
-const ALL_PHASES: Phase[] = [
-  'Pending',
-  'Starting',
-  'Running',
-  'Stopping',
-  'Backoff',
-  'Succeeded',
-  'Failed',
-  'Killed',
-  'TimedOut',
-];
+const ALL_PHASES: Phase[] = [...PHASES];
 const NAMED_ACTIONS = ['launchRun', 'sendStopKeys', 'killSession', 'captureOutput', 'scheduleRestart', 'escalate'];
 
 const restart = (restartPolicy: RestartPolicy, maxRestarts: number): LifecycleEvent => ({
