@@ -3,6 +3,7 @@
  * implements: declared here so that metrics depends on the API, not on the reconcilers.
  */
 import type { InterventionType, Signal } from './assessment.js';
+import type { NotificationTier } from './notification-channel.js';
 import type { Phase } from './phases.js';
 import type { AgentSession, DeliveryResult } from './session.js';
 
@@ -32,4 +33,17 @@ export interface JudgeMetricsHooks {
 export interface AssessmentMetricsHooks {
   onSignals?(signals: Signal[]): void;
   onIntervention?(type: InterventionType, delivered: boolean): void;
+}
+
+/**
+ * What becomes of a notification on a channel: `sent`; `failed` (refused, or retries used up);
+ * `retry` (an attempt failed and it will be tried again); `deferred`, `batched`, `digest`, `suppressed`.
+ */
+export type NotificationResult = 'sent' | 'failed' | 'retry' | 'deferred' | 'batched' | 'digest' | 'suppressed';
+
+/** What the notifier reports (implemented in controller/metrics/notifications.ts). */
+export interface NotifierMetricsHooks {
+  onNotification?(channel: string, tier: NotificationTier, result: NotificationResult): void;
+  /** Seconds from the Event's last occurrence to the channel taking the message. */
+  onDelivered?(channel: string, tier: NotificationTier, seconds: number): void;
 }
