@@ -4,9 +4,10 @@
  * position is written with the same status; derive the agent conditions, the context-window
  * figures, and whether an opted-in dialog answer is due. The state rules are agent-state.ts's.
  */
-import { parseDuration } from '../../api/duration.js';
+import { formatDuration, parseDuration } from '../../api/duration.js';
 import { setCondition } from '../../api/conditions.js';
 import type { AgentSessionStatus, AgentSpec, SessionAgentStatus, SessionPolicy } from '../../api/kinds.js';
+import type { EventType } from '../../client/events.js';
 import { profileFor } from '../../agents/detection.js';
 import { type AgentEvent, LOG_START, type LogPosition } from '../../store/eventlog.js';
 import { agentState, contextStep, foldEvents, newObservation, type AgentObservation } from './agent-state.js';
@@ -35,7 +36,19 @@ export interface FoldResult {
   autoAnswer?: { dialog: string; keys: string[] };
   /** A 10 % context-window step crossed in this pass. */
   contextStep?: { percent: number; step: number; used: number; window: number };
+  /** Conditions of {@link EVENT_ON_TRUE} that turned True in this pass (from False or absent): one Event each. */
+  raised: { type: EventType; reason: string; message: string }[];
 }
+
+/**
+ * The agent conditions whose turning True is an Event, and its type: notifications route Events,
+ * never conditions, so a condition without its Event could never reach a person.
+ */
+export const EVENT_ON_TRUE: Readonly<Record<string, EventType>> = {
+  WaitingForInput: 'Normal',
+  Stalled: 'Warning',
+  QuotaExhausted: 'Warning',
+};
 
 /** The observation a run's events continue from: the previous status of the same run, else a new one. */
 function baseOf(prev: AgentStatus | undefined, run: number): AgentObservation {
@@ -59,11 +72,25 @@ export function foldAgent(i: FoldInput): FoldResult {
     startedAt,
     generation: i.generation,
   });
+  // Compared with the status as stored (or built so far in this pass): a transition, not a level.
+  const wasTrue = new Set(s.conditions!.filter((c) => c.status === 'True').map((c) => c.type));
   for (const c of st.conditions) setCondition(s.conditions!, c);
+  const raised = st.conditions
+    .filter((c) => c.status === 'True' && EVENT_ON_TRUE[c.type] && !wasTrue.has(c.type))
+    .map((c) => ({
+      type: EVENT_ON_TRUE[c.type],
+      reason: c.type,
+      // Stalled's condition counts the seconds; its Event says the threshold, so one recorded again
+      // after a crash is the same Event (a count bump), not a second one.
+      message:
+        c.type === 'Stalled'
+          ? `busy with no new events${obs.hooks ? '' : ' or screen change'} for over ${formatDuration(stalledAfterMs)}`
+          : (c.message ?? ''),
+    }));
   // The fold starts from the previous status of the same run, so sessionId, transcript and
   // autoAnswered carry over with it.
   const out: AgentStatus = { ...obs, state: st.state, source: st.source };
-  const result: FoldResult = { agent: out };
+  const result: FoldResult = { agent: out, raised };
   const profile = profileFor(i.agent);
 
   // Startup dialogs the Agent opted in to answer: once per appearance.

@@ -608,6 +608,9 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
   });
   const files = [`${s.workspace}/hooks.jsonl`, ...(r.agent.transcript ? [r.agent.transcript] : [])];
   p.fx.push({ type: 'Watch', files });
+  // Recorded by the actuator before the pass's one status write: a controller killed in between
+  // finds the condition still False and records it again (the recorder counts an identical one).
+  for (const e of r.raised) p.event(e.type, e.reason, e.message);
   if (r.contextStep) {
     const c = r.contextStep;
     const msg = `context window ${c.step}% used (${c.used} of ${c.window} tokens)`;
