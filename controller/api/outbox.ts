@@ -105,3 +105,14 @@ export type NotificationChannelStatus = {
   /** True while the last attempt on this channel failed. */
   failing?: boolean;
 };
+
+/** What the notifier writes into a NotificationPolicy's status. */
+export type NotificationPolicyStatus = {
+  /** The store revision up to which this policy's Events have been routed (the notifier's cursor). */
+  eventRevision?: string;
+  /** Per channel, the budget day (YYYY-MM-DD) its 80 % warning was given for. */
+  budgetWarned?: Record<string, string>;
+  /** When the last digest was recorded, and the `orchctl digest --now` request it answered. */
+  lastDigestAt?: string;
+  lastDigestRequest?: string;
+};

@@ -20,6 +20,7 @@ import { setup as setupAssessment } from '../reconcilers/assessment/setup.js';
 import { setup as setupHousekeeping } from '../reconcilers/housekeeping/setup.js';
 import { setup as setupJudge } from '../reconcilers/judge/setup.js';
 import { setup as setupNode } from '../reconcilers/node/setup.js';
+import { setup as setupNotifier } from '../reconcilers/notifier/setup.js';
 import { setup as setupProject } from '../reconcilers/project/setup.js';
 import type { ControllerServices } from '../reconcilers/services.js';
 import { setup as setupSession } from '../reconcilers/session/setup.js';
@@ -160,6 +161,7 @@ export class ControllerApp {
     setupJudge(mgr, { ...shared, resyncMs, metrics: this.metrics.judge });
     setupAssessment(mgr, { ...shared, resyncMs, logs: this.logs, metrics: this.metrics.assessment });
     setupProject(mgr);
+    setupNotifier(mgr, { recorder: shared.recorder, log });
     setupHousekeeping(mgr, { eventTtlMs: opts.eventTtlMs });
   }
 

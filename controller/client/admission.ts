@@ -212,6 +212,9 @@ export function admissionErrors(o: Resource, kind: KindInfo): FieldError[] {
       return notificationPolicy(o, kind);
     case 'Silence':
       return validateSilence(o.spec as SilenceSpec);
+    case 'Notification':
+      // The outbox is the notifier's: a Notification applied by hand would be sent without a route.
+      return [{ path: ['kind'], message: 'Notifications are written by the controller; use `orchctl notify test`' }];
     default:
       return [];
   }

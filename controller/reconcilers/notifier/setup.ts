@@ -1,0 +1,79 @@
+/**
+ * The notifier is two controllers:
+ *  - `notifier` (key: a NotificationPolicy) routes. Woken by its policy, by any Event, Channel or
+ *    Silence in its namespace, by any change to one of its Notifications (a send changes the
+ *    channel's counts), and when a deferral or a batch falls due (requeueAfter).
+ *  - `notification-delivery` (key: a Notification) sends what is Pending. Every Notification
+ *    change wakes it; at start the informer lists them all, so what a killed controller left
+ *    Pending is sent by the next one.
+ */
+import type { EventObject } from '../../api/event.js';
+import type { NotifierMetricsHooks } from '../../api/metrics-hooks.js';
+import type { Notification } from '../../api/outbox.js';
+import type { Resource } from '../../api/types.js';
+import { type Manager, queueKey } from '../../runtime/manager.js';
+import type { ControllerServices } from '../services.js';
+import { DeliveryReconciler } from './delivery.js';
+import { RouterReconciler } from './router.js';
+
+export interface NotifierSetupDeps extends Pick<ControllerServices, 'recorder' | 'log'> {
+  metrics?: NotifierMetricsHooks;
+  /** Where channels read `{env: NAME}` secrets (the controller's environment by default). */
+  env?: NodeJS.ProcessEnv;
+  /** Send workers: one slow channel (a timeout is up to 5 minutes) must not hold up the others. */
+  deliveryWorkers?: number;
+}
+
+/** The kinds whose labels `labels.<key>` matchers can see (the objects Events are about). */
+const LABELLED_KINDS = ['AgentSession', 'Project', 'Evaluation'];
+
+export function setup(mgr: Manager, d: NotifierSetupDeps): { router: RouterReconciler; delivery: DeliveryReconciler } {
+  const policies = mgr.informer('NotificationPolicy');
+  const channels = mgr.informer('NotificationChannel');
+  const notifications = mgr.informer('Notification');
+  const labelled = new Map(LABELLED_KINDS.map((k) => [k, mgr.informer(k)]));
+  const labelsOf = (e: EventObject) =>
+    labelled.get(e.involvedObject.kind)?.get(e.involvedObject.namespace ?? e.metadata.namespace, e.involvedObject.name)
+      ?.metadata.labels;
+  const policiesIn = (o: Resource) => policies.list(o.metadata.namespace ?? '').map(queueKey);
+
+  const router = new RouterReconciler({
+    store: mgr.store,
+    policies,
+    channels,
+    notifications,
+    events: mgr.informer('Event'),
+    silences: mgr.informer('Silence'),
+    labelsOf,
+    recorder: d.recorder,
+    log: d.log,
+    metrics: d.metrics,
+  });
+  mgr
+    .controller('notifier', { workers: 1 })
+    .for('NotificationPolicy')
+    .watches('Event', policiesIn)
+    .watches('NotificationChannel', policiesIn)
+    .watches('Silence', policiesIn)
+    .watches('Notification', (n) => {
+      const policy = (n as Notification).spec?.policy;
+      return policy ? [`${n.metadata.namespace ?? ''}/${policy}`] : [];
+    })
+    .complete(router);
+
+  const delivery = new DeliveryReconciler({
+    store: mgr.store,
+    notifications,
+    channels,
+    recorder: d.recorder,
+    log: d.log,
+    metrics: d.metrics,
+    env: d.env,
+  });
+  mgr
+    .controller('notification-delivery', { workers: d.deliveryWorkers ?? 4 })
+    .for('Notification')
+    .onStop(() => delivery.stop())
+    .complete(delivery);
+  return { router, delivery };
+}
