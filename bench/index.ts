@@ -11,6 +11,7 @@ import { metricsBench } from './modules/metrics.js';
 import { eventIngestBench } from './modules/event-ingest.js';
 import { paneClassifyBench } from './modules/pane-classify.js';
 import { detectorBench } from './modules/detector.js';
+import { notifyLatencyBench } from './modules/notify-latency.js';
 
 export const benches: Bench[] = [
   cliGetBench,
@@ -21,4 +22,5 @@ export const benches: Bench[] = [
   eventIngestBench,
   paneClassifyBench,
   detectorBench,
+  notifyLatencyBench,
 ];
