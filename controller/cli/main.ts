@@ -224,6 +224,46 @@ export function buildProgram(): Command {
     .option('--timeout <duration>', 'how long --wait waits', '120s')
     .action(async (name, opts, cmd) => (await import('./commands/judge.js')).judgeCommand(name, opts, globals(cmd)));
 
+  const notify = program.command('notify').description('Work with notification channels');
+  notify
+    .command('test')
+    .description(
+      'Send one test message through a NotificationChannel, with secrets from this shell; exit 1 unless ' +
+        'delivered. Besides the notifier, the only command that calls a channel directly; writes nothing',
+    )
+    .argument('<channel>', 'NotificationChannel name')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('--tier <n>', 'tier of the message: 1 urgent, 2 action, 3 summary, 4 debug', '2')
+    .option('--title <text>', 'title (default "orchctl test notification")')
+    .option('--message <text>', 'text of the body (a line naming channel, namespace, host and time follows)')
+    .option('--timeout <duration>', "time limit of the send (default the channel's timeout)")
+    .action(async (name, opts, cmd) => {
+      process.exitCode = await (await import('./commands/notify.js')).notifyTestCommand(name, opts, globals(cmd));
+    });
+
+  const silence = program.command('silence').description('Mute notifications for a while (Alertmanager silences)');
+  silence
+    .command('create')
+    .description('Create a Silence starting now; prints its name (list them with orchctl get silences)')
+    .argument('[matchers...]', "matchers, as with -l: amtool's bare form, e.g. reason=Stalled")
+    .option('-l, --matcher <matcher>', 'name=value, name!=value, name=~regex or name!~regex (repeatable)', collect)
+    .option('--for <duration>', 'how long it lasts: 2h, 90m, 3d (at most 366d)')
+    .option('--until <time>', 'when it ends instead, RFC 3339: 2025-01-31T18:00:00Z')
+    .option('--comment <text>', 'why')
+    .option('--name <name>', 'object name (default silence-<yyyymmdd-hhmmss>-<4 hex>)')
+    .option('-n, --namespace <ns>', 'namespace (a silence mutes Events of its own namespace)')
+    .action(async (matchers, opts, cmd) =>
+      (await import('./commands/silence.js')).silenceCreateCommand(matchers, opts, globals(cmd)),
+    );
+  silence
+    .command('expire')
+    .description('End silences now; the objects stay for the record')
+    .argument('<name...>', 'Silence names')
+    .option('-n, --namespace <ns>', 'namespace')
+    .action(async (names, opts, cmd) =>
+      (await import('./commands/silence.js')).silenceExpireCommand(names, opts, globals(cmd)),
+    );
+
   const assess = program
     .command('assess')
     .description('What the detector, circuit breaker and checkpoints say about sessions');

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Resource } from '../../controller/api/types.js';
 import { ROOT } from '../support/cli.js';
+import { ScriptedServer } from '../support/fake-judge-server.js';
 import { condition, makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
 
 let h: Harness;
@@ -199,4 +200,60 @@ describe('the quickstart', () => {
       await execa('tmux', ['-L', `${h.socket}-qs`, 'kill-server'], { reject: false });
     }
   }, 120_000);
+
+  it('with the shipped notification policy and a webhook as its channel, an escalation reaches the webhook', async () => {
+    const rx = await ScriptedServer.start(() => ({ kind: 'raw', status: 200, text: 'ok' }));
+    const env = {
+      ...h.env,
+      ORCHCTL_HOME: path.join(h.dir, 'qs-notify'),
+      ORCHCTL_TMUX_SOCKET: `${h.socket}-qn`,
+      DEMO_WEBHOOK: `${rx.url}/hook`,
+    };
+    // The policy's channel is `default` (a desktop notify-send in manifests/notifications/): make it a webhook.
+    const channel = [
+      'apiVersion: orchctl.io/v1alpha1',
+      'kind: NotificationChannel',
+      'metadata: {name: default}',
+      'spec: {type: webhook, urlFrom: {env: DEMO_WEBHOOK}}',
+    ].join('\n');
+    const apply = await execa(
+      process.execPath,
+      [
+        path.join(ROOT, 'bin/orchctl'),
+        'apply',
+        '-f',
+        path.join(ROOT, 'manifests/notifications/policy.yaml'),
+        '-f',
+        '-',
+      ],
+      { cwd: ROOT, env, extendEnv: false, reject: false, input: channel },
+    );
+    expect(apply.stderr).toBe('');
+    const p = execa(process.execPath, [path.join(ROOT, 'examples/quickstart/start.mjs')], {
+      cwd: ROOT,
+      env,
+      extendEnv: false,
+      reject: false,
+    });
+    try {
+      const escalation = await h.waitFor(
+        'the escalation of migrate-storage at the webhook',
+        async () =>
+          rx.requests.find(
+            (r) => (r.body as { title?: string }).title === 'Escalated: AgentSession default/migrate-storage',
+          ),
+        90_000,
+      );
+      const body = escalation.body as { tier: number; events: { lastTimestamp: string }[] };
+      expect(body.tier).toBe(1);
+      expect(String(escalation.headers['idempotency-key'])).toMatch(/^orchctl-[0-9a-f-]{36}$/);
+      // Tier 3 (how runs ended) is batched for 4 hours, tier 4 never sent: only tier 1 arrives now.
+      for (const r of rx.requests) expect((r.body as { tier: number }).tier).toBe(1);
+    } finally {
+      p.kill('SIGTERM');
+      await p;
+      await rx.close();
+      await execa('tmux', ['-L', `${h.socket}-qn`, 'kill-server'], { reject: false });
+    }
+  }, 150_000);
 });
