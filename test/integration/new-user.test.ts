@@ -201,7 +201,7 @@ describe('the quickstart', () => {
     }
   }, 120_000);
 
-  it('with the shipped notification policy and a webhook as its channel, an escalation reaches the webhook', async () => {
+  it('with the shipped notification policy and a webhook channel, an escalation reaches the webhook', async () => {
     const rx = await ScriptedServer.start(() => ({ kind: 'raw', status: 200, text: 'ok' }));
     const env = {
       ...h.env,

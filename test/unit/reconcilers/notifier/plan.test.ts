@@ -20,7 +20,8 @@ class World {
   uid = 0;
 
   constructor(createdAt = '2026-06-01T09:00:00Z') {
-    this.policy = { ...defaultPolicy(), metadata: { name: 'default', namespace: 'default', creationTimestamp: createdAt } };
+    const metadata = { name: 'default', namespace: 'default', creationTimestamp: createdAt };
+    this.policy = { ...defaultPolicy(), metadata };
   }
 
   /** Records an Event (or bumps its count, as the recorder does) at `time`. */
@@ -52,7 +53,8 @@ class World {
     const p = this.plan(now, opts);
     for (const n of p.create) {
       if (this.outbox.has(n.metadata.name)) throw new Error(`AlreadyExists: ${n.metadata.name}`);
-      const meta = { ...n.metadata, uid: `u${++this.uid}`, creationTimestamp: now, resourceVersion: String(++this.rev) };
+      const stamped = { uid: `u${++this.uid}`, creationTimestamp: now, resourceVersion: String(++this.rev) };
+      const meta = { ...n.metadata, ...stamped };
       this.outbox.set(n.metadata.name, { ...n, metadata: meta });
     }
     for (const n of p.update) this.outbox.set(n.metadata.name, { ...n, metadata: { ...n.metadata } });
@@ -63,8 +65,10 @@ class World {
 
   /** Delivery's part: every Pending message sent at `now`. */
   deliver(now: string): void {
-    for (const [k, n] of this.outbox)
-      if (n.status?.phase === 'Pending') this.outbox.set(k, { ...n, status: { ...n.status, phase: 'Sent', sentAt: now } });
+    for (const [k, n] of this.outbox) {
+      if (n.status?.phase !== 'Pending') continue;
+      this.outbox.set(k, { ...n, status: { ...n.status, phase: 'Sent', sentAt: now } });
+    }
   }
 
   byPhase(phase: string): Notification[] {
