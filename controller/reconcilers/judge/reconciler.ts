@@ -365,6 +365,14 @@ export class JudgeReconciler implements Reconciler {
     t0: number,
   ): Promise<void> {
     const msg = clip(message, 900);
+    // The Event before the status: a failed Evaluation is never judged again, so a kill between
+    // the two would lose the Event for good; recorded twice, it is one Event with count 2.
+    await this.d.recorder.record(
+      session,
+      'Warning',
+      'JudgeFailed',
+      `Evaluation ${ev.metadata.name} of run ${ev.spec?.run} failed (${reason}, ${backend} backend): ${msg}`,
+    );
     const written = await this.writeEvaluationStatus(ev, (s) => {
       s.phase = 'Failed';
       s.message = clip(`${reason}: ${msg}`, 1000);
@@ -388,12 +396,6 @@ export class JudgeReconciler implements Reconciler {
     if (!written || hasVerdict(written)) return;
     this.d.metrics?.onFailed?.(backend, reason, (performance.now() - t0) / 1000);
     this.d.log.warn(`evaluation ${ev.metadata.namespace}/${ev.metadata.name}: judge failed (${reason}): ${msg}`);
-    await this.d.recorder.record(
-      session,
-      'Warning',
-      'JudgeFailed',
-      `Evaluation ${ev.metadata.name} of run ${ev.spec?.run} failed (${reason}, ${backend} backend): ${msg}`,
-    );
   }
 
   /**
