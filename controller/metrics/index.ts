@@ -5,7 +5,7 @@
  *  - Node.js process metrics (prom-client's default collectors),
  *  - kube-state-metrics-style object metrics computed at scrape time from the informer caches
  *    (sessions.ts, nodes.ts),
- *  - event metrics fed by reconciler hooks (runs.ts).
+ *  - event metrics fed by reconciler hooks (runs.ts, judge.ts, assessment.ts, notifications.ts).
  *
  * Later parts plug in the same two ways (docs/monitoring.md, "Adding metrics"): state that lives
  * in an object's status (breaker state, detector EMAs, last evaluation) gets a collector here
@@ -18,6 +18,7 @@ import type { Informer } from '../runtime/informer.js';
 import { AssessmentMetrics, registerAssessmentSessionMetrics } from './assessment.js';
 import { registerNodeMetrics } from './nodes.js';
 import { JudgeMetrics } from './judge.js';
+import { type NotificationChannelObject, NotifierMetrics, registerChannelMetrics } from './notifications.js';
 import { RunMetrics } from './runs.js';
 import { RuntimeMetrics } from './runtime.js';
 import { registerSessionMetrics } from './sessions.js';
@@ -29,6 +30,8 @@ export interface MetricsOptions {
   leaseName: string;
   sessions: Pick<Informer, 'list' | 'onChange'>;
   nodes: Pick<Informer, 'list'>;
+  /** NotificationChannels, for the budget, waiting and failing gauges from their status (none without). */
+  notificationChannels?: Pick<Informer, 'list'>;
   /** Node.js process metrics (default true). */
   processMetrics?: boolean;
 }
@@ -41,6 +44,8 @@ export class ControllerMetrics {
   readonly judge: JudgeMetrics;
   /** Detector signals and breaker interventions (assessment.ts). */
   readonly assessment: AssessmentMetrics;
+  /** The notifier's messages by result and their delivery latency (notifications.ts). */
+  readonly notifications: NotifierMetrics;
 
   constructor(opts: MetricsOptions) {
     if (opts.processMetrics !== false) {
@@ -63,6 +68,9 @@ export class ControllerMetrics {
     this.assessment = new AssessmentMetrics(this.registry);
     registerAssessmentSessionMetrics(this.registry, sessions);
     registerNodeMetrics(this.registry, () => opts.nodes.list() as Node[]);
+    this.notifications = new NotifierMetrics(this.registry);
+    const channels = opts.notificationChannels;
+    if (channels) registerChannelMetrics(this.registry, () => channels.list() as NotificationChannelObject[]);
     opts.sessions.onChange((type, o) => type === 'DELETED' && this.runs.forget(o.metadata.uid));
   }
 }
