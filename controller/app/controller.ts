@@ -89,6 +89,7 @@ export class ControllerApp {
       leaseName: CONTROLLER_LEASE,
       sessions: this.mgr.informer('AgentSession'),
       nodes: this.mgr.informer('Node'),
+      notificationChannels: this.mgr.informer('NotificationChannel'),
     });
     this.logs = new EventLogs(this.home);
     this.mgr.add(this.feedFiles);
@@ -161,7 +162,7 @@ export class ControllerApp {
     setupJudge(mgr, { ...shared, resyncMs, metrics: this.metrics.judge });
     setupAssessment(mgr, { ...shared, resyncMs, logs: this.logs, metrics: this.metrics.assessment });
     setupProject(mgr);
-    setupNotifier(mgr, { recorder: shared.recorder, log });
+    setupNotifier(mgr, { recorder: shared.recorder, log, metrics: this.metrics.notifications });
     setupHousekeeping(mgr, { eventTtlMs: opts.eventTtlMs });
   }
 

@@ -11,6 +11,8 @@ import { API_VERSION, type Resource } from '../../controller/api/types.js';
 import { EventRecorder } from '../../controller/client/events.js';
 import { type Harness, makeHarness } from '../support/controller-harness.js';
 import { type RecordedRequest, ScriptedServer } from '../support/fake-judge-server.js';
+import { freePort, httpGet } from '../support/metrics-helpers.js';
+import { parseExposition } from '../support/prom-text.js';
 
 const HOOK_PATH = '/hooks/T000/B000/s3cr3tT0kenInTheUrl';
 
@@ -69,7 +71,8 @@ afterEach(() => h.cleanup());
 
 describe('notifier', () => {
   it('routes an Escalated Event to the webhook through the outbox, once, with no secret in the store', async () => {
-    h.start();
+    const port = await freePort();
+    h.start(['--metrics-addr', `127.0.0.1:${port}`]);
     await escalate('fix-login');
     await http.waitForRequests(1);
     const body = http.requests[0].body as { tier: number; title: string; events: { reason: string }[] };
@@ -97,6 +100,14 @@ describe('notifier', () => {
     for (const out of [yaml.stdout, table.stdout, channels.stdout, h.controllerLog.join('\n')])
       expect(out).not.toContain('s3cr3tT0ken');
     expect(channels.stdout).toMatch(/sent: 1/);
+
+    const metrics = parseExposition((await httpGet(port, '/metrics')).body);
+    const one = (name: string, labels: Record<string, string>) => metrics.find(name, labels).map((x) => x.value);
+    expect(one('orchctl_notifications_total', { channel: 'ops', tier: '1', result: 'sent' })).toEqual([1]);
+    expect(one('orchctl_notifications_total', { channel: 'ops', tier: '1', result: 'suppressed' })).toEqual([1]);
+    expect(one('orchctl_notification_delivery_seconds_count', { channel: 'ops', tier: '1' })).toEqual([1]);
+    expect(one('orchctl_notification_budget_remaining', { namespace: 'default', channel: 'ops' })).toEqual([19]);
+    expect(one('orchctl_notification_channel_failing', { namespace: 'default', channel: 'ops' })).toEqual([0]);
   });
 
   it('retries a failing receiver with backoff and marks the channel failing meanwhile', async () => {
