@@ -10,10 +10,12 @@
  * `reason=~"Stalled|JudgeFailed"`. The names are an Event's fields (NOTIFICATION_FIELDS) and the
  * involved object's labels as `labels.<key>`; a missing one is the empty string, as there.
  */
+import { Cron } from 'croner';
 import { isGoDuration, parseDuration } from './duration.js';
 import { checkDns1123Subdomain, checkQualifiedName } from './names.js';
 import type { NotificationTier } from './notification-channel.js';
 import { checkPattern } from './patterns.js';
+import type { JudgePolicy } from './session-policy.js';
 import type { Resource } from './types.js';
 import type { FieldError, PathPart } from './validate.js';
 
@@ -74,6 +76,27 @@ export type InhibitRule = {
   equal?: string[];
 };
 
+/** The LLM that writes the digest's narrative: the judge's backend settings (api/session-policy.ts). */
+export type DigestLlm = Omit<JudgePolicy, 'enabled' | 'maxConcurrent'>;
+
+/**
+ * The digest (seed 002 §2.6): what happened since the last one, and every notification deferred
+ * to it, sent on a cron schedule. On unless `enabled: false`: it is where tier 2/3 go past the budget.
+ */
+export type NotificationDigest = {
+  /** 5-field cron expression (or croner's @daily, @weekly…); default "0 7 * * *". */
+  schedule?: string;
+  /** IANA time zone of the schedule; default the policy's timeZone. */
+  timeZone?: string;
+  /** NotificationChannel names; default the root route's channels. */
+  channels?: string[];
+  /** The narrative's writer; unset (or backend heuristic): the template alone. */
+  llm?: DigestLlm;
+  /** Most characters of the message body (each channel's own limit applies too). */
+  maxLength?: number;
+  enabled?: boolean;
+};
+
 export type NotificationPolicySpec = {
   route: NotificationRoute;
   /** IANA time zone of quiet hours and of the budget's day; default UTC. */
@@ -84,6 +107,7 @@ export type NotificationPolicySpec = {
   dailyBudget?: number;
   /** How often a channel's tier-3 batch is sent (Go duration); default 4h. */
   batchInterval?: string;
+  digest?: NotificationDigest;
 };
 
 export type NotificationPolicy = Resource<NotificationPolicySpec>;
@@ -159,6 +183,8 @@ export const DEFAULT_DAILY_BUDGET = 20;
 export const BUDGET_WARNING_RATIO = 0.8;
 /** 0s, not Alertmanager's 30s/5m: tier 1 must reach the receiver within a second. */
 export const DEFAULT_DURATIONS = { groupWait: '0s', groupInterval: '0s', repeatInterval: '4h', batchInterval: '4h' };
+/** Seed 002 §2.6: the digest at 7 in the morning. */
+export const DEFAULT_DIGEST_SCHEDULE = '0 7 * * *';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -181,6 +207,8 @@ export const LIMITS = {
   quietHours: 32,
   dailyBudget: 10_000,
   silenceLengthMs: 366 * DAY,
+  /** digest.maxLength: room for a few lines at least, at most what the roomiest channel takes. */
+  digestLength: [200, 16_000],
 } as const;
 
 // ---- matchers ---------------------------------------------------------------------------
@@ -310,6 +338,30 @@ export function isTimeZone(tz: string): boolean {
   }
 }
 
+// ---- the digest's schedule --------------------------------------------------------------
+
+/**
+ * The digest's schedule as a croner job (no function: it only computes times) in `timeZone`.
+ * Throws an Error saying what is wrong with the expression.
+ */
+export function digestCron(schedule: string, timeZone: string): Cron {
+  return new Cron(schedule, { timezone: timeZone, mode: '5-part' });
+}
+
+/** Why `schedule` cannot be the digest's, or undefined. At most one digest an hour: one minute value. */
+export function digestScheduleProblem(schedule: unknown, timeZone: string): string | undefined {
+  if (typeof schedule !== 'string') return 'must be a string';
+  try {
+    digestCron(schedule, timeZone);
+  } catch (e) {
+    return `"${schedule}" is not a 5-field cron expression: ${(e as Error).message.replace(/^\w+: /, '')}`;
+  }
+  const minute = schedule.trim().split(/\s+/)[0];
+  if (!schedule.trim().startsWith('@') && !/^[0-5]?[0-9]$/.test(minute))
+    return `the minute field "${minute}" must be one number, such as 0: at most one digest an hour`;
+  return undefined;
+}
+
 // ---- validation -------------------------------------------------------------------------
 
 const err = (path: PathPart[], message: string): FieldError => ({ path, message });
@@ -383,6 +435,28 @@ function quietHoursErrors(list: QuietHoursInterval[] | undefined, at: PathPart[]
   return out;
 }
 
+function digestErrors(d: NotificationDigest | undefined, policyZone: string | undefined, at: PathPart[]) {
+  if (d === undefined) return [];
+  const out: FieldError[] = [];
+  if (d.timeZone !== undefined && !isTimeZone(d.timeZone))
+    out.push(err([...at, 'timeZone'], `"${d.timeZone}" is not an IANA time zone like Europe/Berlin`));
+  const zone = [d.timeZone, policyZone].find((z) => z !== undefined && isTimeZone(z)) ?? DEFAULT_TIME_ZONE;
+  const schedule = d.schedule === undefined ? undefined : digestScheduleProblem(d.schedule, zone);
+  if (schedule) out.push(err([...at, 'schedule'], schedule));
+  out.push(...listErrors(d.channels, LIMITS.channels, [...at, 'channels'], channelProblem));
+  const [least, most] = LIMITS.digestLength;
+  if (d.maxLength !== undefined && (!Number.isInteger(d.maxLength) || d.maxLength < least || d.maxLength > most))
+    out.push(err([...at, 'maxLength'], `must be a whole number from ${least} to ${most}`));
+  const llm = d.llm;
+  if (llm && (llm.backend === 'openai' || llm.backend === 'anthropic') && !llm.model)
+    out.push(err([...at, 'llm', 'model'], `is required for the ${llm.backend} backend`));
+  if (llm?.backend === 'command' && !llm.command?.length)
+    out.push(err([...at, 'llm', 'command'], 'is required for the command backend'));
+  if (llm?.timeout !== undefined && (typeof llm.timeout !== 'string' || !isGoDuration(llm.timeout)))
+    out.push(err([...at, 'llm', 'timeout'], `"${llm.timeout}" is not a duration like 30s`));
+  return out;
+}
+
 /** Everything wrong with a NotificationPolicy spec, each error naming its path under `spec`. */
 export function validateNotificationPolicy(spec: NotificationPolicySpec): FieldError[] {
   const at: PathPart[] = ['spec'];
@@ -396,6 +470,7 @@ export function validateNotificationPolicy(spec: NotificationPolicySpec): FieldE
   if (b !== undefined && (!Number.isInteger(b) || b < 0 || b > LIMITS.dailyBudget))
     out.push(err([...at, 'dailyBudget'], `must be a whole number from 0 to ${LIMITS.dailyBudget}`));
   out.push(...durationErrors(spec.batchInterval, 'batchInterval', at));
+  out.push(...digestErrors(spec.digest, spec.timeZone, [...at, 'digest']));
   if (spec.inhibit !== undefined && spec.inhibit.length > LIMITS.inhibit)
     out.push(err([...at, 'inhibit'], `at most ${LIMITS.inhibit} rules`));
   (spec.inhibit ?? []).slice(0, LIMITS.inhibit).forEach((rule, i) => {

@@ -1,0 +1,79 @@
+/**
+ * `orchctl digest`'s preview: the digest the notifier would send now, read from the store and
+ * composed as the notifier composes it (reconcilers/notifier/digest/), writing nothing. Here in
+ * app/ because the CLI reaches reconciler code only through the composition root.
+ */
+import type { Evaluation } from '../api/evaluation.js';
+import type { AgentSession } from '../api/kinds.js';
+import type { NotificationPolicy } from '../api/notification.js';
+import type { Notification, NotificationPolicyStatus } from '../api/outbox.js';
+import type { BackendFactoryOptions } from '../llm/index.js';
+import {
+  type ComposedDigest,
+  collectDigest,
+  composeDigest,
+  type DigestChannel,
+  type DigestData,
+  digestBackend,
+  digestChannelLimit,
+  digestSettings,
+  digestWindowStart,
+} from '../reconcilers/notifier/digest/index.js';
+import type { Store } from '../store/store.js';
+
+export type DigestPreview = {
+  data: DigestData;
+  composed: ComposedDigest;
+  /** Where the window starts from: the last digest, or a day back. */
+  sinceFrom: 'lastDigestAt' | 'a day ago';
+  /** The digest's channels, each with its length limit (`found: false`: no such NotificationChannel). */
+  channels: { name: string; type?: string; maxChars: number; found: boolean }[];
+  maxChars: number;
+};
+
+export type PreviewOptions = {
+  now: number;
+  /** The template alone, whatever `llm` says. */
+  template?: boolean;
+  /** For the narrative, retries included. */
+  timeoutMs: number;
+  backend?: BackendFactoryOptions;
+};
+
+export async function previewDigest(
+  store: Store,
+  policy: NotificationPolicy,
+  o: PreviewOptions,
+): Promise<DigestPreview> {
+  const namespace = policy.metadata.namespace ?? '';
+  const list = async <T>(kind: string) => (await store.list(kind, { namespace })).items as T[];
+  const [notifications, sessions, evaluations, channels] = await Promise.all([
+    list<Notification>('Notification'),
+    list<AgentSession>('AgentSession'),
+    list<Evaluation>('Evaluation'),
+    list<DigestChannel>('NotificationChannel'),
+  ]);
+  const lastDigestAt = (policy.status as NotificationPolicyStatus | undefined)?.lastDigestAt;
+  const since = digestWindowStart(lastDigestAt, o.now);
+  const data = collectDigest({ now: o.now, since, policy, notifications, sessions, evaluations, channels });
+  const settings = digestSettings(policy.spec!);
+  const targets = settings.channels.map((name) => {
+    const c = channels.find((x) => x.metadata.name === name);
+    return {
+      name,
+      ...(c?.spec?.type ? { type: c.spec.type } : {}),
+      maxChars: digestChannelLimit(settings, c),
+      found: !!c,
+    };
+  });
+  // One text for all of them: the tightest limit (no channel at all: a command's).
+  const maxChars = targets.length ? Math.min(...targets.map((t) => t.maxChars)) : digestChannelLimit(settings);
+  const composed = await composeDigest(data, {
+    backend: o.template ? undefined : digestBackend(settings, o.backend),
+    timeoutMs: o.timeoutMs,
+    maxChars,
+    maxRetries: settings.llm?.maxRetries,
+  });
+  const sinceFrom = Number.isNaN(Date.parse(lastDigestAt ?? '')) ? 'a day ago' : 'lastDigestAt';
+  return { data, composed, sinceFrom, channels: targets, maxChars };
+}
