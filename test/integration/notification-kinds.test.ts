@@ -52,13 +52,14 @@ describe('manifests/notifications/', () => {
     ]);
 
     const channels = parseTable((await run('get', 'notificationchannels')).stdout);
-    expect(channels[0]).toEqual(['NAME', 'TYPE', 'BUDGET', 'AGE']);
-    expect(channels.slice(1).map((row) => row.slice(0, 3))).toEqual([
-      ['default', 'command', '<none>'],
-      ['email', 'email', '10'],
-      ['ntfy', 'ntfy', '<none>'],
-      ['slack', 'webhook', '<none>'],
-      ['webhook', 'webhook', '<none>'],
+    // SENT, BUDGET, WAITING and FAILING are the notifier's status: empty until a controller runs.
+    expect(channels[0]).toEqual(['NAME', 'TYPE', 'SENT', 'BUDGET', 'WAITING', 'FAILING', 'AGE']);
+    expect(channels.slice(1).map((row) => row.slice(0, 4))).toEqual([
+      ['default', 'command', '<none>', '<none>'],
+      ['email', 'email', '<none>', '<none>'],
+      ['ntfy', 'ntfy', '<none>', '<none>'],
+      ['slack', 'webhook', '<none>', '<none>'],
+      ['webhook', 'webhook', '<none>', '<none>'],
     ]);
     const policies = parseTable((await run('get', 'np')).stdout);
     expect(policies[0]).toEqual(['NAME', 'CHANNELS', 'BUDGET', 'AGE']);
