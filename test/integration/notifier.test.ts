@@ -163,4 +163,46 @@ describe('notifier', () => {
       expect(titles).toEqual(new Set(['alpha', 'beta', 'gamma'].map((n) => `Escalated: AgentSession default/${n}`)));
     });
   }
+
+  it('past the budget tier 2 goes to the digest; `orchctl digest --now` sends it once and marks it Digested', async () => {
+    const tight = {
+      ...policy,
+      spec: {
+        dailyBudget: 1,
+        route: {
+          channels: ['ops'],
+          tier: 4,
+          routes: [
+            { matchers: ['reason="Escalated"'], tier: 1 },
+            { matchers: ['reason="Stalled"'], tier: 2 },
+          ],
+        },
+      },
+    };
+    await h.apply([tight]);
+    h.start();
+    await escalate('alpha'); // tier 1: sent, and the budget of 1 is used
+    await http.waitForRequests(1);
+    await new EventRecorder(h.store, 'test').record(session('beta'), 'Warning', 'Stalled', 'no new events for 10m');
+    const held = await h.waitFor('Stalled held for the digest', async () =>
+      (await notifications()).find((n) => n.spec?.event?.reason === 'Stalled' && n.status?.phase === 'Digest'),
+    );
+    expect(held.status?.message).toBe('past the daily budget (1/1)');
+
+    const r = await h.orchctl(['digest', '--now', '--timeout', '20s']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    await http.waitForRequests(2);
+    const digest = http.requests[1].body as { title: string; body: string; tier: number };
+    expect(digest.body).toContain('Stalled');
+    expect(digest.body).toContain('beta');
+    const after = await notifications();
+    const carrier = after.find((n) => n.spec?.source === 'digest')!;
+    expect(carrier.status?.phase).toBe('Sent');
+    expect(after.find((n) => n.metadata.name === held.metadata.name)?.status).toMatchObject({
+      phase: 'Digested',
+      sentWith: carrier.metadata.name,
+    });
+    // The digest went out once: nothing else reached the receiver.
+    expect(http.requests).toHaveLength(2);
+  });
 });

@@ -1,11 +1,13 @@
 /**
- * The notifier is two controllers:
+ * The notifier is three controllers:
  *  - `notifier` (key: a NotificationPolicy) routes. Woken by its policy, by any Event, Channel or
  *    Silence in its namespace, by any change to one of its Notifications (a send changes the
  *    channel's counts), and when a deferral or a batch falls due (requeueAfter).
  *  - `notification-delivery` (key: a Notification) sends what is Pending. Every Notification
  *    change wakes it; at start the informer lists them all, so what a killed controller left
  *    Pending is sent by the next one.
+ *  - `digest` (key: a NotificationPolicy) records the digest when its schedule comes round or
+ *    `orchctl digest --now` asks (requeueAfter until the next scheduled time).
  */
 import type { EventObject } from '../../api/event.js';
 import type { NotifierMetricsHooks } from '../../api/metrics-hooks.js';
@@ -14,6 +16,7 @@ import type { Resource } from '../../api/types.js';
 import { type Manager, queueKey } from '../../runtime/manager.js';
 import type { ControllerServices } from '../services.js';
 import { DeliveryReconciler } from './delivery.js';
+import { DigestReconciler } from './digester.js';
 import { RouterReconciler } from './router.js';
 
 export interface NotifierSetupDeps extends Pick<ControllerServices, 'recorder' | 'log'> {
@@ -27,7 +30,10 @@ export interface NotifierSetupDeps extends Pick<ControllerServices, 'recorder' |
 /** The kinds whose labels `labels.<key>` matchers can see (the objects Events are about). */
 const LABELLED_KINDS = ['AgentSession', 'Project', 'Evaluation'];
 
-export function setup(mgr: Manager, d: NotifierSetupDeps): { router: RouterReconciler; delivery: DeliveryReconciler } {
+export function setup(
+  mgr: Manager,
+  d: NotifierSetupDeps,
+): { router: RouterReconciler; delivery: DeliveryReconciler; digester: DigestReconciler } {
   const policies = mgr.informer('NotificationPolicy');
   const channels = mgr.informer('NotificationChannel');
   const notifications = mgr.informer('Notification');
@@ -75,5 +81,21 @@ export function setup(mgr: Manager, d: NotifierSetupDeps): { router: RouterRecon
     .for('Notification')
     .onStop(() => delivery.stop())
     .complete(delivery);
-  return { router, delivery };
+  const digester = new DigestReconciler({
+    store: mgr.store,
+    policies,
+    channels,
+    notifications,
+    sessions: mgr.informer('AgentSession'),
+    evaluations: mgr.informer('Evaluation'),
+    log: d.log,
+    env: d.env,
+  });
+  // Its own controller: a narrative may take a minute, and routing must not wait for it.
+  mgr
+    .controller('digest', { workers: 1 })
+    .for('NotificationPolicy')
+    .onStop(() => digester.stop())
+    .complete(digester);
+  return { router, delivery, digester };
 }

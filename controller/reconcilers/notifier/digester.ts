@@ -1,0 +1,191 @@
+/**
+ * The digest (seed 002 §2.6), one NotificationPolicy per key: when its schedule comes round (or
+ * `orchctl digest --now` sets the request annotation), collect what happened since the last
+ * digest from the outbox, the sessions and the Evaluations, have the narrative written (an LLM
+ * backend, falling back to the template on any failure), and record one `digest` Notification
+ * per channel — the held-back notifications marked Digested, `status.lastDigestAt` moved on — in
+ * one transaction guarded by the policy's resourceVersion. Delivery sends it like any other.
+ * A crash before the transaction composes again; after it, the digest is not made twice.
+ */
+import { isApiError } from '../../api/errors.js';
+import type { AgentSession } from '../../api/session.js';
+import type { Evaluation } from '../../api/evaluation.js';
+import type { NotificationPolicy } from '../../api/notification.js';
+import {
+  DIGEST_REQUEST_ANNOTATION,
+  NOTIFICATION_LABELS,
+  type Notification,
+  type NotificationPolicyStatus,
+} from '../../api/outbox.js';
+import { API_VERSION } from '../../api/types.js';
+import type { Result } from '../../runtime/controller.js';
+import type { Informer } from '../../runtime/informer.js';
+import type { Logger } from '../../runtime/log.js';
+import type { Store, WriteOp } from '../../store/store.js';
+import {
+  type ComposedDigest,
+  type ComposeOptions,
+  collectDigest,
+  composeDigest,
+  type DigestChannel,
+  type DigestData,
+  digestBackend,
+  digestChannelLimit,
+  digestSettings,
+  digestWindowStart,
+  nextDigestAt,
+} from './digest/index.js';
+import { carrierName } from './outbox.js';
+
+const MAX_SLEEP_MS = 3600_000;
+const RETRY_MS = 50;
+const iso = (t: number) => new Date(t).toISOString();
+
+export interface DigesterDeps {
+  store: Store;
+  policies: Pick<Informer, 'get'>;
+  channels: Pick<Informer, 'list'>;
+  notifications: Pick<Informer, 'list'>;
+  sessions: Pick<Informer, 'list'>;
+  evaluations: Pick<Informer, 'list'>;
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+  now?: () => number;
+}
+
+export class DigestReconciler {
+  private readonly abort = new AbortController();
+
+  constructor(private readonly d: DigesterDeps) {}
+
+  stop(): void {
+    this.abort.abort();
+  }
+
+  /** The narrative only when a message goes out: an LLM call for a digest nobody receives is waste. */
+  private compose(data: DigestData, needed: boolean, o: ComposeOptions): Promise<ComposedDigest> {
+    if (!needed) return composeDigest(data, { ...o, backend: undefined });
+    return composeDigest(data, o);
+  }
+
+  async reconcile(key: string): Promise<Result | undefined> {
+    const [namespace, name] = key.split('/');
+    const policy = this.d.policies.get(namespace, name) as NotificationPolicy | undefined;
+    if (!policy?.spec || policy.metadata.deletionTimestamp) return;
+    const settings = digestSettings(policy.spec);
+    const status = (policy.status ?? {}) as NotificationPolicyStatus;
+    const now = (this.d.now ?? Date.now)();
+    const request = policy.metadata.annotations?.[DIGEST_REQUEST_ANNOTATION];
+    const requested = !!request && request !== status.lastDigestRequest;
+    const after = Date.parse(status.lastDigestAt ?? policy.metadata.creationTimestamp ?? '') || now;
+    const due = nextDigestAt(policy.spec, after);
+    if (!requested && (due === undefined || due > now))
+      return due === undefined ? undefined : { requeueAfterMs: Math.min(MAX_SLEEP_MS, due - now) };
+
+    const channels = this.d.channels.list(namespace) as DigestChannel[];
+    const outbox = (this.d.notifications.list(namespace) as Notification[]).filter((n) => n.spec?.policy === name);
+    const data = collectDigest({
+      now,
+      since: digestWindowStart(status.lastDigestAt, now),
+      policy,
+      notifications: outbox,
+      sessions: this.d.sessions.list(namespace) as AgentSession[],
+      evaluations: this.d.evaluations.list(namespace) as Evaluation[],
+      channels,
+    });
+    // Nothing happened and nothing waits: no message (a daily "nothing to report" is the spam this
+    // answers), but the window moves on. `orchctl digest --now` always sends.
+    const skip = data.empty && !requested;
+    const targets = skip ? [] : settings.channels.filter((c) => channels.some((x) => x.metadata.name === c));
+    const maxChars = Math.min(
+      ...settings.channels.map((c) =>
+        digestChannelLimit(
+          settings,
+          channels.find((x) => x.metadata.name === c),
+        ),
+      ),
+    );
+    const text = await this.compose(data, targets.length > 0, {
+      backend: digestBackend(settings, { env: this.d.env }),
+      timeoutMs: settings.llm?.timeoutMs ?? 60_000,
+      maxRetries: settings.llm?.maxRetries,
+      maxChars,
+      signal: this.abort.signal,
+    });
+    if (this.abort.signal.aborted) return;
+    if (text.fallbackReason && targets.length)
+      this.d.log.warn(`digest ${key}: the template instead of a narrative: ${text.fallbackReason}`);
+
+    // Named after the scheduled time (or the request): the same digest recorded twice is one object.
+    const when = requested ? `request:${request}` : iso(due!);
+    const carriers = targets.map((channel): Notification => {
+      const nm = carrierName(name, 'digest', channel, [when]);
+      return {
+        apiVersion: API_VERSION,
+        kind: 'Notification',
+        metadata: {
+          name: nm,
+          namespace,
+          labels: {
+            [NOTIFICATION_LABELS.policy]: name,
+            [NOTIFICATION_LABELS.channel]: channel,
+            [NOTIFICATION_LABELS.tier]: '2',
+            [NOTIFICATION_LABELS.source]: 'digest',
+          },
+          ...(policy.metadata.uid
+            ? {
+                ownerReferences: [
+                  { apiVersion: API_VERSION, kind: 'NotificationPolicy', name, uid: policy.metadata.uid },
+                ],
+              }
+            : {}),
+        },
+        // Tier 2: a digest is read when convenient, but it is not batched, and no budget holds it back.
+        spec: {
+          policy: name,
+          channel,
+          tier: 2,
+          source: 'digest',
+          title: text.title,
+          body: text.body,
+          items: data.digestItems,
+        },
+        status: { phase: 'Pending', attempts: 0 },
+      };
+    });
+    const items = new Set(data.digestItems);
+    const ops: WriteOp[] = [
+      ...carriers.flatMap((n): WriteOp[] => [
+        { op: 'create', object: n },
+        { op: 'updateStatus', object: n },
+      ]),
+      ...outbox
+        .filter((n) => carriers.length && items.has(n.metadata.name) && n.status?.phase === 'Digest')
+        .map(
+          (n): WriteOp => ({
+            op: 'updateStatus',
+            object: { ...n, status: { ...n.status!, phase: 'Digested', sentWith: carriers[0]?.metadata.name } },
+          }),
+        ),
+      {
+        op: 'updateStatus',
+        object: {
+          ...policy,
+          status: { ...status, lastDigestAt: iso(now), ...(request ? { lastDigestRequest: request } : {}) },
+        },
+      },
+    ];
+    try {
+      await this.d.store.txn(ops);
+    } catch (e) {
+      if (isApiError(e, 'Conflict') || isApiError(e, 'AlreadyExists') || isApiError(e, 'NotFound'))
+        return { requeueAfterMs: RETRY_MS };
+      throw e;
+    }
+    if (skip) this.d.log.info(`digest ${key}: nothing to report since the last one; not sent`);
+    else if (!targets.length) this.d.log.warn(`digest ${key}: none of its channels (${settings.channels}) exists`);
+    else this.d.log.info(`digest ${key}: recorded for ${targets.join(', ')} (${text.source})`);
+    const next = nextDigestAt(policy.spec, now);
+    return next === undefined ? undefined : { requeueAfterMs: Math.min(MAX_SLEEP_MS, Math.max(1, next - now)) };
+  }
+}
