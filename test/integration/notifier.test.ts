@@ -164,7 +164,7 @@ describe('notifier', () => {
     });
   }
 
-  it('past the budget tier 2 goes to the digest; `orchctl digest --now` sends it once and marks it Digested', async () => {
+  it('past the budget tier 2 goes to the digest; `digest --now` sends it once and marks it Digested', async () => {
     const tight = {
       ...policy,
       spec: {
