@@ -37,6 +37,8 @@ function ajv(): Ajv {
     strictTuples: false,
     allowUnionTypes: true,
     useDefaults: true,
+    // Errors carry their schema: an unknown `url` beside a `urlFrom` can say what to write instead.
+    verbose: true,
   });
   addFormats(a);
   a.addFormat('go-duration', { type: 'string', validate: isGoDuration });
@@ -119,6 +121,18 @@ function pathOf(instancePath: string): PathPart[] {
 
 const quote = (v: unknown) => JSON.stringify(v);
 
+/** A literal where the schema has a reference (`url` beside `urlFrom`, `value` inside `urlFrom`) says what to write. */
+function secretHint(e: ErrorObject, path: PathPart[]): string {
+  const field = String(e.params.additionalProperty);
+  const parent = String(path[path.length - 1] ?? '');
+  if (field === 'value' && parent.endsWith('From'))
+    return ': a secret is never written in an object; use {env: NAME} or {file: PATH}, read when it is used';
+  const siblings = (e.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  if (`${field}From` in siblings)
+    return `: secrets are references; did you mean ${field}From: {env: NAME} (or {file: PATH})?`;
+  return '';
+}
+
 function toFieldError(e: ErrorObject): FieldError | undefined {
   const path = pathOf(e.instancePath);
   const p = e.params;
@@ -128,7 +142,7 @@ function toFieldError(e: ErrorObject): FieldError | undefined {
     case 'additionalProperties':
       return {
         path: [...path, p.additionalProperty],
-        message: `unknown field "${formatPath([...path, p.additionalProperty])}"`,
+        message: `unknown field "${formatPath([...path, p.additionalProperty])}"${secretHint(e, path)}`,
         atKey: true,
       };
     case 'enum':

@@ -87,7 +87,7 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function policy(digest: object, status?: object): Promise<void> {
+async function policy(digest: object, status?: Record<string, unknown>): Promise<void> {
   const p = await store.create({
     apiVersion: API_VERSION,
     kind: 'NotificationPolicy',
