@@ -210,7 +210,7 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
 });
 
 describe('a literal secret', () => {
-  const channel = (spec: object): Resource => ({
+  const channel = (spec: Record<string, unknown>): Resource => ({
     apiVersion: 'orchctl.io/v1alpha1',
     kind: 'NotificationChannel',
     metadata: { name: 'ops', namespace: 'default' },
