@@ -122,7 +122,17 @@ export type SilenceSpec = {
   comment?: string;
 };
 
-export type Silence = Resource<SilenceSpec>;
+/** Where a silence is in its life, as Alertmanager says it (written by the notifier into status.state). */
+export type SilenceState = 'pending' | 'active' | 'expired';
+export type SilenceStatus = { state: SilenceState };
+
+export type Silence = Resource<SilenceSpec, SilenceStatus>;
+
+/** The state of a silence at `now`: before startsAt pending, until endsAt active, then expired. */
+export function silenceState(spec: Pick<SilenceSpec, 'startsAt' | 'endsAt'>, now: number): SilenceState {
+  if (now < Date.parse(spec.startsAt)) return 'pending';
+  return now < Date.parse(spec.endsAt) ? 'active' : 'expired';
+}
 
 // ---- what routing and the decision produce ----------------------------------------------
 

@@ -77,15 +77,16 @@ describe('manifests/notifications/', () => {
 });
 
 describe('a Silence', () => {
-  it('applies and get shows MATCHERS, ENDS and AGE', async () => {
+  it('applies and get shows STATE (empty until the notifier writes it), MATCHERS, ENDS and AGE', async () => {
     const file = path.join(dir, 'silence.yaml');
     const spec = { matchers: ['involvedObject.name="fix-login"', 'reason=~"Stalled|BackOff"'], createdBy: 'me' };
     fs.writeFileSync(file, YAML.stringify(silence(spec)));
     expect((await run('apply', '-f', file)).exitCode).toBe(0);
     const table = parseTable((await run('get', 'silences')).stdout);
-    expect(table[0]).toEqual(['NAME', 'MATCHERS', 'ENDS', 'AGE']);
-    expect(table[1].slice(0, 3)).toEqual([
+    expect(table[0]).toEqual(['NAME', 'STATE', 'MATCHERS', 'ENDS', 'AGE']);
+    expect(table[1].slice(0, 4)).toEqual([
       's',
+      '<none>',
       'involvedObject.name="fix-login",reason=~"Stalled|BackOff"',
       '2030-01-01T02:00:00Z',
     ]);

@@ -205,4 +205,27 @@ describe('notifier', () => {
     // The digest went out once: nothing else reached the receiver.
     expect(http.requests).toHaveLength(2);
   });
+
+  it('a silence from the CLI mutes a matching Event (recorded as silenced), shows active, then expired', async () => {
+    h.start();
+    const created = await h.orchctl(['silence', 'create', 'involvedObject.name=quiet', '--for', '1h']);
+    expect(created.exitCode, created.stderr).toBe(0);
+    const name = created.stdout.trim();
+    const state = async () =>
+      ((await h.store.get({ kind: 'Silence', namespace: 'default', name }))?.status as { state?: string })?.state;
+    await h.waitFor('the silence active', async () => (await state()) === 'active');
+    await escalate('quiet');
+    await escalate('loud');
+    await http.waitForRequests(1);
+    const muted = await h.waitFor('the muted one recorded', async () =>
+      (await notifications()).find((n) => n.spec?.event?.involvedObject.name === 'quiet'),
+    );
+    expect(muted.status).toMatchObject({ phase: 'Suppressed', reason: 'silenced', message: `silence ${name}` });
+    expect((http.requests[0].body as { title: string }).title).toBe('Escalated: AgentSession default/loud');
+    expect((await h.orchctl(['get', 'silences'])).stdout).toMatch(/active/);
+
+    expect((await h.orchctl(['silence', 'expire', name])).exitCode).toBe(0);
+    await h.waitFor('the silence expired', async () => (await state()) === 'expired');
+    expect(http.requests).toHaveLength(1);
+  });
 });

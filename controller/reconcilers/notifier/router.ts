@@ -21,6 +21,7 @@ import type { Silence } from '../../api/notification.js';
 import { isDeepStrictEqual } from 'node:util';
 import { channelStatus } from './outbox.js';
 import { planRouting } from './plan.js';
+import { silenceUpdates } from './silences.js';
 import { budgetDay } from './quiet-hours.js';
 
 /** Longest wait before the router looks at a policy again even when nothing woke it. */
@@ -54,13 +55,14 @@ export class RouterReconciler {
     const now = (this.d.now ?? Date.now)();
     const channels = this.d.channels.list(namespace);
     const outbox = (this.d.notifications.list(namespace) as Notification[]).filter((n) => n.spec?.policy === name);
+    const silences = this.d.silences.list(namespace) as Silence[];
     const plan = planRouting({
       now,
       policy,
       channels: Object.fromEntries(channels.map((c) => [c.metadata.name, (c.spec ?? {}) as { dailyBudget?: number }])),
       outbox,
       events: this.d.events.list(namespace) as EventObject[],
-      silences: this.d.silences.list(namespace) as Silence[],
+      silences,
       labelsOf: this.d.labelsOf,
     });
     const ops: WriteOp[] = [
@@ -96,8 +98,10 @@ export class RouterReconciler {
       if (ch) await this.d.recorder.record(ch, 'Warning', 'NotificationBudget', w.message);
     }
     await this.writeChannelStatus(namespace, channels, now);
-    if (plan.next === undefined) return { requeueAfterMs: MAX_SLEEP_MS };
-    return { requeueAfterMs: Math.min(MAX_SLEEP_MS, Math.max(1, plan.next - now)) };
+    const sil = silenceUpdates(silences, now);
+    for (const [s, state] of sil.changed) await this.writeStatus({ ...s, status: { state } });
+    const next = Math.min(plan.next ?? Number.POSITIVE_INFINITY, sil.next ?? Number.POSITIVE_INFINITY);
+    return { requeueAfterMs: Math.min(MAX_SLEEP_MS, Math.max(1, next - now)) };
   }
 
   /**
@@ -114,12 +118,16 @@ export class RouterReconciler {
       const spec = ch.spec as NotificationChannelSpec | undefined;
       const budget = spec?.dailyBudget ?? first?.spec?.dailyBudget ?? DEFAULT_DAILY_BUDGET;
       const status: NotificationChannelStatus = channelStatus(ch.metadata.name, outbox, day, budget);
-      if (isDeepStrictEqual(status, ch.status ?? {})) continue;
-      try {
-        await this.d.store.updateStatus({ ...ch, status });
-      } catch (e) {
-        if (!lost(e)) throw e;
-      }
+      if (!isDeepStrictEqual(status, ch.status ?? {})) await this.writeStatus({ ...ch, status });
+    }
+  }
+
+  /** A status derived from other objects: a lost race is fine, the next reconcile writes it again. */
+  private async writeStatus(o: Resource): Promise<void> {
+    try {
+      await this.d.store.updateStatus(o);
+    } catch (e) {
+      if (!lost(e)) throw e;
     }
   }
 }
