@@ -161,7 +161,7 @@ export class ControllerApp {
     });
     setupJudge(mgr, { ...shared, resyncMs, metrics: this.metrics.judge });
     setupAssessment(mgr, { ...shared, resyncMs, logs: this.logs, metrics: this.metrics.assessment });
-    setupProject(mgr);
+    setupProject(mgr, { git: shared.git });
     setupNotifier(mgr, { recorder: shared.recorder, log, metrics: this.metrics.notifications });
     setupHousekeeping(mgr, { eventTtlMs: opts.eventTtlMs });
   }

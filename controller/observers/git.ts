@@ -20,6 +20,9 @@ export interface GitProgress {
   lastCommit?: { sha: string; subject: string; time: string };
 }
 
+/** What a Project's status shows of its repository (`tip()`). */
+export type GitTip = Pick<GitProgress, 'isGitRepo' | 'branch' | 'lastCommit'>;
+
 const EMPTY: GitProgress = { isGitRepo: false, commits: 0, insertions: 0, deletions: 0, filesChanged: 0 };
 
 export class GitObserver {
@@ -85,6 +88,26 @@ export class GitObserver {
     const head = r.ok ? r.out.trim() || undefined : undefined;
     if (r.ok || r.out === '') this.heads.set(dir, { stamp, head });
     return head;
+  }
+
+  private readonly tips = new Map<string, { stamp: string; tip: GitTip }>();
+
+  /** HEAD's commit and branch: one `git log -1`, asked again only when the repository's stamp changed. */
+  async tip(dir: string): Promise<GitTip> {
+    const gitDir = this.gitDir(dir);
+    if (!gitDir) return { isGitRepo: false };
+    const stamp = this.stamp(gitDir);
+    const cached = this.tips.get(dir);
+    if (cached && cached.stamp === stamp) return cached.tip;
+    const r = await this.git(dir, ['log', '-1', '--no-color', '--format=%H%x1f%s%x1f%aI%x1f%D', 'HEAD', '--']);
+    const [sha, subject, time, decorations] = r.out.trim().split('\x1f');
+    // An empty repository has no HEAD yet: a repository without a last commit.
+    const tip: GitTip =
+      r.ok && sha
+        ? { isGitRepo: true, branch: decorations?.match(/HEAD -> ([^,]+)/)?.[1], lastCommit: { sha, subject, time } }
+        : { isGitRepo: true };
+    this.tips.set(dir, { stamp, tip });
+    return tip;
   }
 
   /** Commits and line counts since `headBefore` (all history when undefined). */
