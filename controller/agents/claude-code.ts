@@ -140,6 +140,8 @@ export function transcriptEvents(line: Record<string, unknown>, run: number, st:
     content?: unknown;
     usage?: Record<string, number>;
     stop_reason?: string | null;
+    id?: string;
+    model?: string;
   };
   const base = { ts, run, source: 'transcript' as const };
   const out: NewEvent[] = [];
@@ -213,6 +215,12 @@ export function transcriptEvents(line: Record<string, unknown>, run: number, st:
         cacheCreationTokens: u.cache_creation_input_tokens ?? 0,
       }
     : undefined;
+  // Every line of a message repeats its usage: the id lets the usage fold count the message once.
+  const facts = {
+    ...(usage ? { usage } : {}),
+    ...(typeof msg.id === 'string' ? { messageId: msg.id } : {}),
+    ...(typeof msg.model === 'string' ? { model: msg.model } : {}),
+  };
   for (const b of blocks) {
     if (b.type === 'text' && b.text) {
       out.push({
@@ -220,7 +228,7 @@ export function transcriptEvents(line: Record<string, unknown>, run: number, st:
         type: 'assistant_message',
         text: bound(b.text, MAX_TEXT),
         index: st.assistants++,
-        ...(usage ? { usage } : {}),
+        ...facts,
         ...(msg.stop_reason ? { stopReason: msg.stop_reason } : {}),
       });
     } else if (b.type === 'tool_use') {
@@ -233,6 +241,7 @@ export function transcriptEvents(line: Record<string, unknown>, run: number, st:
         tool: b.name ?? '',
         toolUseId: b.id,
         ...(command ? { command: bound(command, MAX_TEXT) } : { input: boundJson(b.input) }),
+        ...facts, // a message of tool calls alone has no text event to carry its usage
       });
     }
   }

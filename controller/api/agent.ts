@@ -25,6 +25,17 @@ export type AgentSpec = {
   autoAnswer?: string[];
   /** Hooks the controller installs for the agent: free-form, read by the agent's driver. */
   hooks?: Record<string, unknown>;
+  /** Prices for status.usage.costUSD, first match wins (an exact name before any glob). */
+  pricing?: ModelPrice[];
+};
+
+/** USD per million tokens for the models matching `model` (exact, or a glob where `*` is any text). */
+export type ModelPrice = {
+  model: string;
+  inputPerMTok: number;
+  outputPerMTok: number;
+  cacheReadPerMTok: number;
+  cacheWritePerMTok: number;
 };
 
 export type AgentStatus = {

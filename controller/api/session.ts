@@ -125,6 +125,33 @@ export type LifecycleStatus = {
   runGeneration?: number;
 };
 
+/** Tokens of one kind of use, as the agent's transcript reports them. */
+export type TokenCounts = {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
+};
+
+/**
+ * status.usage: the tokens the current run's agent messages used, summed from its transcript as a
+ * consumer of the event log (committed with status.agent.position, so each message counts once),
+ * and the cost estimated from the Agent's spec.pricing.
+ */
+export type UsageStatus = TokenCounts & {
+  run: number;
+  totalTokens: number;
+  /** The model of the latest message. */
+  model?: string;
+  /** Estimated USD; present only when every model the run used is priced. */
+  costUSD?: number;
+  priced: boolean;
+  /** The sums per model (the cost is recomputed from them, so a price change applies to the whole run). */
+  byModel: (TokenCounts & { model: string })[];
+  /** The last message counted and what was counted for it: its later (streamed) lines add only the rest. */
+  last?: TokenCounts & { messageId: string };
+};
+
 /** status.result: result.json as the agent wrote it. Free-form and untrusted (agent-written JSON). */
 export type SessionResult = Record<string, unknown>;
 
@@ -153,6 +180,7 @@ export type AgentSessionStatus = {
   lifecycle?: LifecycleStatus;
   agent?: SessionAgentStatus;
   context?: ContextStatus;
+  usage?: UsageStatus;
   promptDelivery?: PromptDeliveryStatus;
   detector?: DetectorState;
   breaker?: BreakerStatus;

@@ -36,6 +36,7 @@ export const STATUS_FIELDS = {
     'lifecycle',
     'agent',
     'context',
+    'usage',
     'promptDelivery',
   ],
   assessment: ['detector', 'breaker', 'assessment'],

@@ -18,6 +18,12 @@ const CONDITION_STATUSES = [
   ['unknown', 'Unknown'],
 ] as const;
 
+const TOKEN_TYPES = [
+  ['input', 'inputTokens'],
+  ['output', 'outputTokens'],
+  ['cache_read', 'cacheReadTokens'],
+  ['cache_write', 'cacheCreationTokens'],
+] as const;
 const NO_LABELS: readonly string[] = [];
 const PHASE_LABELS = SESSION_PHASES.map((p) => [p] as const);
 
@@ -124,6 +130,22 @@ export function registerSessionMetrics(registry: Registry, sessions: () => Agent
     'orchctl_agentsession_git_lines_removed',
     'Lines removed by the commits of the current run.',
     (s) => s.status?.git?.deletions,
+  );
+  // From status.usage (the run's sums, committed with the log position): a scrape reads, never counts.
+  family(
+    'orchctl_agentsession_tokens',
+    'Tokens the agent used in the current run, by type (input, output, cache_read, cache_write; status.usage).',
+    ['type'],
+    (s, emit) => {
+      const u = s.status?.usage;
+      if (!u) return;
+      for (const [label, v] of TOKEN_TYPES) emit([label], u[v]);
+    },
+  );
+  value(
+    'orchctl_agentsession_estimated_cost_usd',
+    "Estimated USD cost of the current run from the Agent's spec.pricing, when every model it used is priced.",
+    (s) => s.status?.usage?.costUSD,
   );
   value(
     'orchctl_agentsession_metadata_generation',

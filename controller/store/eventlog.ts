@@ -47,16 +47,33 @@ export interface UserMessageEvent extends Base {
   interrupt?: boolean;
 }
 
-export interface AssistantMessageEvent extends Base {
+/** Token usage an agent reports with a message. */
+export interface EventUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheCreationTokens?: number;
+}
+
+/**
+ * What an event says about the model message it came from: one message may span several events
+ * (one per content block, each repeating the message's usage), told apart by messageId.
+ */
+interface MessageFacts {
+  /** Token use reported with the message (context window and cost), when the agent reports it. */
+  usage?: EventUsage;
+  messageId?: string;
+  model?: string;
+}
+
+export interface AssistantMessageEvent extends Base, MessageFacts {
   type: 'assistant_message';
   text: string;
   index?: number;
-  /** Context-window use reported with the message, when the agent reports it. */
-  usage?: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheCreationTokens?: number };
   stopReason?: string;
 }
 
-export interface ToolUseEvent extends Base {
+export interface ToolUseEvent extends Base, MessageFacts {
   type: 'tool_use';
   tool: string;
   toolUseId?: string;

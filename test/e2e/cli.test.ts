@@ -80,6 +80,16 @@ async function writeStatuses(): Promise<void> {
       run: 2,
       tmuxSession: 'orchctl-fix-login',
       git: { commits: 3 },
+      usage: {
+        run: 2,
+        inputTokens: 12_000,
+        outputTokens: 345,
+        cacheReadTokens: 0,
+        cacheCreationTokens: 0,
+        totalTokens: 12_345,
+        priced: false,
+        byModel: [],
+      },
       message: 'agent is working',
       conditions: [
         {
@@ -294,6 +304,7 @@ describe('get', () => {
       'PROJECT',
       'RESTARTS',
       'COMMITS',
+      'TOKENS',
       'EXIT',
       'TMUX',
       'MESSAGE',

@@ -2,16 +2,18 @@
  * The agent part of a session's plan, pure: fold the events its sources produced (hooks,
  * transcript, pane signals — read by the observer) into status.agent, as a consumer whose log
  * position is written with the same status; derive the agent conditions, the context-window
- * figures, and whether an opted-in dialog answer is due. The state rules are agent-state.ts's.
+ * figures, the run's token usage (usage.ts), and whether an opted-in dialog answer is due. The
+ * state rules are agent-state.ts's.
  */
 import { formatDuration, parseDuration } from '../../api/duration.js';
 import { setCondition } from '../../api/conditions.js';
-import type { AgentSessionStatus, AgentSpec, SessionAgentStatus, SessionPolicy } from '../../api/kinds.js';
+import type { AgentSessionStatus, AgentSpec, SessionAgentStatus, SessionPolicy, UsageStatus } from '../../api/kinds.js';
 import type { EventType } from '../../client/events.js';
 import { profileFor } from '../../agents/detection.js';
 import { type AgentEvent, LOG_START, type LogPosition } from '../../store/eventlog.js';
 import { agentState, contextStep, foldEvents, newObservation, type AgentObservation } from './agent-state.js';
 import type { AgentFacts } from './observation.js';
+import { foldUsage } from './usage.js';
 
 export const DEFAULT_STALLED_AFTER = '10m';
 const DEFAULT_CONTEXT_WINDOW = 200_000;
@@ -50,9 +52,27 @@ export const EVENT_ON_TRUE: Readonly<Record<string, EventType>> = {
   QuotaExhausted: 'Warning',
 };
 
+/** Whether this run's fold continues from `prev` (same run, a committed position). */
+const continues = (prev: AgentStatus | undefined, run: number): boolean =>
+  !!(prev && prev.run === run && prev.position);
+
 /** The observation a run's events continue from: the previous status of the same run, else a new one. */
 function baseOf(prev: AgentStatus | undefined, run: number): AgentObservation {
-  return prev && prev.run === run && prev.position ? prev : newObservation(run, prev?.position ?? LOG_START);
+  return continues(prev, run) ? prev! : newObservation(run, prev?.position ?? LOG_START);
+}
+
+/**
+ * status.usage after the events the agent fold consumes: continued only when that fold continues
+ * from the committed position the sums were written with, so no event counts twice.
+ */
+export function foldRunUsage(
+  prev: AgentStatus | undefined,
+  usage: UsageStatus | undefined,
+  run: number,
+  events: AgentEvent[],
+  agent: AgentSpec | undefined,
+): UsageStatus {
+  return foldUsage(continues(prev, run) ? usage : undefined, run, events, agent?.pricing);
 }
 
 export function foldAgent(i: FoldInput): FoldResult {
@@ -60,6 +80,7 @@ export function foldAgent(i: FoldInput): FoldResult {
   const run = s.run ?? 0;
   const { screen, screenChangedAt } = i.facts;
   const obs = foldEvents(baseOf(i.prev, run), i.facts.events, i.facts.next);
+  s.usage = foldRunUsage(i.prev, s.usage, run, i.facts.events, i.agent);
   const detector = (i.policy?.spec as { detector?: { stalledAfter?: string } } | undefined)?.detector;
   const stalledAfterMs = parseDuration(detector?.stalledAfter ?? DEFAULT_STALLED_AFTER);
   const startedAt = Date.parse(s.startTime ?? '') || i.now;

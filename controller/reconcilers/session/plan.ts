@@ -19,7 +19,7 @@ import type { EventType } from '../../client/events.js';
 import type { GitProgress } from '../../observers/git.js';
 import type { PaneInfo } from '../../observers/tmux.js';
 import { LOG_START } from '../../store/eventlog.js';
-import { foldAgent, settleObservation, type AgentStatus } from './agent-pass.js';
+import { foldAgent, foldRunUsage, settleObservation, type AgentStatus } from './agent-pass.js';
 import { admit, backoffMs, nextLookMs, observedEvent, restartsHeld, wantsRunning } from './decide.js';
 import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
@@ -300,8 +300,8 @@ function recordAndLaunch(p: Step, r: PreparedRun): PlanOutput {
   if (r.sessionId) agent.sessionId = r.sessionId;
   if (r.transcript) agent.transcript = r.transcript;
   s.agent = agent;
-  for (const f of ['completionTime', 'exitCode', 'result', 'stopRequestTime', 'nextRestartTime', 'promptDelivery'])
-    delete (s as Record<string, unknown>)[f];
+  const ended = ['completionTime', 'exitCode', 'result', 'stopRequestTime', 'nextRestartTime', 'promptDelivery'];
+  for (const f of [...ended, 'usage']) delete (s as Record<string, unknown>)[f];
   for (const f of ['deadlineTime', 'git', 'headBefore'] as const) if (!s[f]) delete s[f];
   s.phase = 'Starting';
   const record = { ...structuredClone(s), observedGeneration: i.obj.metadata.generation };
@@ -451,6 +451,7 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
   const run = s.run ?? 0;
   if (s.workspace && s.agent) {
     const prev = s.agent;
+    s.usage = foldRunUsage(prev, s.usage, run, settled.events ?? [], i.resolved.agent);
     s.agent = settleObservation(prev, run, settled.events ?? [], settled.next ?? prev.position ?? LOG_START);
     for (const type of ['AgentBusy', 'WaitingForInput', 'Stalled']) p.cond(type, 'False', 'Exited');
   }

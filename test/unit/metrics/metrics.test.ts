@@ -155,6 +155,27 @@ describe('object metrics from the informer caches', () => {
     expect(labelValues.some((v) => v.includes('secret') || v.includes('free text'))).toBe(false);
   });
 
+  it('status.usage becomes token gauges by type and the estimated cost, when priced', async () => {
+    const counts = { inputTokens: 1000, outputTokens: 200, cacheReadTokens: 30_000, cacheCreationTokens: 4000 };
+    const usage = { run: 2, ...counts, totalTokens: 35_200, model: 'claude-sonnet-4-5', byModel: [] };
+    await session(
+      'priced',
+      { agentRef: 'claude' },
+      { phase: 'Running', usage: { ...usage, costUSD: 0.03, priced: true } },
+    );
+    await session('unpriced', { agentRef: 'claude' }, { phase: 'Running', usage: { ...usage, priced: false } });
+    await session('fresh', { agentRef: 'claude' }, { phase: 'Pending' });
+    await until('cache', () => sessions.list().length === 3);
+    const x = await scrape();
+    const id = { namespace: 'default', agentsession: 'priced' };
+    const tokens = x.find('orchctl_agentsession_tokens', id).map((s) => [s.labels.type, s.value]);
+    expect(Object.fromEntries(tokens)).toEqual({ input: 1000, output: 200, cache_read: 30_000, cache_write: 4000 });
+    expect(x.value('orchctl_agentsession_estimated_cost_usd', id)).toBe(0.03);
+    expect(x.find('orchctl_agentsession_tokens', { agentsession: 'unpriced' })).toHaveLength(4);
+    expect(x.find('orchctl_agentsession_estimated_cost_usd', { agentsession: 'unpriced' })).toEqual([]);
+    expect(x.find('orchctl_agentsession_tokens', { agentsession: 'fresh' })).toEqual([]);
+  });
+
   it("a deleted session's series disappear, and status changes show on the next scrape", async () => {
     const o = await session(
       'gone',
