@@ -8,6 +8,7 @@ import type { AgentSpec, EnvVar } from './agent.js';
 import type { AssessmentStatus, BreakerStatus, DetectorState } from './assessment.js';
 import type { LastEvaluation } from './evaluation.js';
 import type { LogPosition } from './log-position.js';
+import type { ReportState } from './report.js';
 import type { Phase, RestartPolicy } from './phases.js';
 import type { Condition, Resource } from './types.js';
 
@@ -152,6 +153,29 @@ export type UsageStatus = TokenCounts & {
   last?: TokenCounts & { messageId: string };
 };
 
+/**
+ * status.report: the agent's progress report ($ORCHCTL_WORKSPACE/status.json, api/report.ts) as
+ * last read, for the current run. A file that cannot be used sets `problem` and leaves the rest.
+ */
+export type ReportStatus = {
+  run: number;
+  /** Present once a valid report was read. */
+  status?: ReportState;
+  tasksDone?: number;
+  tasksTotal?: number;
+  /** "done/total", for the TASKS column. */
+  progress?: string;
+  /** The subject of the first task in progress. */
+  currentTask?: string;
+  blocker?: string;
+  /** When the last valid report was read. */
+  updatedAt?: string;
+  /** Why the file as it is now was not used (corrupt, too large, not the schema). */
+  problem?: string;
+  /** size:mtime of the file last read: it is read again only when this changes. */
+  stamp: string;
+};
+
 /** status.result: result.json as the agent wrote it. Free-form and untrusted (agent-written JSON). */
 export type SessionResult = Record<string, unknown>;
 
@@ -181,6 +205,7 @@ export type AgentSessionStatus = {
   agent?: SessionAgentStatus;
   context?: ContextStatus;
   usage?: UsageStatus;
+  report?: ReportStatus;
   promptDelivery?: PromptDeliveryStatus;
   detector?: DetectorState;
   breaker?: BreakerStatus;

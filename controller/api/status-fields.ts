@@ -37,6 +37,7 @@ export const STATUS_FIELDS = {
     'agent',
     'context',
     'usage',
+    'report',
     'promptDelivery',
   ],
   assessment: ['detector', 'breaker', 'assessment'],

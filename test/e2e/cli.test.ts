@@ -289,9 +289,9 @@ describe('get', () => {
     expect(r.stderr).toBe('');
     await expect(normalizeTable(r.stdout)).toMatchFileSnapshot('../golden/get-agentsessions.txt');
     const rows = parseTable(r.stdout);
-    expect(rows[0]).toEqual(['NAME', 'PHASE', 'AGENT', 'PROJECT', 'RESTARTS', 'AGE']);
-    expect(rows[1].slice(0, 5)).toEqual(['fix-login', 'Running', 'claude-code', 'webapp', '1']);
-    expect(rows[1][5]).toMatch(/^\d+s$/);
+    expect(rows[0]).toEqual(['NAME', 'PHASE', 'AGENT', 'PROJECT', 'RESTARTS', 'TASKS', 'AGE']);
+    expect(rows[1].slice(0, 6)).toEqual(['fix-login', 'Running', 'claude-code', 'webapp', '1', '<none>']);
+    expect(rows[1][6]).toMatch(/^\d+s$/);
   });
 
   it('-o wide adds the priority columns (golden)', async () => {
@@ -303,6 +303,7 @@ describe('get', () => {
       'AGENT',
       'PROJECT',
       'RESTARTS',
+      'TASKS',
       'COMMITS',
       'TOKENS',
       'EXIT',
@@ -419,7 +420,16 @@ describe('get', () => {
     readline.createInterface({ input: watch.stdout! }).on('line', (l) => out.push(l));
     try {
       await until(() => out.some((l) => l.startsWith('ADDED') && l.includes('refactor-api')), 'the initial rows');
-      expect(parseTable(out.join('\n'))[0]).toEqual(['EVENT', 'NAME', 'PHASE', 'AGENT', 'PROJECT', 'RESTARTS', 'AGE']);
+      expect(parseTable(out.join('\n'))[0]).toEqual([
+        'EVENT',
+        'NAME',
+        'PHASE',
+        'AGENT',
+        'PROJECT',
+        'RESTARTS',
+        'TASKS',
+        'AGE',
+      ]);
       const dir = path.join(path.dirname(home), 'watch');
       fs.mkdirSync(dir);
       fs.writeFileSync(

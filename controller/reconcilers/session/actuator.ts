@@ -16,6 +16,7 @@ import { profileFor } from '../../agents/detection.js';
 import { driverFor } from '../../agents/drivers.js';
 import { EnvSourceError, resolveEnv, writePrivateEnv } from '../../agents/env.js';
 import { buildLaunch, composePrompt } from '../../agents/launch.js';
+import { REPORT_PROTOCOL } from '../../agents/report-protocol.js';
 import { paneTargetFor, showing, textDeliveryFor } from '../../agents/send.js';
 import type { EventRecorder } from '../../client/events.js';
 import { writeOwnedStatus } from '../../client/status.js';
@@ -202,7 +203,9 @@ export class SessionActuator implements Actuator {
     const ws = this.ws(obj, run);
     createWorkspace(ws);
     const notes = this.d.resumeNotes?.(obj);
-    const prompt = composePrompt(system, task, notes ? [notes] : []);
+    // The report protocol goes with a persona: an agent given one reads prose (a script is not).
+    const sections = [...(system ? [REPORT_PROTOCOL] : []), ...(notes ? [notes] : [])];
+    const prompt = composePrompt(system, task, sections);
     fs.writeFileSync(ws.promptFile, prompt, { mode: 0o600 });
     const headBefore = await this.d.git.head(workdir);
     const env: Record<string, string | undefined> = { ...process.env };

@@ -3,6 +3,7 @@ import type { AgentSpec, SessionPolicy } from '../../api/kinds.js';
 import type { DeliveryResult } from '../../agents/delivery.js';
 import type { GitProgress } from '../../observers/git.js';
 import type { HostSnapshot } from '../../observers/host.js';
+import type { ReportReading } from '../../observers/report.js';
 import type { PaneInfo } from '../../observers/tmux.js';
 import type { AgentEvent, LogPosition } from '../../store/eventlog.js';
 import type { ScreenReading } from './agent-state.js';
@@ -51,6 +52,8 @@ export interface Observed {
   /** git progress since headBefore (no process unless the repository changed), for `gitKey`. */
   git?: GitProgress;
   gitKey?: string;
+  /** The run's status.json when it changed since status.report.stamp (`run`: whose workspace). */
+  report?: ReportReading & { run: number };
   /** A background prompt delivery of the current run that finished. */
   delivery?: DeliveryResult;
 }

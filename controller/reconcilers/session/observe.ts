@@ -19,6 +19,7 @@ import type { HostSnapshot } from '../../observers/host.js';
 import { outputTail } from './output.js';
 import type { PaneObserver, PaneSnapshot } from '../../observers/panes.js';
 import { processAlive, processInfo } from '../../observers/process.js';
+import { readReport } from '../../observers/report.js';
 import type { PaneInfo, Tmux } from '../../observers/tmux.js';
 import { readExitCode, readTail, runWorkspace } from '../../observers/workspace.js';
 import type { Informer } from '../../runtime/informer.js';
@@ -127,6 +128,9 @@ export class SessionObserver implements SessionObservation {
     }
     if (ACTIVE_PHASES.has(phase) && status.workspace) {
       o.outputTail = this.tailOf(path.join(status.workspace, 'output.log')) || undefined;
+      // A stat per pass; read only when it differs from what status.report was made from.
+      const report = readReport(status.workspace, status.report?.run === run ? status.report.stamp : undefined);
+      if (report) o.report = { ...report, run };
       o.agent = await this.agent(key, obj, status, resolved, o.paneInfo);
       Object.assign(o, await this.git(status));
     }

@@ -23,6 +23,8 @@ import { foldAgent, foldRunUsage, settleObservation, type AgentStatus } from './
 import { admit, backoffMs, nextLookMs, observedEvent, restartsHeld, wantsRunning } from './decide.js';
 import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
+import { MAX_REPORT_BYTES } from '../../observers/report.js';
+import { applyReport } from './report.js';
 
 import type { Observed, Problem, Resolved } from './observation.js';
 
@@ -301,7 +303,7 @@ function recordAndLaunch(p: Step, r: PreparedRun): PlanOutput {
   if (r.transcript) agent.transcript = r.transcript;
   s.agent = agent;
   const ended = ['completionTime', 'exitCode', 'result', 'stopRequestTime', 'nextRestartTime', 'promptDelivery'];
-  for (const f of [...ended, 'usage']) delete (s as Record<string, unknown>)[f];
+  for (const f of [...ended, 'usage', 'report']) delete (s as Record<string, unknown>)[f];
   for (const f of ['deadlineTime', 'git', 'headBefore'] as const) if (!s[f]) delete s[f];
   s.phase = 'Starting';
   const record = { ...structuredClone(s), observedGeneration: i.obj.metadata.generation };
@@ -576,6 +578,7 @@ function finish(p: Step): PlanOutput {
     observeAgentInto(p, agentStatus);
     if (p.observed.git) applyGit(s, p.observed.git);
   }
+  reportInto(p);
   const d = p.observed.delivery;
   if (d) {
     p.cond('PromptDelivered', d.delivered ? 'True' : 'False', d.reason, d.message);
@@ -607,7 +610,11 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
     generation: p.gen,
     now: i.now,
   });
-  const files = [`${s.workspace}/hooks.jsonl`, ...(r.agent.transcript ? [r.agent.transcript] : [])];
+  const files = [
+    `${s.workspace}/hooks.jsonl`,
+    `${s.workspace}/status.json`,
+    ...(r.agent.transcript ? [r.agent.transcript] : []),
+  ];
   p.fx.push({ type: 'Watch', files });
   // Recorded by the actuator before the pass's one status write: a controller killed in between
   // finds the condition still False and records it again (the recorder counts an identical one).
@@ -627,6 +634,16 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
     p.fx.push({ type: 'AutoAnswer', paneId: pane.paneId, agent: i.resolved.agent, dialog: a.dialog, keys: a.keys });
   }
   s.agent = r.agent;
+}
+
+/** The agent's progress report, when its file changed (also in the pass that sees the run end). */
+function reportInto(p: Step): void {
+  const r = p.observed.report;
+  if (!r || r.run !== p.s.run) return;
+  const { report, event } = applyReport(p.s.report, r.run, r, MAX_REPORT_BYTES, iso(p.i.now));
+  p.s.report = report;
+  if (event) p.event(event.type, event.reason, event.message);
+  p.observed = { ...p.observed, report: undefined }; // once per reading, not once per step
 }
 
 function timeBoxWarning(p: Step): void {
