@@ -15,8 +15,8 @@ import {
   type DigestChannel,
   type DigestData,
   digestBackend,
-  digestChannelLimit,
   digestSettings,
+  digestTargets,
   digestWindowStart,
 } from '../reconcilers/notifier/digest/index.js';
 import type { Store } from '../store/store.js';
@@ -57,17 +57,7 @@ export async function previewDigest(
   const since = digestWindowStart(lastDigestAt, o.now);
   const data = collectDigest({ now: o.now, since, policy, notifications, sessions, evaluations, channels });
   const settings = digestSettings(policy.spec!);
-  const targets = settings.channels.map((name) => {
-    const c = channels.find((x) => x.metadata.name === name);
-    return {
-      name,
-      ...(c?.spec?.type ? { type: c.spec.type } : {}),
-      maxChars: digestChannelLimit(settings, c),
-      found: !!c,
-    };
-  });
-  // One text for all of them: the tightest limit (no channel at all: a command's).
-  const maxChars = targets.length ? Math.min(...targets.map((t) => t.maxChars)) : digestChannelLimit(settings);
+  const { targets, maxChars } = digestTargets(settings, channels);
   const composed = await composeDigest(data, {
     backend: o.template ? undefined : digestBackend(settings, o.backend),
     timeoutMs: o.timeoutMs,
@@ -75,5 +65,11 @@ export async function previewDigest(
     maxRetries: settings.llm?.maxRetries,
   });
   const sinceFrom = Number.isNaN(Date.parse(lastDigestAt ?? '')) ? 'a day ago' : 'lastDigestAt';
-  return { data, composed, sinceFrom, channels: targets, maxChars };
+  const shown = targets.map((t) => ({
+    name: t.name,
+    ...(t.channel?.spec?.type ? { type: t.channel.spec.type } : {}),
+    maxChars: t.maxChars,
+    found: !!t.channel,
+  }));
+  return { data, composed, sinceFrom, channels: shown, maxChars };
 }

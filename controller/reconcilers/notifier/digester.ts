@@ -23,15 +23,12 @@ import type { Informer } from '../../runtime/informer.js';
 import type { Logger } from '../../runtime/log.js';
 import type { Store, WriteOp } from '../../store/store.js';
 import {
-  type ComposedDigest,
-  type ComposeOptions,
   collectDigest,
   composeDigest,
   type DigestChannel,
-  type DigestData,
   digestBackend,
-  digestChannelLimit,
   digestSettings,
+  digestTargets,
   digestWindowStart,
   nextDigestAt,
 } from './digest/index.js';
@@ -62,12 +59,6 @@ export class DigestReconciler {
     this.abort.abort();
   }
 
-  /** The narrative only when a message goes out: an LLM call for a digest nobody receives is waste. */
-  private compose(data: DigestData, needed: boolean, o: ComposeOptions): Promise<ComposedDigest> {
-    if (!needed) return composeDigest(data, { ...o, backend: undefined });
-    return composeDigest(data, o);
-  }
-
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
     const policy = this.d.policies.get(namespace, name) as NotificationPolicy | undefined;
@@ -96,20 +87,14 @@ export class DigestReconciler {
     // Nothing happened and nothing waits: no message (a daily "nothing to report" is the spam this
     // answers), but the window moves on. `orchctl digest --now` always sends.
     const skip = data.empty && !requested;
-    const targets = skip ? [] : settings.channels.filter((c) => channels.some((x) => x.metadata.name === c));
-    const maxChars = Math.min(
-      ...settings.channels.map((c) =>
-        digestChannelLimit(
-          settings,
-          channels.find((x) => x.metadata.name === c),
-        ),
-      ),
-    );
-    const text = await this.compose(data, targets.length > 0, {
-      backend: digestBackend(settings, { env: this.d.env }),
+    const sized = digestTargets(settings, channels);
+    const targets = skip ? [] : sized.targets.filter((t) => t.channel).map((t) => t.name);
+    const text = await composeDigest(data, {
+      // The narrative only when a message goes out: an LLM call for a digest nobody receives is waste.
+      backend: targets.length ? digestBackend(settings, { env: this.d.env }) : undefined,
       timeoutMs: settings.llm?.timeoutMs ?? 60_000,
       maxRetries: settings.llm?.maxRetries,
-      maxChars,
+      maxChars: sized.maxChars,
       signal: this.abort.signal,
     });
     if (this.abort.signal.aborted) return;

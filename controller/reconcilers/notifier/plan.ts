@@ -127,7 +127,8 @@ export function planRouting(input: RouterInput): RouterPlan {
   const created = new Set<string>();
   const changed = new Set<string>();
   const routable = input.events.filter((e) => !UNROUTED_KINDS.has(e.involvedObject.kind));
-  const inhibitSources = routable.map((e) => notificationFields(e, input.labelsOf?.(e)));
+  // Only a policy with inhibit rules needs the fields of every Event in the namespace.
+  const inhibitSources = spec.inhibit?.length ? routable.map((e) => notificationFields(e, input.labelsOf?.(e))) : [];
   const state = (): NotifierState => ({
     ...outboxState(work.values(), day.start),
     budgetWarnedDay: plan.status.budgetWarned,
@@ -178,6 +179,20 @@ export function planRouting(input: RouterInput): RouterPlan {
       plan.warnings.push(w);
     }
   };
+  /** What becomes of an Event now (`due`: a deferral on that channel decided again). */
+  const decideNow = (event: EventObject, due?: { channel: string }) => {
+    const d = decide({
+      now,
+      policy: spec,
+      channels: input.channels,
+      event,
+      labels: input.labelsOf?.(event),
+      state: state(),
+      due,
+    });
+    warn(d.warnings);
+    return d.decisions;
+  };
   /** A tier 1/2 message going out takes the channel's pending batch along. */
   const takeBatch = (carrier: string, channel: string): Notification[] => {
     const items = batched(channel);
@@ -192,16 +207,7 @@ export function planRouting(input: RouterInput): RouterPlan {
     .filter((e) => (cursor !== undefined ? rv(e) > cursor : Date.parse(e.lastTimestamp) >= since))
     .sort((a, b) => rv(a) - rv(b));
   for (const e of fresh) {
-    const d = decide({
-      now,
-      policy: spec,
-      channels: input.channels,
-      event: e,
-      labels: input.labelsOf?.(e),
-      state: state(),
-    });
-    warn(d.warnings);
-    for (const dec of d.decisions) {
+    for (const dec of decideNow(e)) {
       if (dec.action === 'suppress' && dec.why === 'repeat') {
         plan.results.push({ channel: dec.channel, tier: dec.tier, result: 'suppressed' });
         continue;
@@ -245,18 +251,7 @@ export function planRouting(input: RouterInput): RouterPlan {
   // 2. Deferrals now due are decided again (the budget may be spent, a silence begun).
   for (const n of [...work.values()]) {
     if (n.status?.phase !== 'Deferred' || !n.spec!.event || Date.parse(n.status.until ?? '') > now) continue;
-    const ev = eventOf(n);
-    const d = decide({
-      now,
-      policy: spec,
-      channels: input.channels,
-      event: ev,
-      labels: input.labelsOf?.(ev),
-      state: state(),
-      due: { channel: n.spec!.channel },
-    });
-    warn(d.warnings);
-    const dec = d.decisions[0];
+    const dec = decideNow(eventOf(n), { channel: n.spec!.channel })[0];
     if (!dec) {
       setStatus(n, { phase: 'Suppressed', reason: 'unrouted', message: 'the policy no longer routes it here' });
       plan.results.push({ channel: n.spec!.channel, tier: n.spec!.tier, result: 'suppressed' });

@@ -37,6 +37,8 @@ export {
   FIRST_DIGEST_WINDOW_MS,
   digestBackend,
   digestChannelLimit,
+  type DigestTarget,
+  digestTargets,
   digestMaxChars,
   digestSettings,
   nextDigestAt,

@@ -100,6 +100,25 @@ export function digestChannelLimit(
   return Math.min(own, s.maxLength ?? own);
 }
 
+/** The digest's channels, each with its limit (`channel` unset: no such NotificationChannel). */
+export type DigestTarget<C> = { name: string; channel?: C; maxChars: number };
+
+/**
+ * Where the digest goes and how long its one text may be: the tightest limit of its channels
+ * (none at all: a command's). The notifier and `orchctl digest`'s preview both size it so.
+ */
+export function digestTargets<C extends { metadata: { name: string }; spec?: { type?: ChannelType; format?: string } }>(
+  s: DigestSettings,
+  channels: C[],
+): { targets: DigestTarget<C>[]; maxChars: number } {
+  const targets = s.channels.map((name) => {
+    const channel = channels.find((c) => c.metadata.name === name);
+    return { name, ...(channel ? { channel } : {}), maxChars: digestChannelLimit(s, channel) };
+  });
+  const maxChars = targets.length ? Math.min(...targets.map((t) => t.maxChars)) : digestChannelLimit(s);
+  return { targets, maxChars };
+}
+
 /** A backend whose every request fails the way creating it did: the digest falls back and says why. */
 function failing(name: string, e: unknown): LlmBackend {
   const err = e instanceof LlmError ? e : new LlmError('config', (e as Error)?.message ?? String(e));
