@@ -55,7 +55,9 @@ export async function previewDigest(
   ]);
   const lastDigestAt = (policy.status as NotificationPolicyStatus | undefined)?.lastDigestAt;
   const since = digestWindowStart(lastDigestAt, o.now);
-  const data = collectDigest({ now: o.now, since, policy, notifications, sessions, evaluations, channels });
+  // This policy's outbox only, as the notifier reads it.
+  const outbox = notifications.filter((n) => n.spec?.policy === policy.metadata.name);
+  const data = collectDigest({ now: o.now, since, policy, notifications: outbox, sessions, evaluations, channels });
   const settings = digestSettings(policy.spec!);
   const { targets, maxChars } = digestTargets(settings, channels);
   const composed = await composeDigest(data, {
