@@ -1,4 +1,5 @@
 /** The Project kind (crds/projects.yaml is the schema): a directory sessions work in, and what planners read. */
+import type { ErrorRetries } from './autopilot.js';
 import type { Recommendation } from './evaluation.js';
 import type { Condition, Resource } from './types.js';
 
@@ -37,6 +38,8 @@ export type ProjectStatus = {
   lastActivity?: string;
   /** Newest first, at most PROJECT_OUTCOMES. */
   recentOutcomes?: ProjectOutcome[];
+  /** Recovery restarts of failed runs and whether they escalated (written by the Autopilot). */
+  errorRetries?: ErrorRetries;
 };
 
 export type Project = Resource<ProjectSpec, ProjectStatus>;
