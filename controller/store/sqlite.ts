@@ -22,6 +22,7 @@ import type {
   ListResult,
   Store,
   TxnOptions,
+  UnchangedGuard,
   WatchEvent,
   WatchHandle,
   WatchOptions,
@@ -80,6 +81,18 @@ CREATE TABLE IF NOT EXISTS changes (
 );
 CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, data TEXT NOT NULL);
 `;
+
+/** The newest resourceVersion per kind and namespace, for `unchanged` guards: a seek, not a scan. */
+export const RV_INDEX = 'objects_kind_namespace_rv';
+const INDEXES = `CREATE INDEX IF NOT EXISTS ${RV_INDEX} ON objects (kind, namespace, rv);`;
+
+/** The statements a guard runs (exported so a test can check SQLite plans them on the index). */
+export const GUARD_SQL = {
+  namespace: 'SELECT MAX(rv) AS rv FROM objects WHERE kind = ? AND namespace = ?',
+  // Over every namespace: a scan of the kind's index entries, no table row read (~1.5 ms per 50 000
+  // objects of the kind); in one namespace it is a single seek (~1 µs).
+  any: 'SELECT MAX(rv) AS rv FROM objects WHERE kind = ?',
+} as const;
 
 /** RFC 3339 with second precision, like Kubernetes timestamps. */
 const nowStamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -155,6 +168,8 @@ export class SqliteStore implements Store {
       changesSinceKind: db.prepare<[number, string], ChangeRow>(
         'SELECT revision, kind, namespace, type, data FROM changes WHERE revision > ? AND kind = ? ORDER BY revision',
       ),
+      newestNs: db.prepare<[string, string], { rv: number | null }>(GUARD_SQL.namespace),
+      newestAny: db.prepare<[string], { rv: number | null }>(GUARD_SQL.any),
       leaseGet: db.prepare<[string], { data: string }>('SELECT data FROM leases WHERE name = ?'),
       leasePut: db.prepare<[string, string]>(
         'INSERT INTO leases (name, data) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET data = excluded.data',
@@ -235,7 +250,14 @@ export class SqliteStore implements Store {
     const DRY_RUN = Symbol('dry-run');
     let results: Resource[] = [];
     const run = this.db.transaction(() => {
-      results = ops.map((op) => this.applyOp(op));
+      // Guards first, as etcd evaluates a txn's compares before its ops: a guard never sees the
+      // transaction's own writes, wherever it stands in the list.
+      const writes: Exclude<WriteOp, UnchangedGuard>[] = [];
+      for (const op of ops) {
+        if (op.op === 'unchanged') this.checkUnchanged(op);
+        else writes.push(op);
+      }
+      results = writes.map((op) => this.applyOp(op));
       if (opts.dryRun) throw DRY_RUN; // rolls the transaction back
     });
     try {
@@ -250,7 +272,22 @@ export class SqliteStore implements Store {
     return results;
   }
 
-  private applyOp(op: WriteOp): Resource {
+  private checkUnchanged(g: UnchangedGuard): void {
+    const newest =
+      g.namespace === undefined
+        ? this.stmts.newestAny.get(g.kind)?.rv
+        : this.stmts.newestNs.get(g.kind, g.namespace)?.rv;
+    if (newest == null || newest <= g.since) return;
+    const where =
+      g.namespace === undefined ? 'any namespace' : g.namespace ? `namespace "${g.namespace}"` : 'the cluster';
+    throw new ApiError(
+      'Conflict',
+      `Operation cannot be fulfilled: ${g.kind.toLowerCase()} objects in ${where} changed since revision ` +
+        `${g.since} (one is at revision ${newest}); please look again and retry`,
+    );
+  }
+
+  private applyOp(op: Exclude<WriteOp, UnchangedGuard>): Resource {
     switch (op.op) {
       case 'create':
         return this.createSync(op.object);
@@ -513,12 +550,14 @@ function openForWriting(file: string): BetterSqlite3.Database {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   if (!hasSchema(db)) {
-    db.exec(SCHEMA);
+    db.exec(SCHEMA + INDEXES);
     db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('uid', ?)").run(randomUUID());
   } else if (!db.prepare("SELECT 1 FROM meta WHERE key = 'uid'").get()) {
     // A store made before stores had an identity gets one now.
     db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('uid', ?)").run(randomUUID());
   }
+  // A store made before guards gets their index now (looked up first: no write on every open).
+  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(RV_INDEX)) db.exec(INDEXES);
   if (file !== ':memory:') restrictSidecars(file);
   return db;
 }
@@ -533,7 +572,7 @@ function openForReading(file: string): BetterSqlite3.Database {
     db.close();
   }
   const empty = new Database(':memory:');
-  empty.exec(SCHEMA);
+  empty.exec(SCHEMA + INDEXES);
   return empty;
 }
 

@@ -3,6 +3,8 @@
  * implementation of this interface, not a rewrite of its callers:
  *  - one global revision; every write gets a new one and it becomes the object's resourceVersion;
  *  - update/updateStatus/delete with a resourceVersion are compare-and-swap (Conflict otherwise);
+ *  - a transaction may carry `unchanged` guards over a kind (and namespace): Conflict when anything
+ *    there was written after a given revision (etcd: a mod_revision Compare over a key range);
  *  - spec-level changes bump metadata.generation, status writes never do;
  *  - create/update ignore `status`; updateStatus ignores everything but `status`;
  *  - delete of an object with finalizers only sets deletionTimestamp; it disappears when the last
@@ -47,11 +49,29 @@ export interface DeleteOptions {
   resourceVersion?: string;
 }
 
+/**
+ * A guard: the transaction fails with Conflict (as a failed compare-and-swap does) when any object
+ * of `kind` — in `namespace`, or in any namespace when it is undefined — has a resourceVersion
+ * greater than `since`, i.e. was created or written (spec, metadata or status) after the caller
+ * last looked. It writes nothing. Guards are checked before any op of the transaction is applied,
+ * inside the same serialised write, so "create X only if nothing of kind K appeared since revision
+ * R" holds even against a write landing at the same moment (no duplicate from a stale view).
+ * Deletions are not seen: a removed object leaves nothing to compare. That is fine for what it is
+ * for — a deletion cannot create a duplicate; it can only make the view more cautious than needed.
+ *
+ * etcd: a Compare on the mod revision over the key range of the kind's (and namespace's) prefix —
+ * `Compare{target: MOD, key: prefix, range_end: prefix with its last byte + 1, result: LESS,
+ * mod_revision: since + 1}` in the txn's If (true only when every key in the range satisfies it);
+ * a false compare takes the Else branch, which the backend reports as this Conflict.
+ */
+export type UnchangedGuard = { op: 'unchanged'; kind: string; namespace?: string; since: number };
+
 export type WriteOp =
   | { op: 'create'; object: Resource }
   | { op: 'update'; object: Resource }
   | { op: 'updateStatus'; object: Resource }
-  | { op: 'delete'; key: ObjectKey; options?: DeleteOptions };
+  | { op: 'delete'; key: ObjectKey; options?: DeleteOptions }
+  | UnchangedGuard;
 
 export interface TxnOptions {
   /** Run every check and compute results, then roll back (server-side dry run). */
@@ -75,7 +95,11 @@ export interface Store {
   updateStatus(obj: Resource): Promise<Resource>;
   /** Returns the object as it is after the call (with deletionTimestamp) or as it was when removed. */
   delete(key: ObjectKey, opts?: DeleteOptions): Promise<Resource>;
-  /** All-or-nothing: either every op is applied or none is (first error is thrown). */
+  /**
+   * All-or-nothing: either every op is applied or none is (first error is thrown). Guards
+   * (`unchanged`) are checked first and have no result: the results are the written objects, one
+   * per other op, in order.
+   */
   txn(ops: WriteOp[], opts?: TxnOptions): Promise<Resource[]>;
   watch(opts: WatchOptions, onEvent: (ev: WatchEvent) => void, onError?: (err: Error) => void): WatchHandle;
   revision(): Promise<number>;

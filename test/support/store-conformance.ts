@@ -584,6 +584,137 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
       });
     });
 
+    describe('txn guard: unchanged since a revision', () => {
+      const guard = (since: number, namespace = 'default', kind = 'AgentSession') =>
+        ({ op: 'unchanged', kind, namespace, since }) as const;
+      const anyNamespace = (since: number) => ({ op: 'unchanged', kind: 'AgentSession', since }) as const;
+
+      it('passes when nothing of the kind changed since, and has no result of its own', async () => {
+        await store.create(session('a'));
+        const since = await store.revision();
+        const res = await store.txn([guard(since), anyNamespace(since), { op: 'create', object: session('b') }]);
+        expect(res.map((o) => o.metadata.name)).toEqual(['b']);
+        expect(await store.get({ kind: 'AgentSession', namespace: 'default', name: 'b' })).toBeDefined();
+        // A guard alone writes nothing.
+        const rev = await store.revision();
+        expect(await store.txn([guard(rev)])).toEqual([]);
+        expect(await store.revision()).toBe(rev);
+      });
+
+      it('fails with Conflict when an object of the kind was created in the namespace since', async () => {
+        const since = await store.revision();
+        const c = await store.create(session('c'));
+        const e = await expectReason(store.txn([guard(since), { op: 'create', object: session('d') }]), 'Conflict');
+        expect(e.message).toContain('agentsession');
+        expect(e.message).toContain('"default"');
+        expect(e.message).toContain(`revision ${c.metadata.resourceVersion}`);
+        expect(await store.get({ kind: 'AgentSession', namespace: 'default', name: 'd' })).toBeUndefined();
+        // From the new revision it passes.
+        await store.txn([guard(await store.revision()), { op: 'create', object: session('d') }]);
+      });
+
+      it('fails when an object of the kind was updated since: spec, metadata or status', async () => {
+        const a = await store.create(session('a'));
+        let since = await store.revision();
+        const a2 = await store.update({ ...a, spec: { ...a.spec, prompt: 'changed' } });
+        await expectReason(store.txn([guard(since)]), 'Conflict');
+        since = await store.revision();
+        const a3 = await store.update({ ...a2, metadata: { ...a2.metadata, annotations: { 'orchctl.io/x': '1' } } });
+        await expectReason(store.txn([guard(since)]), 'Conflict');
+        since = await store.revision();
+        const a4 = await store.updateStatus({ ...a3, status: { phase: 'Running' } });
+        const e = await expectReason(store.txn([guard(since)]), 'Conflict');
+        expect(e.message).toContain(`revision ${a4.metadata.resourceVersion}`);
+        await store.txn([guard(await store.revision())]);
+      });
+
+      it('is not affected by other kinds or other namespaces; without a namespace it sees them all', async () => {
+        await store.create(session('a'));
+        const since = await store.revision();
+        await store.create(session('b', { namespace: 'other' }));
+        await store.create({ ...session('p'), kind: 'Project' });
+        await store.create(node('n'));
+        await store.txn([guard(since), guard(since, 'empty')]);
+        await expectReason(store.txn([guard(since, 'other')]), 'Conflict');
+        await expectReason(store.txn([anyNamespace(since)]), 'Conflict');
+        await expectReason(store.txn([guard(since, 'default', 'Project')]), 'Conflict');
+        // A cluster-scoped kind is guarded with namespace ''.
+        await expectReason(store.txn([guard(since, '', 'Node')]), 'Conflict');
+        await store.txn([guard(await store.revision(), '', 'Node')]);
+      });
+
+      it('does not see deletions (a deletion cannot make a duplicate)', async () => {
+        const a = await store.create(session('a'));
+        const since = await store.revision();
+        await store.delete(keyOf(a));
+        await store.txn([guard(since), { op: 'create', object: session('b') }]);
+      });
+
+      it('a failing guard leaves every other op of the transaction unapplied', async () => {
+        const a = await store.create(session('a'));
+        const x = await store.create(session('x', { namespace: 'other' }));
+        const since = await store.revision();
+        const intruder = await store.create(session('intruder'));
+        const rev = await store.revision();
+        const w = new Recorder(store, { fromRevision: rev });
+        await expectReason(
+          store.txn([
+            { op: 'create', object: session('b') },
+            { op: 'update', object: { ...a, spec: { prompt: 'changed' } } },
+            { op: 'delete', key: keyOf(x) },
+            guard(since),
+            { op: 'create', object: node('n') },
+          ]),
+          'Conflict',
+        );
+        expect(await store.revision()).toBe(rev);
+        expect(await store.get({ kind: 'AgentSession', namespace: 'default', name: 'b' })).toBeUndefined();
+        expect(await store.get(keyOf(a))).toEqual(a);
+        expect(await store.get(keyOf(x))).toEqual(x);
+        expect(await store.get({ kind: 'Node', namespace: '', name: 'n' })).toBeUndefined();
+        expect(await store.get(keyOf(intruder))).toEqual(intruder);
+        await store.create(session('z'));
+        await w.waitFor(1);
+        await sleep(50);
+        expect(w.summary()).toEqual(['ADDED AgentSession/default/z']);
+        w.handle.close();
+      });
+
+      it("is checked before the transaction's own writes, wherever it stands (as etcd's compares)", async () => {
+        const since = await store.revision();
+        const res = await store.txn([
+          { op: 'create', object: session('first') },
+          guard(since),
+          { op: 'create', object: session('second') },
+        ]);
+        expect(res.map((o) => o.metadata.name)).toEqual(['first', 'second']);
+      });
+
+      it('dryRun checks it like any op and writes nothing', async () => {
+        const since = await store.revision();
+        const res = await store.txn([guard(since), { op: 'create', object: session('b') }], { dryRun: true });
+        expect(res.map((o) => o.metadata.name)).toEqual(['b']);
+        expect(await store.get({ kind: 'AgentSession', namespace: 'default', name: 'b' })).toBeUndefined();
+        await store.create(session('c'));
+        await expectReason(
+          store.txn([guard(since), { op: 'create', object: session('b') }], { dryRun: true }),
+          'Conflict',
+        );
+      });
+
+      it('of two writers deciding on the same view, exactly one creates', async () => {
+        const since = await store.revision();
+        const attempt = (name: string) =>
+          store.txn([guard(since), { op: 'create', object: session(name) }]).then(
+            () => 'ok',
+            (e) => (isApiError(e, 'Conflict') ? 'conflict' : String(e)),
+          );
+        const outcomes = await Promise.all([attempt('from-person'), attempt('from-autopilot')]);
+        expect(outcomes.sort()).toEqual(['conflict', 'ok']);
+        expect((await store.list('AgentSession')).items).toHaveLength(1);
+      });
+    });
+
     describe('watch', () => {
       it('replays and then streams ADDED/MODIFIED/DELETED in revision order from a revision', async () => {
         const start = await store.revision();

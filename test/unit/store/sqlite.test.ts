@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../../controller/store/sqlite.js';
+import Database from 'better-sqlite3';
+import { GUARD_SQL, RV_INDEX, SqliteStore } from '../../../controller/store/sqlite.js';
 import { describeStoreConformance, keyOf, session } from '../../support/store-conformance.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-store-'));
@@ -66,6 +67,36 @@ describe('SqliteStore on disk', () => {
     const b = await s2.create(session('b'));
     expect(Number(b.metadata.resourceVersion)).toBe(rev + 1);
     await s2.close();
+  });
+
+  it('plans unchanged guards on the (kind, namespace, rv) index, which an older store gets on open', async () => {
+    const file = freshFile();
+    const s1 = new SqliteStore(file);
+    const a = await s1.create(session('a'));
+    await s1.close();
+    // The store as an older orchctl left it: no guard index.
+    const raw = new Database(file);
+    raw.exec(`DROP INDEX ${RV_INDEX}`);
+    raw.close();
+    const s2 = new SqliteStore(file);
+    const since = await s2.revision();
+    await s2.txn([{ op: 'unchanged', kind: 'AgentSession', namespace: 'default', since }]);
+    await s2.update({ ...a, spec: { prompt: 'changed' } });
+    await expect(s2.txn([{ op: 'unchanged', kind: 'AgentSession', namespace: 'default', since }])).rejects.toThrow(
+      /changed since revision/,
+    );
+    await s2.close();
+    const check = new Database(file, { readonly: true });
+    const indexes = check.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").pluck().all();
+    expect(indexes).toContain(RV_INDEX);
+    // One seek for the namespace's newest (SQLite's min/max optimisation), no table rows for any.
+    const plan = (sql: string, ...args: string[]) =>
+      (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('; ');
+    expect(plan(GUARD_SQL.namespace, 'AgentSession', 'default')).toMatch(
+      new RegExp(`SEARCH objects USING COVERING INDEX ${RV_INDEX}`),
+    );
+    expect(plan(GUARD_SQL.any, 'AgentSession')).toMatch(new RegExp(`USING COVERING INDEX ${RV_INDEX}`));
+    check.close();
   });
 
   it('refuses writes after close with a clear error', async () => {
