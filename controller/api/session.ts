@@ -124,6 +124,8 @@ export type LifecycleStatus = {
   stopReason?: 'Stopped' | 'TimedOut';
   /** metadata.generation the current run was started from. */
   runGeneration?: number;
+  /** The restart annotation (orchctl.io/restartedAt) value the current run was started for: honoured once. */
+  restartedAt?: string;
 };
 
 /** Tokens of one kind of use, as the agent's transcript reports them. */

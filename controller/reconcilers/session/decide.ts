@@ -3,6 +3,7 @@
  * (admission), which lifecycle events the observed world implies, and when to look again.
  * Desired + observed in, events/decisions out — no tmux, git or files here.
  */
+import { RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import { parseDuration } from '../../api/duration.js';
 import type { AgentSession, AgentSessionSpec, SessionPolicy } from '../../api/kinds.js';
 import { isTrue } from '../../api/conditions.js';
@@ -118,6 +119,15 @@ export interface ObservedInput {
 export const wantsRunning = (s: AgentSession) => (s.spec?.desiredState ?? 'Running') === 'Running';
 
 /**
+ * The restart annotation's value when it asks for a run it has not had yet (like `kubectl rollout
+ * restart`): set, and not the value the current run was started for (status.lifecycle.restartedAt).
+ */
+export function restartRequested(s: AgentSession): string | undefined {
+  const asked = s.metadata.annotations?.[RESTARTED_AT_ANNOTATION];
+  return asked && asked !== s.status?.lifecycle?.restartedAt ? asked : undefined;
+}
+
+/**
  * Whether an Escalated condition stops restarts. It does — except the judge's (reason
  * JudgeEscalated): a low score on a failed run is what a retry is for, and the restart policy the
  * user wrote bounds the retries (maxRestarts), each told how the last one went. The judge's
@@ -134,8 +144,11 @@ export function restartsHeld(conditions: Condition[] | undefined): boolean {
 export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
   const st = i.session.status ?? {};
   // The spec changed since the last run started (a new prompt, desiredState back to Running...).
-  const runGeneration = (st.lifecycle as { runGeneration?: number } | undefined)?.runGeneration;
+  const runGeneration = st.lifecycle?.runGeneration;
   const generationChanged = runGeneration !== undefined && (i.session.metadata.generation ?? 0) !== runGeneration;
+  // Asked explicitly (a person or the autopilot): it overrides the restart policy, a stop's reason
+  // and an escalation's hold. With desiredState Stopped it waits until the session runs again.
+  const restart = wantsRunning(i.session) && restartRequested(i.session) !== undefined;
   switch (i.phase) {
     case 'Starting':
     case 'Running':
@@ -149,6 +162,8 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
         return i.phase === 'Running' || launchLost ? { type: 'GONE' } : undefined;
       }
       if (!wantsRunning(i.session)) return { type: 'STOP' };
+      // The current run stops first (its agent gets its stop keys and grace); the new run follows.
+      if (restart) return { type: 'STOP' };
       if (
         i.phase === 'Running' &&
         st.deadlineTime &&
@@ -165,7 +180,7 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
       return undefined;
     case 'Backoff':
       if (!wantsRunning(i.session)) return { type: 'STOP' };
-      if (generationChanged) return { type: 'NEW_RUN' };
+      if (generationChanged || restart) return { type: 'NEW_RUN' };
       // Escalated (by hand, or by a rule that stops restarts) after the restart was scheduled:
       // hold it for a person; a spec change or desiredState Stopped still moves it.
       if (restartsHeld(st.conditions)) return undefined;
@@ -175,8 +190,9 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
     case 'Failed':
     case 'Killed':
     case 'TimedOut':
-      // A changed spec (a new prompt, or desiredState back to Running) starts a new run.
-      if (generationChanged && wantsRunning(i.session)) return { type: 'NEW_RUN' };
+      // A changed spec (a new prompt, or desiredState back to Running) or a restart asked for starts
+      // a new run (one, when both came in the same write).
+      if ((generationChanged || restart) && wantsRunning(i.session)) return { type: 'NEW_RUN' };
       // A command that is not installed is not retried: the session waits for it in Pending instead.
       if (
         !wantsRunning(i.session) ||

@@ -11,6 +11,9 @@
  *   Failed|Killed|TimedOut (|Succeeded with Always) ──RESTART──▶ Backoff ──RESTART_DUE──▶ Pending
  *   any ended phase ──NEW_RUN──▶ Pending (spec changed, or asked to run again)
  *
+ * A restart asked by the annotation (orchctl.io/restartedAt) needs no transition of its own: an
+ * active run gets STOP, and once it has ended (or from Backoff) NEW_RUN (decide.ts).
+ *
  * No timers live in the machine: due times (restart, deadline, grace) are stored in status and
  * the work queue's RequeueAfter brings the object back, so they survive a controller restart.
  */

@@ -20,7 +20,8 @@ import type { GitProgress } from '../../observers/git.js';
 import type { PaneInfo } from '../../observers/tmux.js';
 import { LOG_START } from '../../store/eventlog.js';
 import { foldAgent, foldRunUsage, settleObservation, type AgentStatus } from './agent-pass.js';
-import { admit, backoffMs, nextLookMs, observedEvent, restartsHeld, wantsRunning } from './decide.js';
+import { RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
+import { admit, backoffMs, nextLookMs, observedEvent, restartRequested, restartsHeld, wantsRunning } from './decide.js';
 import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
 import { MAX_REPORT_BYTES } from '../../observers/report.js';
@@ -65,11 +66,7 @@ export interface PlanOutput {
 type Snap = SnapshotFrom<typeof sessionMachine>;
 
 /** What status.lifecycle keeps beside phase, run and restarts to resume the machine. */
-interface Lifecycle {
-  stopReason?: 'Stopped' | 'TimedOut';
-  /** metadata.generation the current run was started from. */
-  runGeneration?: number;
-}
+type Lifecycle = NonNullable<AgentSessionStatus['lifecycle']>;
 
 const iso = (t: number) => new Date(t).toISOString();
 const MAX_STEPS = 12;
@@ -113,6 +110,10 @@ class Step {
     const m = this.i.obj.metadata;
     const entry = { kind: 'AgentSession', namespace: m.namespace, name: m.name, uid: m.uid, run: this.s.run };
     this.fx.push({ type: 'Audit', entry: { ...entry, from, to, reason, message } });
+  }
+  /** The restart annotation's value while it asks for a new run (decide.ts restartRequested). */
+  get restartAsked(): string | undefined {
+    return wantsRunning(this.i.obj) ? restartRequested({ ...this.i.obj, status: this.s }) : undefined;
   }
   out(extra: Partial<PlanOutput>): PlanOutput {
     return { status: this.s, observed: this.observed, effects: this.fx, done: false, reserve: this.reserve, ...extra };
@@ -168,6 +169,7 @@ export function plan(i: PlanInput): PlanOutput {
     const prev = (p.s.lifecycle ?? {}) as Lifecycle;
     p.s.lifecycle = {
       ...(prev.runGeneration !== undefined ? { runGeneration: prev.runGeneration } : {}),
+      ...(prev.restartedAt !== undefined ? { restartedAt: prev.restartedAt } : {}),
       ...(next.context.stopReason ? { stopReason: next.context.stopReason } : {}),
     };
     const to = next.value as Phase;
@@ -234,7 +236,13 @@ function act(p: Step, action: string, ev: LifecycleEvent): void {
       s.stopRequestTime = iso(i.now);
       const keys = i.resolved.agent?.stop?.keys ?? ['C-c'];
       if (pane && !pane.dead) p.fx.push({ type: 'SendKeys', paneId: pane.paneId, keys });
-      const why = ev.type === 'TIMEOUT' ? 'time box reached' : 'desiredState Stopped';
+      const restart = p.restartAsked;
+      const why =
+        ev.type === 'TIMEOUT'
+          ? 'time box reached'
+          : restart
+            ? `restart requested: ${RESTARTED_AT_ANNOTATION}=${restart}`
+            : 'desiredState Stopped';
       p.wsLog('INFO', `sent stop keys ${keys.join(' ')} (${why})`);
       return;
     }
@@ -273,7 +281,14 @@ function act(p: Step, action: string, ev: LifecycleEvent): void {
 /** Asks the actuator to prepare the run; what cannot even be tried fails at once. */
 function launchRun(p: Step): PlanOutput | LifecycleEvent {
   const { s, i } = p;
+  const restart = p.restartAsked;
   s.lifecycle = { ...(s.lifecycle ?? {}), runGeneration: i.obj.metadata.generation };
+  // Recorded with the run (the Launch effect writes it before tmux starts): the value is honoured once.
+  if (restart) {
+    s.lifecycle.restartedAt = restart;
+    if (p.snap.context.run > 1)
+      p.event('Normal', 'Restarting', `Starting run ${p.snap.context.run} for ${RESTARTED_AT_ANNOTATION}=${restart}`);
+  }
   const agent = i.resolved.agent;
   const workdir = i.resolved.workdir;
   const failed = (reason: string, message: string): LifecycleEvent => ({ type: 'START_FAILED', reason, message });
@@ -388,23 +403,29 @@ function entered(p: Step, from: Phase, to: Phase, ev: LifecycleEvent): void {
       p.cond('Ready', 'True', 'Running', s.message);
       p.event('Normal', 'Started', `Started run ${s.run} in tmux session ${s.tmuxSession}`);
       break;
-    case 'Stopping':
+    case 'Stopping': {
+      const restart = p.restartAsked;
       s.reason = timedOut ? 'TimedOut' : 'Stopping';
       s.message = timedOut
         ? `time box of ${formatDuration(p.i.resolved.effective.maxDurationMs ?? 0)} reached; stopping`
-        : 'desiredState is Stopped; stopping';
+        : restart
+          ? `restart requested (${RESTARTED_AT_ANNOTATION}=${restart}); stopping run ${s.run} first`
+          : 'desiredState is Stopped; stopping';
       p.cond('Ready', 'False', 'Stopping', s.message);
       p.event(timedOut ? 'Warning' : 'Normal', timedOut ? 'TimeBoxExceeded' : 'Stopping', s.message);
       break;
+    }
     case 'Backoff':
       p.cond('Ready', 'False', 'BackOff', s.message ?? '');
       break;
     case 'Pending':
       if (ev.type === 'NEW_RUN') {
+        const restart = p.restartAsked;
         p.cond('Escalated', 'False', 'NewRun', 'spec changed or run requested again');
         s.reason = 'NewRun';
-        s.message = 'a new run was requested';
-        p.event('Normal', 'NewRun', 'Spec changed: starting a new run');
+        s.message = restart ? `restart requested (${RESTARTED_AT_ANNOTATION}=${restart})` : 'a new run was requested';
+        // A restart is told once, by its Restarting Event when the run starts.
+        if (!restart) p.event('Normal', 'NewRun', 'Spec changed: starting a new run');
       } else {
         s.reason = 'Restarting';
         s.message = `restart ${s.restarts} due`;
