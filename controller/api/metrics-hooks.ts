@@ -3,6 +3,7 @@
  * implements: declared here so that metrics depends on the API, not on the reconcilers.
  */
 import type { InterventionType, Signal } from './assessment.js';
+import type { AutopilotAction, DecisionPhase } from './autopilot.js';
 import type { NotificationTier } from './notification-channel.js';
 import type { Phase } from './phases.js';
 import type { AgentSession, DeliveryResult } from './session.js';
@@ -46,4 +47,12 @@ export interface NotifierMetricsHooks {
   onNotification?(channel: string, tier: NotificationTier, result: NotificationResult): void;
   /** Seconds from the Event's last occurrence to the channel taking the message. */
   onDelivered?(channel: string, tier: NotificationTier, seconds: number): void;
+}
+
+/** What the autopilot reports (implemented in controller/metrics/autopilot.ts). */
+export interface AutopilotMetricsHooks {
+  /** One think: the planner ran (or failed to produce a usable plan) in `seconds`. */
+  onThink?(autopilot: string, planner: string, seconds: number, result: 'ok' | 'error'): void;
+  /** A Decision was written in `result` (a pending one that is answered later is reported again). */
+  onDecision?(autopilot: string, action: AutopilotAction, result: DecisionPhase): void;
 }

@@ -4,8 +4,8 @@
  *  - controller-runtime's reconcile-loop and work-queue metrics (runtime.ts),
  *  - Node.js process metrics (prom-client's default collectors),
  *  - kube-state-metrics-style object metrics computed at scrape time from the informer caches
- *    (sessions.ts, nodes.ts),
- *  - event metrics fed by reconciler hooks (runs.ts, judge.ts, assessment.ts, notifications.ts).
+ *    (sessions.ts, nodes.ts, projects.ts, the Autopilot gauges of autopilot.ts),
+ *  - event metrics fed by reconciler hooks (runs.ts, judge.ts, assessment.ts, notifications.ts, autopilot.ts).
  *
  * Later parts plug in the same two ways (docs/monitoring.md, "Adding metrics"): state that lives
  * in an object's status (breaker state, detector EMAs, last evaluation) gets a collector here
@@ -13,10 +13,12 @@
  * hooks interface declared in api/metrics-hooks.ts, implemented by a class here.
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { AgentSession, Node } from '../api/kinds.js';
+import type { AgentSession, Autopilot, Decision, Node, Project } from '../api/kinds.js';
 import type { Informer } from '../runtime/informer.js';
 import { AssessmentMetrics, registerAssessmentSessionMetrics } from './assessment.js';
+import { AutopilotMetrics, registerAutopilotObjectMetrics } from './autopilot.js';
 import { registerNodeMetrics } from './nodes.js';
+import { registerProjectMetrics } from './projects.js';
 import { JudgeMetrics } from './judge.js';
 import { type NotificationChannelObject, NotifierMetrics, registerChannelMetrics } from './notifications.js';
 import { RunMetrics } from './runs.js';
@@ -32,6 +34,12 @@ export interface MetricsOptions {
   nodes: Pick<Informer, 'list'>;
   /** NotificationChannels, for the budget, waiting and failing gauges from their status (none without). */
   notificationChannels?: Pick<Informer, 'list'>;
+  /** Autopilots, for the level and think-failing gauges (and with `decisions`, pending approvals). */
+  autopilots?: Pick<Informer, 'list'>;
+  /** Decisions, for orchctl_autopilot_pending_approvals. */
+  decisions?: Pick<Informer, 'list'>;
+  /** Projects, for orchctl_project_stale. */
+  projects?: Pick<Informer, 'list'>;
   /** Node.js process metrics (default true). */
   processMetrics?: boolean;
 }
@@ -46,6 +54,8 @@ export class ControllerMetrics {
   readonly assessment: AssessmentMetrics;
   /** The notifier's messages by result and their delivery latency (notifications.ts). */
   readonly notifications: NotifierMetrics;
+  /** The autopilot's decisions by action and result, think latency and failures (autopilot.ts). */
+  readonly autopilot: AutopilotMetrics;
 
   constructor(opts: MetricsOptions) {
     if (opts.processMetrics !== false) {
@@ -71,6 +81,15 @@ export class ControllerMetrics {
     this.notifications = new NotifierMetrics(this.registry);
     const channels = opts.notificationChannels;
     if (channels) registerChannelMetrics(this.registry, () => channels.list() as NotificationChannelObject[]);
+    this.autopilot = new AutopilotMetrics(this.registry);
+    const { autopilots, decisions, projects } = opts;
+    if (autopilots)
+      registerAutopilotObjectMetrics(
+        this.registry,
+        () => autopilots.list() as Autopilot[],
+        decisions && (() => decisions.list() as Decision[]),
+      );
+    if (projects) registerProjectMetrics(this.registry, () => projects.list() as Project[]);
     opts.sessions.onChange((type, o) => type === 'DELETED' && this.runs.forget(o.metadata.uid));
   }
 }
