@@ -4,6 +4,17 @@
  */
 export type { Agent, AgentSpec, AgentStatus, EnvVar, PromptDelivery } from './agent.js';
 export type * from './assessment.js';
+export type {
+  Autopilot,
+  AutopilotSpec,
+  AutopilotStatus,
+  Decision,
+  DecisionSpec,
+  DecisionStatus,
+  DecisionPhase,
+  AutonomyLevel,
+  AutopilotAction,
+} from './autopilot.js';
 export type * from './evaluation.js';
 export type { EventObject, EventType } from './event.js';
 export type { Node, NodeSpec, NodeStatus } from './node.js';

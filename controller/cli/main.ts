@@ -224,6 +224,36 @@ export function buildProgram(): Command {
     .option('--timeout <duration>', 'how long --wait waits', '120s')
     .action(async (name, opts, cmd) => (await import('./commands/judge.js')).judgeCommand(name, opts, globals(cmd)));
 
+  for (const [verb, what] of [
+    ['approve', 'Approve decisions waiting for a person (PendingApproval): the controller then executes them'],
+    ['reject', 'Reject decisions waiting for a person (PendingApproval): they end Rejected and never execute'],
+  ] as const)
+    program
+      .command(verb)
+      .description(what)
+      .argument('<type...>', 'decision NAME… or decision/NAME…')
+      .option('-n, --namespace <ns>', 'namespace')
+      .option('-l, --selector <selector>', 'every pending decision matching this label selector')
+      .option('--all', 'every pending decision in the namespace (with -l: every one matching)')
+      .option('-m, --message <text>', 'why (recorded in spec.approval.message)')
+      .action(async (args, opts, cmd) => {
+        const { approveCommand, rejectCommand } = await import('./commands/approve.js');
+        await (verb === 'approve' ? approveCommand : rejectCommand)(args, opts, globals(cmd));
+      });
+
+  program
+    .command('restart')
+    .description(
+      'Ask for a new run of sessions (like kubectl rollout restart): sets their orchctl.io/restartedAt ' +
+        'annotation; the controller stops the current run and starts a new one',
+    )
+    .argument('<type...>', 'session NAME… or session/NAME…')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('-l, --selector <selector>', 'every session matching this label selector')
+    .action(async (args, opts, cmd) =>
+      (await import('./commands/restart.js')).restartCommand(args, opts, globals(cmd)),
+    );
+
   program
     .command('digest')
     .description(

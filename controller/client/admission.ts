@@ -3,7 +3,8 @@
  * all that the regular expressions in a manifest are valid and safe to run on every message or
  * screen (controller/api/patterns.ts): a SessionPolicy's detector and task-boundary patterns,
  * an Agent's detection data (agents/detection.ts, also inline in an AgentSession), and the
- * notification kinds' rules (a NotificationPolicy's route tree, a Silence, a channel's spec). It
+ * notification kinds' rules (a NotificationPolicy's route tree, a Silence, a channel's spec) and an
+ * Autopilot's (autopilot-admission.ts); Notifications and Decisions are the controller's. It
  * lives in client/ because it needs agents/ and notify/, which api/ must not import.
  */
 import type { KindInfo } from '../api/crds.js';
@@ -21,6 +22,7 @@ import type { Resource } from '../api/types.js';
 import { type FieldError, formatPath, type PathPart, validateObject } from '../api/validate.js';
 import { validateDetection } from '../agents/detection.js';
 import { specProblem } from '../notify/spec.js';
+import { autopilotErrors } from './autopilot-admission.js';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined);
@@ -215,6 +217,18 @@ export function admissionErrors(o: Resource, kind: KindInfo): FieldError[] {
     case 'Notification':
       // The outbox is the notifier's: a Notification applied by hand would be sent without a route.
       return [{ path: ['kind'], message: 'Notifications are written by the controller; use `orchctl notify test`' }];
+    case 'Autopilot':
+      return autopilotErrors(spec);
+    case 'Decision':
+      // An Autopilot's record of its own choice: one applied by hand would execute without a think behind it.
+      return [
+        {
+          path: ['kind'],
+          message:
+            'Decisions are written by the controller (an Autopilot); answer a pending one with ' +
+            '`orchctl approve|reject decision NAME`',
+        },
+      ];
     default:
       return [];
   }

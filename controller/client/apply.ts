@@ -63,7 +63,7 @@ function sortByPosition(errors: ManifestError[]): ManifestError[] {
 }
 
 /** Kinds that are written by the controller, never pruned by apply. */
-const SYSTEM_KINDS = new Set(['Event', 'Node', 'Evaluation', 'Notification']);
+const SYSTEM_KINDS = new Set(['Event', 'Node', 'Evaluation', 'Notification', 'Decision']);
 
 export function prepareManifests(docs: ManifestDoc[], reg: Registry, namespace?: string): PreparedObject[] {
   const errors: ManifestError[] = [];

@@ -23,6 +23,8 @@ export function completionCommand(shell: string): void {
 }
 
 const KIND_COMMANDS = new Set(['get', 'describe', 'delete', 'explain', 'logs', 'attach']);
+/** Verbs that work on one kind: its name comes first (`orchctl approve decision NAME`). */
+const ONE_KIND: Record<string, string> = { approve: 'decision', reject: 'decision', restart: 'session' };
 
 /** Candidates for the word after `words` (hidden `__complete` command used by the scripts). */
 export async function completeWords(program: Command, words: string[], g: GlobalOptions): Promise<string[]> {
@@ -33,6 +35,7 @@ export async function completeWords(program: Command, words: string[], g: Global
   const flags = cmd.options.flatMap((o) => [o.long, o.short]).filter((x): x is string => !!x);
   if (KIND_COMMANDS.has(cmdName) && rest.length === 0 && cmdName !== 'logs' && cmdName !== 'attach')
     return [...registry().kinds.flatMap((k) => [k.plural, ...k.shortNames]), ...flags];
+  if (ONE_KIND[cmdName] && rest.length === 0) return [ONE_KIND[cmdName], ...flags];
   const kindName = cmdName === 'logs' || cmdName === 'attach' ? 'agentsessions' : rest[0];
   const kind = kindName ? registry().tryResolve(kindName) : undefined;
   if (!kind) return flags;

@@ -4,7 +4,21 @@ import { eventsFor } from '../../client/events.js';
 import { namespaceFor, openContext, parseTargets, type GlobalOptions } from '../context.js';
 import { err, out } from '../output.js';
 import { describeObject } from '../printers/describe.js';
+import { describeAutopilot, describeDecision } from '../printers/autopilot.js';
+import type { Autopilot, Decision } from '../../api/autopilot.js';
+import type { KindInfo } from '../../api/crds.js';
 import type { Resource } from '../../api/types.js';
+import type { Store } from '../../store/store.js';
+
+/** The kinds with a describer of their own; every other kind gets the generic one. */
+async function describeOne(store: Store, kind: KindInfo, o: Resource): Promise<string> {
+  const events = await eventsFor(store, o);
+  if (kind.kind === 'Decision') return describeDecision(kind, o as Decision, events);
+  if (kind.kind !== 'Autopilot') return describeObject(kind, o, events);
+  const { items } = await store.list('Decision', { namespace: o.metadata.namespace });
+  const own = (items as Decision[]).filter((d) => d.spec?.autopilot === o.metadata.name);
+  return describeAutopilot(kind, o as Autopilot, own, events);
+}
 
 export async function describeCommand(
   args: string[],
@@ -34,7 +48,7 @@ export async function describeCommand(
       for (const o of objs) {
         if (!first) out('\n\n');
         first = false;
-        out(describeObject(kind, o, await eventsFor(ctx.store, o)));
+        out(await describeOne(ctx.store, kind, o));
       }
     }
     if (missing) process.exitCode = 1;

@@ -27,6 +27,8 @@ interface ColumnPlan {
   status: boolean;
   /** Cut to MESSAGE_WIDTH unless -o wide. */
   message: boolean;
+  /** A Why column names the first of its alternatives present (a Decision's guardrail, else its message). */
+  first: boolean;
   /** An AgentSession's phase: Pending rather than <none> before a controller has seen it. */
   phase: boolean;
 }
@@ -44,7 +46,8 @@ function columnPlans(kind: KindInfo, wide: boolean): ColumnPlan[] {
     col,
     keys: simpleKeys(col.jsonPath),
     status: /^(phase|status)$/i.test(col.name),
-    message: /^message$/i.test(col.name),
+    message: /^(message|why)$/i.test(col.name),
+    first: /^why$/i.test(col.name),
     phase: col.jsonPath === '.status.phase',
   }));
   return byWidth[key];
@@ -66,8 +69,8 @@ function cell(plan: ColumnPlan, obj: Resource, now: number): string {
   else {
     const values = evalPath(col.jsonPath, obj).filter((x) => x !== undefined && x !== null);
     v = values[0];
-    // Several matches are listed, unless the column formats only the first (a date, a number).
-    if (values.length > 1 && col.type !== 'date' && !(col.type === 'number' && typeof v === 'number'))
+    // Several matches are listed, unless the column shows only the first (a date, a number, a Why).
+    if (values.length > 1 && !plan.first && col.type !== 'date' && !(col.type === 'number' && typeof v === 'number'))
       return values.map(String).join(',');
   }
   if (v === undefined || v === null) return '<none>';

@@ -58,7 +58,8 @@ function kv(map: Record<string, string> | undefined, skip: string[] = []): strin
   return entries.length ? entries.map(([k, v]) => `${k}=${v}`) : ['<none>'];
 }
 
-export function describeObject(kind: KindInfo, obj: Resource, events: EventObject[], now = Date.now()): string {
+/** The lines every describe starts with: name, namespace, labels, annotations, apiVersion and kind. */
+export function describeHeader(kind: KindInfo, obj: Resource): string[] {
   const lines: string[] = [];
   const field = (label: string, values: string[]) => {
     lines.push(`${`${label}:`.padEnd(14)}${values[0]}`);
@@ -70,6 +71,11 @@ export function describeObject(kind: KindInfo, obj: Resource, events: EventObjec
   field('Annotations', kv(obj.metadata.annotations, [LAST_APPLIED_ANNOTATION]));
   field('API Version', [obj.apiVersion]);
   field('Kind', [obj.kind]);
+  return lines;
+}
+
+export function describeObject(kind: KindInfo, obj: Resource, events: EventObject[], now = Date.now()): string {
+  const lines = describeHeader(kind, obj);
   const { name: _n, namespace: _ns, labels: _l, annotations: _a, ...meta } = obj.metadata;
   renderValue(lines, 0, 'Metadata', meta, 0);
   const { apiVersion: _av, kind: _k, metadata: _m, ...rest } = obj;
