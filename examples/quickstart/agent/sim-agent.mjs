@@ -12,7 +12,9 @@
  *   - it prints colourful progress over a few seconds, really edits files in its working
  *     directory and makes 1-3 real git commits there, "runs the tests" (a vitest-like summary),
  *     writes $ORCHCTL_RESULT_FILE ({status, summary, commits, filesChanged, ...}) and exits
- *     0 when the tests pass, 1 when they fail, 130 when interrupted (C-c).
+ *     0 when the tests pass, 1 when they fail, 130 when interrupted (C-c);
+ *   - on request it fails the way real runs fail (a network timeout, a missing package, a bad API
+ *     key, failing tests), so the autopilot's error recovery has something real to classify.
  *
  * The outcome is deterministic, so the demo and tests are reproducible. Keywords in the prompt:
  *   [fail]          the tests fail on every run
@@ -20,7 +22,15 @@
  *                   fails runs 1..N
  *   [slow] [fast]   4x slower / 4x faster steps
  *   [commits:N]     make N commits (1-3); otherwise 1-3, derived from the task text
- *   [exit:N]        exit code used when the tests fail (default 1)
+ *   [exit:N]        exit code used when the tests fail or an [error:...] ends the run (default 1)
+ *   [error:CLASS]   the run fails right after reading the repository, its last line an error of
+ *                   that class (what autopilot/classify.ts reads), result.json {status: failure,
+ *                   error}; CLASS is one of
+ *                     transient   Error: connect ETIMEDOUT 203.0.113.7:443 (request to the model API timed out)
+ *                     dependency  Error: Cannot find module 'left-pad'
+ *                     auth        Error: 401 Unauthorized - invalid x-api-key
+ *                     logic       the test run fails at once (the vitest-like failing summary)
+ *   [error:CLASS:N] only runs 1..N ($ORCHCTL_RUN) fail so; later runs do the work (a recovery succeeds)
  * Environment (wins over the keywords):
  *   SIM_AGENT_OUTCOME=success|fail|flaky   SIM_AGENT_FLAKY_RUNS=N   SIM_AGENT_EXIT_CODE=N
  *   SIM_AGENT_STEP_MS=700 (pace of the progress lines; 0 = as fast as possible)
@@ -68,6 +78,7 @@ usage: sim-agent [-p|--prompt] [TASK...]
        sim-agent            (interactive: paste or type the task at the sim> prompt)
 
 Prompt keywords: [fail] [flaky] [flaky:N] [slow] [fast] [commits:N] [exit:N]
+                 [error:transient|dependency|auth|logic] [error:CLASS:N] (fail runs 1..N only)
 Environment: SIM_AGENT_OUTCOME=success|fail|flaky SIM_AGENT_STEP_MS SIM_AGENT_FLAKY_RUNS
              SIM_AGENT_EXIT_CODE SIM_AGENT_INPUT_TIMEOUT_MS ORCHCTL_RUN ORCHCTL_RESULT_FILE`);
 }
@@ -237,7 +248,7 @@ function analyse(raw) {
       .split('\n')[0]
       .replace(/^task:\s*/i, '')
       .replace(/^#+\s*/, '')
-      .replace(/\[[a-z]+(?::\d+)?\]/gi, '')
+      .replace(/\[[a-z]+(?::[a-z]+)?(?::\d+)?\]/gi, '')
       .replace(/\s+/g, ' ')
       .trim() || 'Update the project';
   const slug =
@@ -262,12 +273,14 @@ function analyse(raw) {
   const flakyRuns = Number(env.SIM_AGENT_FLAKY_RUNS ?? kw('flaky')?.[1] ?? 1) || 1;
   const failsThisRun = outcome === 'fail' || (outcome === 'flaky' && run <= flakyRuns);
   const exitCode = Number(env.SIM_AGENT_EXIT_CODE ?? kw('exit')?.[1] ?? 1) || 1;
+  const err = lower.match(/\[error:(transient|dependency|auth|logic)(?::(\d+))?\]/);
+  const error = err && (!err[2] || run <= Number(err[2])) ? err[1] : undefined;
   const commits = Math.min(3, Math.max(1, Number(kw('commits')?.[1] ?? 1 + (hash(title) % 3))));
   let stepMs = Number(env.SIM_AGENT_STEP_MS ?? 700);
   if (!Number.isFinite(stepMs) || stepMs < 0) stepMs = 700;
   if (kw('slow')) stepMs *= 4;
   if (kw('fast')) stepMs /= 4;
-  return { title, slug, persona, outcome, flakyRuns, failsThisRun, exitCode, commits, stepMs };
+  return { title, slug, persona, outcome, flakyRuns, failsThisRun, exitCode, commits, stepMs, error };
 }
 
 // ---------------------------------------------------------------------------------- git
@@ -505,6 +518,70 @@ async function runTests(plan) {
   return { failed, failName, failMsg, failedFile };
 }
 
+function testsFailed(plan, t) {
+  Object.assign(result, {
+    status: 'failure',
+    summary: `${t.failed} test failing: ${plan.slug} > ${t.failName} (${t.failedFile}); ${result.commits} commit(s) made`,
+  });
+  say(
+    `${bold(red('✘ Tests failed'))} ${gray(`— ${plan.slug} > ${t.failName}. Giving up on this attempt (exit ${plan.exitCode}).`)}`,
+  );
+  writeResult();
+  process.exit(plan.exitCode);
+}
+
+/**
+ * [error:CLASS]: what a run that fails that way prints, as a real agent and its tools print it, and
+ * the error, its last line (autopilot/classify.ts reads the tail). `logic` runs the failing tests.
+ */
+const ERRORS = {
+  transient: {
+    before: [
+      gray('  ⎿  API Error (Request timed out.) · Retrying in 1 seconds… (attempt 1/3)'),
+      gray('  ⎿  API Error (Request timed out.) · Retrying in 2 seconds… (attempt 2/3)'),
+    ],
+    error: 'Error: connect ETIMEDOUT 203.0.113.7:443 (request to the model API timed out)',
+  },
+  auth: {
+    before: [
+      gray(
+        '  ⎿  API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}',
+      ),
+    ],
+    error: 'Error: 401 Unauthorized - invalid x-api-key',
+  },
+  dependency: {
+    before: [
+      `${gray('$')} ${bold('node test/setup.js')}`,
+      'node:internal/modules/cjs/loader:1228',
+      '  throw err;',
+      '  ^',
+      '',
+    ],
+    error: "Error: Cannot find module 'left-pad'",
+  },
+};
+
+async function failWith(plan) {
+  if (plan.error === 'logic') {
+    const t = await runTests({ ...plan, failsThisRun: true });
+    say('');
+    finished = true;
+    return testsFailed(plan, t);
+  }
+  const { before, error } = ERRORS[plan.error];
+  await spinner(plan, 'Thinking…');
+  for (const line of before) {
+    say(line);
+    await step(plan, 0.4);
+  }
+  say(red(error));
+  finished = true;
+  Object.assign(result, { status: 'failure', summary: `run ${run} failed before any change: ${error}`, error });
+  writeResult();
+  process.exit(plan.exitCode);
+}
+
 async function main() {
   const task = await readTask();
   const plan = analyse(task.text);
@@ -531,6 +608,7 @@ async function main() {
     ),
   );
   await step(plan);
+  if (plan.error) return failWith(plan);
 
   const previous = previousResult();
   if (previous) {
@@ -581,17 +659,7 @@ async function main() {
   const t = await runTests(plan);
   say('');
   finished = true;
-  if (t.failed) {
-    Object.assign(result, {
-      status: 'failure',
-      summary: `${t.failed} test failing: ${plan.slug} > ${t.failName} (${t.failedFile}); ${result.commits} commit(s) made`,
-    });
-    say(
-      `${bold(red('✘ Tests failed'))} ${gray(`— ${plan.slug} > ${t.failName}. Giving up on this attempt (exit ${plan.exitCode}).`)}`,
-    );
-    writeResult();
-    process.exit(plan.exitCode);
-  }
+  if (t.failed) testsFailed(plan, t);
   Object.assign(result, {
     status: 'success',
     summary: `${plan.title} — ${result.commits} commit(s), ${touched.size} file(s) changed, ${result.tests.passed} tests passing`,
