@@ -137,7 +137,14 @@ export const ERROR_CLASSES = ['Transient', 'Dependency', 'Auth', 'Logic', 'Unkno
 export type ErrorClass = (typeof ERROR_CLASSES)[number];
 
 /** An object the decision read, at the version it read. */
-export type SnapshotRef = { kind: string; name: string; resourceVersion: string; generation?: number };
+export type SnapshotRef = {
+  kind: string;
+  name: string;
+  resourceVersion: string;
+  generation?: number;
+  /** For a session: the run it was on. */
+  run?: number;
+};
 
 export type DecisionSpec = {
   autopilot: string;
@@ -188,6 +195,10 @@ export const ACTION_LABEL = 'orchctl.io/action';
  * restart and by `orchctl restart session`.
  */
 export const RESTARTED_AT_ANNOTATION = 'orchctl.io/restartedAt';
+/** Beside it, from the autopilot: the note for the new run's prompt (a recovery restart names the error). */
+export const RESTART_NOTE_ANNOTATION = 'orchctl.io/restart-note';
+/** The Decision that created or restarted a session. */
+export const DECISION_ANNOTATION = 'orchctl.io/decision';
 
 // ---- Project.status.errorRetries (written by the autopilot) -------------------------------------
 

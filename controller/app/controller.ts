@@ -17,6 +17,7 @@ import { type HostSnapshot, hostSnapshot } from '../observers/host.js';
 import { PaneObserver } from '../observers/panes.js';
 import { Tmux } from '../observers/tmux.js';
 import { setup as setupAssessment } from '../reconcilers/assessment/setup.js';
+import { setup as setupAutopilot } from '../reconcilers/autopilot/setup.js';
 import { setup as setupHousekeeping } from '../reconcilers/housekeeping/setup.js';
 import { setup as setupJudge } from '../reconcilers/judge/setup.js';
 import { setup as setupNode } from '../reconcilers/node/setup.js';
@@ -90,6 +91,9 @@ export class ControllerApp {
       sessions: this.mgr.informer('AgentSession'),
       nodes: this.mgr.informer('Node'),
       notificationChannels: this.mgr.informer('NotificationChannel'),
+      autopilots: this.mgr.informer('Autopilot'),
+      decisions: this.mgr.informer('Decision'),
+      projects: this.mgr.informer('Project'),
     });
     this.logs = new EventLogs(this.home);
     this.mgr.add(this.feedFiles);
@@ -164,6 +168,7 @@ export class ControllerApp {
     setupProject(mgr, { git: shared.git });
     setupNotifier(mgr, { recorder: shared.recorder, log, metrics: this.metrics.notifications });
     setupHousekeeping(mgr, { eventTtlMs: opts.eventTtlMs });
+    setupAutopilot(mgr, { log, metrics: this.metrics.autopilot });
   }
 
   private host(): HostSnapshot {

@@ -100,7 +100,7 @@ export class SessionActuator implements Actuator {
     const ws = (run: number) => this.ws(obj, run);
     switch (e.type) {
       case 'PrepareRun':
-        return this.prepare(key, obj, e.run, e.agent, e.workdir);
+        return this.prepare(key, obj, e.run, e.agent, e.workdir, e.note);
       case 'Launch':
         return this.launch(key, obj, e);
       case 'Deliver':
@@ -163,7 +163,14 @@ export class SessionActuator implements Actuator {
   }
 
   /** Worktree, prompt, environment, workspace and the driver's additions; nothing of it in tmux yet. */
-  private async prepare(key: string, obj: AgentSession, run: number, agent: AgentSpec, dir: string): Promise<Outcome> {
+  private async prepare(
+    key: string,
+    obj: AgentSession,
+    run: number,
+    agent: AgentSpec,
+    dir: string,
+    restartNote?: string,
+  ): Promise<Outcome> {
     const spec = obj.spec ?? {};
     const fail = (reason: string, message: string): Outcome => ({ type: 'StartFailed', reason, message });
     if (!isDirectory(dir))
@@ -204,7 +211,11 @@ export class SessionActuator implements Actuator {
     createWorkspace(ws);
     const notes = this.d.resumeNotes?.(obj);
     // The report protocol goes with a persona: an agent given one reads prose (a script is not).
-    const sections = [...(system ? [REPORT_PROTOCOL] : []), ...(notes ? [notes] : [])];
+    const sections = [
+      ...(system ? [REPORT_PROTOCOL] : []),
+      ...(notes ? [notes] : []),
+      ...(restartNote ? [`## Why this run was restarted\n\n${restartNote}`] : []),
+    ];
     const prompt = composePrompt(system, task, sections);
     fs.writeFileSync(ws.promptFile, prompt, { mode: 0o600 });
     const headBefore = await this.d.git.head(workdir);

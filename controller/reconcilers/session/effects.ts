@@ -18,7 +18,8 @@ export type Effect =
    * Everything a run needs before tmux: worktree, workspace, prompt file, env, driver files.
    * Outcome: Prepared | StartFailed.
    */
-  | { type: 'PrepareRun'; run: number; agent: AgentSpec; workdir: string }
+  /** `note`: the restart note (orchctl.io/restart-note) when a restart annotation started this run. */
+  | { type: 'PrepareRun'; run: number; agent: AgentSpec; workdir: string; note?: string }
   /**
    * Records the run in status (so a controller that dies now adopts it), then starts tmux.
    * Outcome: Launched | StartFailed.

@@ -20,7 +20,7 @@ import type { GitProgress } from '../../observers/git.js';
 import type { PaneInfo } from '../../observers/tmux.js';
 import { LOG_START } from '../../store/eventlog.js';
 import { foldAgent, foldRunUsage, settleObservation, type AgentStatus } from './agent-pass.js';
-import { RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
+import { RESTARTED_AT_ANNOTATION, RESTART_NOTE_ANNOTATION } from '../../api/autopilot.js';
 import { admit, backoffMs, nextLookMs, observedEvent, restartRequested, restartsHeld, wantsRunning } from './decide.js';
 import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
@@ -294,7 +294,8 @@ function launchRun(p: Step): PlanOutput | LifecycleEvent {
   const failed = (reason: string, message: string): LifecycleEvent => ({ type: 'START_FAILED', reason, message });
   if (!agent) return failed('AgentNotFound', 'no agent to run');
   if (!workdir) return failed('NoWorkdir', 'neither a Project nor a workdir gives a working directory');
-  p.fx.push({ type: 'PrepareRun', run: p.snap.context.run, agent, workdir });
+  const note = restart ? i.obj.metadata.annotations?.[RESTART_NOTE_ANNOTATION] : undefined;
+  p.fx.push({ type: 'PrepareRun', run: p.snap.context.run, agent, workdir, ...(note ? { note } : {}) });
   return p.out({ continuation: { kind: 'prepare' } });
 }
 
