@@ -200,6 +200,10 @@ export function view(w: World, s: Settings): View {
           class: c.class,
           evidence: c.evidence,
         };
+        const held = st.conditions?.find(
+          (x) => x.type === 'Escalated' && x.status === 'True' && x.reason !== 'JudgeEscalated',
+        );
+        if (held) failure.sessionEscalated = held.reason ?? 'Escalated';
       }
       // A run that succeeded after the last failure: the project recovered.
       if (st.phase === 'Succeeded' && retries && endMs(newest) > Date.parse(retries.lastFailure?.at ?? '')) {
@@ -292,7 +296,7 @@ export function recoveryProposals(input: PlannerInput, note: (p: ProjectView) =>
     const attempt = p.errorRetries.count + 1;
     const recovery = { class: f.class, session: f.session, run: f.run, evidence: f.evidence };
     const what = `run ${f.run} of ${f.session} failed (${f.class}: ${f.evidence || 'no output'})`;
-    if (RETRYABLE.has(f.class) && p.errorRetries.count < p.errorRetries.max) {
+    if (RETRYABLE.has(f.class) && !f.sessionEscalated && p.errorRetries.count < p.errorRetries.max) {
       out.push({
         ...base,
         action: 'restart',
@@ -302,9 +306,11 @@ export function recoveryProposals(input: PlannerInput, note: (p: ProjectView) =>
         recovery: { ...recovery, attempt },
       });
     } else {
-      const why = RETRYABLE.has(f.class)
-        ? `${p.errorRetries.count} recovery restart(s) used, maxErrorRetries is ${p.errorRetries.max}`
-        : `a ${f.class} failure is not retried`;
+      const why = f.sessionEscalated
+        ? `the session escalated itself (${f.sessionEscalated}) after its own restarts`
+        : RETRYABLE.has(f.class)
+          ? `${p.errorRetries.count} recovery restart(s) used, maxErrorRetries is ${p.errorRetries.max}`
+          : `a ${f.class} failure is not retried`;
       out.push({
         ...base,
         action: 'notify',

@@ -30,6 +30,8 @@ export interface FailureView {
   class: ErrorClass;
   /** The line(s) the class was read from (agent-written: untrusted, fenced in an LLM prompt). */
   evidence: string;
+  /** The session's own Escalated condition (its restart policy gave up): not retried again. */
+  sessionEscalated?: string;
 }
 
 export interface ProjectView {
