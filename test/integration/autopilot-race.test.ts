@@ -46,7 +46,7 @@ async function snapshotCache(kinds: string[]) {
   return of;
 }
 
-async function reconcilerFromStore(beforeWrite?: (ap: Autopilot) => Promise<void>) {
+async function reconcilerFromStore(beforeWrite?: (ap: Autopilot) => Promise<void>, via: SqliteStore = store) {
   const cache = await snapshotCache([
     'Autopilot',
     'Project',
@@ -57,7 +57,7 @@ async function reconcilerFromStore(beforeWrite?: (ap: Autopilot) => Promise<void
     'Node',
   ]);
   return new AutopilotReconciler({
-    store,
+    store: via,
     autopilots: cache('Autopilot'),
     projects: cache('Project'),
     sessions: cache('AgentSession'),
@@ -182,5 +182,29 @@ describe('autopilot execution under races', () => {
       ]);
       expect(await sessionsOf('p')).toHaveLength(1);
     }
+  });
+
+  it('costs: a think reads the store twice and writes once; a reconcile with nothing due touches no store', async () => {
+    await seed();
+    const calls: string[] = [];
+    const counting = new Proxy(store, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          calls.push(String(prop));
+          return v.apply(target, args);
+        };
+      },
+    });
+    await (await reconcilerFromStore(undefined, counting)).reconcile('default/ap');
+    expect(calls.sort()).toEqual(['list', 'list', 'txn']);
+    calls.length = 0;
+    // The caches now hold the think it wrote: nothing is due until the interval.
+    const r = await reconcilerFromStore(undefined, counting);
+    calls.length = 0;
+    const result = await r.reconcile('default/ap');
+    expect(calls).toEqual([]);
+    expect(result?.requeueAfterMs).toBeGreaterThan(60_000);
   });
 });
