@@ -165,8 +165,11 @@ function turns(i = 0): { system: string; user: string } {
 async function expectNoAction(error: RegExp) {
   expect(await decisions()).toEqual([]);
   expect(await sessions()).toEqual([]);
-  // The reconciler records no Event for a failed think: the reason is in status and the Ready condition.
-  expect(await events()).toEqual([]);
+  // One Warning Event about the Autopilot (thinking started to fail), nothing else.
+  const evs = (await events()) as { reason?: string; type?: string; involvedObject?: { kind?: string } }[];
+  expect(evs.map((e) => [e.reason, e.type, e.involvedObject?.kind])).toEqual([
+    ['PlannerFailed', 'Warning', 'Autopilot'],
+  ]);
   const ap = await readAutopilot();
   expect(ap.status?.thinks).toBe(1);
   expect(ap.status?.lastThink).toMatchObject({ planner: 'openai', model: MODEL, decisions: 0 });

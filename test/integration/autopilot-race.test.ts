@@ -184,7 +184,7 @@ describe('autopilot execution under races', () => {
     }
   });
 
-  it('costs: a think reads the store twice and writes once; a reconcile with nothing due touches no store', async () => {
+  it('costs: a think reads the store twice and writes once; a reconcile with nothing due touches none', async () => {
     await seed();
     const calls: string[] = [];
     const counting = new Proxy(store, {

@@ -31,7 +31,8 @@ import { resolvePolicy } from '../../api/policy.js';
 import type { Project } from '../../api/project.js';
 import type { AgentSession } from '../../api/session.js';
 import type { SessionPolicy } from '../../api/session-policy.js';
-import type { ObjectKey } from '../../api/types.js';
+import { API_VERSION, type ObjectKey } from '../../api/types.js';
+import type { EventObject } from '../../api/event.js';
 import { validateObject } from '../../api/validate.js';
 import { admissionErrors } from '../../client/admission.js';
 import type { Result } from '../../runtime/controller.js';
@@ -258,7 +259,13 @@ export class AutopilotReconciler {
         : { type: 'Ready', status: 'True', reason: 'Thinking', message: `planner ${plannerName}` },
       new Date(now).toISOString(),
     );
-    await this.write(ap, drafts, v, status, decisions, w);
+    // A Warning when thinking starts to fail (not on every failed think): people hear of it through the notifier.
+    const wasFailing = ap.status?.conditions?.some((c) => c.type === 'Ready' && c.reason === 'PlannerFailed');
+    const extra: WriteOp[] =
+      error && !wasFailing
+        ? [{ op: 'create', object: plannerFailedEvent(ap, think, error, status.lastThink.time) }]
+        : [];
+    await this.write(ap, drafts, v, status, decisions, w, extra);
   }
 
   /**
@@ -273,6 +280,7 @@ export class AutopilotReconciler {
     status: NonNullable<Autopilot['status']>,
     decisions: Dec[],
     w: World,
+    extra: WriteOp[],
   ): Promise<void> {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const fresh = await this.fresh(ap);
@@ -307,7 +315,7 @@ export class AutopilotReconciler {
         ops.push({ op: 'create', object: dec }, { op: 'updateStatus', object: dec });
         written.push(dec);
       }
-      ops.push(...this.projectWrites(fresh, retries));
+      ops.push(...this.projectWrites(fresh, retries), ...extra);
       status.counts = counts([...decisions, ...written]);
       ops.push({ op: 'updateStatus', object: { ...ap, status } });
       if (guard)
@@ -540,6 +548,30 @@ export class AutopilotReconciler {
 
 function keyOf(o: { kind: string; metadata: { namespace?: string; name: string } }): ObjectKey {
   return { kind: o.kind, namespace: o.metadata.namespace ?? 'default', name: o.metadata.name };
+}
+
+/** PlannerFailed: recorded in the think's transaction, named after the think (so once). */
+function plannerFailedEvent(ap: Autopilot, think: number, error: string, now: string): EventObject {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Event',
+    metadata: { name: `${ap.metadata.name}.planner-failed.${think}`, namespace: ap.metadata.namespace },
+    involvedObject: {
+      apiVersion: ap.apiVersion,
+      kind: ap.kind,
+      name: ap.metadata.name,
+      ...(ap.metadata.namespace ? { namespace: ap.metadata.namespace } : {}),
+      ...(ap.metadata.uid ? { uid: ap.metadata.uid } : {}),
+    },
+    reason: 'PlannerFailed',
+    message: `the planner failed, no action taken: ${error}`.slice(0, 1024),
+    type: 'Warning',
+    count: 1,
+    firstTimestamp: now,
+    lastTimestamp: now,
+    source: { component: 'orchctl-autopilot', host: '' },
+    reportingController: 'orchctl-autopilot',
+  };
 }
 
 function counts(decisions: Dec[]): DecisionCounts {
