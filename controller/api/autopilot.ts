@@ -39,7 +39,7 @@ export type AutopilotGuardrails = {
   maxErrorRetries?: number;
   /** The window the error retries are counted in (default 24h). */
   errorRetryWindow?: string;
-  /** A project idle longer than this many days is stale (default 3; overrides Project spec.staleAfter). */
+  /** A project idle longer than this many days is stale (default: each Project's spec.staleAfter, itself 72h). */
   stalenessDays?: number;
   /** No start when the Node reports less free memory than this (default: the session policy's, else 2048). */
   minFreeMemoryMB?: number;
@@ -219,7 +219,6 @@ export const DEFAULTS = {
   youngSessionWindow: '30m',
   maxErrorRetries: 3,
   errorRetryWindow: '24h',
-  stalenessDays: 3,
   minFreeMemoryMB: 2048,
   maxActiveSessions: 4,
   maxStartsPerThink: 1,

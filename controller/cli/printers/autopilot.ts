@@ -173,7 +173,7 @@ function guardrails(l: Lines, ap: Autopilot): void {
     2,
     w,
   );
-  l.field('Staleness Days', g.stalenessDays ?? DEFAULTS.stalenessDays, 2, w);
+  l.field('Staleness Days', g.stalenessDays ?? "(each Project's spec.staleAfter)", 2, w);
   l.field('Min Free Memory MB', g.minFreeMemoryMB ?? `${DEFAULTS.minFreeMemoryMB} (or the session policy's)`, 2, w);
   l.field('Max Active Sessions', g.maxActiveSessions ?? DEFAULTS.maxActiveSessions, 2, w);
   l.field('Max Starts Per Think', g.maxStartsPerThink ?? DEFAULTS.maxStartsPerThink, 2, w);

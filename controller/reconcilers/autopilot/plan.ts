@@ -23,12 +23,11 @@ import {
   PROJECT_LABEL,
   type SnapshotRef,
 } from '../../api/autopilot.js';
-import { isTrue } from '../../api/conditions.js';
 import { parseDuration } from '../../api/duration.js';
 import type { Evaluation } from '../../api/evaluation.js';
 import { fromLabelSelector, matches } from '../../api/labels.js';
 import { type Phase, TERMINAL_PHASES } from '../../api/phases.js';
-import type { Project } from '../../api/project.js';
+import { DEFAULT_STALE_AFTER, type Project } from '../../api/project.js';
 import type { AgentSession } from '../../api/session.js';
 import type { SessionPolicy } from '../../api/session-policy.js';
 import { API_VERSION } from '../../api/types.js';
@@ -164,15 +163,18 @@ export function view(w: World, s: Settings): View {
     const active = sessions.filter(isActive);
     activeSessions += active.length;
     const spec = p.spec ?? { path: '' };
-    const lastActivity = p.status?.lastActivity;
-    const since = Date.parse(lastActivity ?? p.metadata.creationTimestamp ?? '') || w.now;
-    const idleDays = Math.max(0, Math.round(((w.now - since) / DAY_MS) * 10) / 10);
-    const stale =
-      !spec.blocked &&
-      active.length === 0 &&
-      (s.stalenessDays !== undefined ? idleDays > s.stalenessDays : isTrue(p.status?.conditions, 'Stale'));
     const ended = sessions.filter((x) => !isActive(x) && x.status?.completionTime).sort((a, b) => endMs(b) - endMs(a));
     const newest = ended[0];
+    // The later of what the project reconciler last wrote and the newest run end seen here: a run that
+    // just ended makes the project recent at once, not when the project's status catches up.
+    const runEnd = newest?.status?.completionTime;
+    const lastActivity =
+      runEnd && Date.parse(runEnd) > (Date.parse(p.status?.lastActivity ?? '') || 0) ? runEnd : p.status?.lastActivity;
+    const since = Date.parse(lastActivity ?? p.metadata.creationTimestamp ?? '') || w.now;
+    const idleDays = Math.max(0, Math.round(((w.now - since) / DAY_MS) * 10) / 10);
+    const staleAfterMs =
+      s.stalenessDays !== undefined ? s.stalenessDays * DAY_MS : parseDuration(spec.staleAfter ?? DEFAULT_STALE_AFTER);
+    const stale = !spec.blocked && active.length === 0 && w.now - since > staleAfterMs;
     const evalOf = (x: AgentSession) => lastEvalOf.get(`${x.metadata.name}#${x.status?.run}`);
     const summary = (x: AgentSession) => {
       const e = evalOf(x)?.status;
@@ -310,7 +312,7 @@ export function recoveryProposals(input: PlannerInput, note: (p: ProjectView) =>
         ? `the session escalated itself (${f.sessionEscalated}) after its own restarts`
         : RETRYABLE.has(f.class)
           ? `${p.errorRetries.count} recovery restart(s) used, maxErrorRetries is ${p.errorRetries.max}`
-          : `a ${f.class} failure is not retried`;
+          : `${/^[AEIOU]/.test(f.class) ? 'an' : 'a'} ${f.class} failure is not retried`;
       out.push({
         ...base,
         action: 'notify',
@@ -362,6 +364,23 @@ export interface DecideInput {
   proposals: (Proposal | RecoveryProposal)[];
 }
 
+/** A recommendation that was logged or refused is not recorded again within this (or the cooldown). */
+export const REPEAT_MS = 3600_000;
+
+/**
+ * Whether a proposal repeats `last` (the newest decision for the same action and target): one still
+ * waiting for a person always; one logged, or refused by a guardrail that does not pass with time,
+ * within the repeat window. A refusal by a cooldown or the resource floor is proposed again.
+ */
+function repeats(last: Dec, now: number, windowMs: number): boolean {
+  const phase = last.status?.phase;
+  if (phase === 'PendingApproval') return true;
+  const young = now - Date.parse(last.metadata.creationTimestamp ?? '') < windowMs;
+  if (phase === 'Logged') return young;
+  if (phase === 'Rejected') return young && !RETRY_LATER.has(last.status?.guardrail ?? '');
+  return false;
+}
+
 export function decisionName(autopilot: string, think: number, i: number): string {
   return `${autopilot}-${think}-${i}`;
 }
@@ -375,7 +394,7 @@ export function decide(d: DecideInput): Draft[] {
   const executed: { action: AutopilotAction; project?: string; at: number }[] = w.decisions
     .filter((x) => x.status?.phase === 'Executed')
     .map((x) => ({ action: x.spec.action, project: x.spec.target.project, at: executedAt(x) }));
-  const dedupeMs = Math.max(s.sameProjectMs, s.intervalMs);
+  const dedupeMs = Math.max(s.sameProjectMs, s.intervalMs, REPEAT_MS);
   const recent = [...w.decisions].sort(
     (a, b) => Date.parse(b.metadata.creationTimestamp ?? '') - Date.parse(a.metadata.creationTimestamp ?? ''),
   );
@@ -395,13 +414,7 @@ export function decide(d: DecideInput): Draft[] {
     if (rec && handled.has(`${rec.session}#${rec.run}`)) continue;
     // The same recommendation again, while the last one still waits or was just recorded: not news.
     const last = recent.find((x) => sameTarget(x, prop));
-    if (
-      !rec &&
-      last &&
-      ['PendingApproval', 'Logged', 'Rejected'].includes(last.status?.phase ?? '') &&
-      w.now - Date.parse(last.metadata.creationTimestamp ?? '') < dedupeMs
-    )
-      continue;
+    if (!rec && last && repeats(last, w.now, dedupeMs)) continue;
     const project = prop.project ? projects.get(prop.project) : undefined;
     const target = prop.session ? project?.sessions.find((x) => x.name === prop.session) : undefined;
     const refuse = (guardrail: Guardrail, message: string) => ({ guardrail, message });

@@ -129,7 +129,7 @@ describe('describe autopilot', () => {
         '  Protected Projects:   env=prod',
         '  Young Session Window: 30m',
         '  Error Retries:        3 per 24h',
-        '  Staleness Days:       3',
+        "  Staleness Days:       (each Project's spec.staleAfter)",
         "  Min Free Memory MB:   2048 (or the session policy's)",
         '  Max Active Sessions:  4',
         '  Max Starts Per Think: 1',

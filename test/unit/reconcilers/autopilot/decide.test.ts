@@ -61,8 +61,10 @@ describe('the autonomy gate (seed 002 §2.1), through decide()', () => {
   });
 });
 
+const fullSpec: AutopilotSpec = { autonomyLevel: 'full' };
+
 describe('guardrails refuse with the guardrail named', () => {
-  const full: AutopilotSpec = { autonomyLevel: 'full' };
+  const full = fullSpec;
   const refused = (w: World, p: Proposal) => {
     const d = decideOne(w, p);
     expect(d.execute).toBe(false);
@@ -183,5 +185,45 @@ describe('guardrails refuse with the guardrail named', () => {
     });
     expect(drafts.map((d) => d.decision.status?.phase ?? 'run')).toEqual(['run', 'Rejected']);
     expect(drafts[1].decision.status?.guardrail).toBe('SameProjectCooldown');
+  });
+
+  it('a repeat of a logged recommendation waits an hour; one refused by a cooldown is proposed again', () => {
+    const w = openWorld({ autonomyLevel: 'observe' });
+    const first = decideOne(w, PROPOSALS.start);
+    const logged = {
+      ...first.decision,
+      metadata: { ...first.decision.metadata, creationTimestamp: new Date(T0 - 30 * MIN).toISOString() },
+    };
+    w.decisions = [logged as Dec];
+    const s = settings(w.autopilot.spec);
+    const again = decide({
+      world: w,
+      settings: s,
+      view: view(w, s),
+      think: 8,
+      planner: 'test',
+      proposals: [PROPOSALS.start],
+    });
+    expect(again).toEqual([]);
+    const full = openWorld(fullSpec);
+    full.decisions = [
+      {
+        ...logged,
+        spec: { ...logged.spec, level: 'full' },
+        status: { phase: 'Rejected', guardrail: 'SameActionCooldown' },
+      } as Dec,
+    ];
+    expect(decideOne(full, PROPOSALS.start).execute).toBe(true);
+  });
+});
+
+describe('staleness as the autopilot sees it', () => {
+  it('a run that just ended makes the project recent at once, before its status catches up', () => {
+    const ap = autopilot({});
+    const p = project('p', {}, { idleDays: 10 });
+    const w = world(ap, { projects: [p], sessions: [session('p-1', 'p', 'Succeeded')] });
+    expect(view(w, settings(ap.spec)).input.projects[0].stale).toBe(false);
+    const idle = world(ap, { projects: [project('p', {}, { idleDays: 10 })] });
+    expect(view(idle, settings(ap.spec)).input.projects[0].stale).toBe(true);
   });
 });
