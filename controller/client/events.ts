@@ -48,26 +48,7 @@ export class EventRecorder {
         if (existing) {
           await this.store.update({ ...existing, count: (existing.count ?? 1) + 1, lastTimestamp: now });
         } else {
-          const ev: EventObject = {
-            apiVersion: API_VERSION,
-            kind: 'Event',
-            metadata: { name, namespace },
-            involvedObject: {
-              apiVersion: obj.apiVersion,
-              kind: obj.kind,
-              name: obj.metadata.name,
-              ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
-              ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
-            },
-            reason,
-            message,
-            type,
-            count: 1,
-            firstTimestamp: now,
-            lastTimestamp: now,
-            source: { component: this.component, host: this.host },
-            reportingController: this.component,
-          };
+          const ev = newEvent(obj, { name, type, reason, message, now }, this.component, this.host);
           await this.store.create(ev);
         }
         return;
@@ -76,6 +57,38 @@ export class EventRecorder {
       }
     }
   }
+}
+
+/**
+ * An Event object about `obj`, for a writer that puts it in a transaction of its own (so that it is
+ * recorded exactly when the change it tells of is, never lost and never twice).
+ */
+export function newEvent(
+  obj: Resource,
+  e: { name: string; type: EventType; reason: string; message: string; now: string },
+  component: string,
+  host = '',
+): EventObject {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Event',
+    metadata: { name: e.name, namespace: obj.metadata.namespace || DEFAULT_NAMESPACE },
+    involvedObject: {
+      apiVersion: obj.apiVersion,
+      kind: obj.kind,
+      name: obj.metadata.name,
+      ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
+      ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
+    },
+    reason: e.reason,
+    message: e.message.length > MAX_MESSAGE ? `${e.message.slice(0, MAX_MESSAGE - 1)}…` : e.message,
+    type: e.type,
+    count: 1,
+    firstTimestamp: e.now,
+    lastTimestamp: e.now,
+    source: { component, host },
+    reportingController: component,
+  };
 }
 
 /** Events about one object, oldest first (for describe). */

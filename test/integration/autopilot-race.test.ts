@@ -11,13 +11,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Autopilot, Decision } from '../../controller/api/autopilot.js';
 import type { Project } from '../../controller/api/project.js';
 import type { AgentSession } from '../../controller/api/session.js';
-import { API_VERSION, type Resource } from '../../controller/api/types.js';
-import { AutopilotReconciler } from '../../controller/reconcilers/autopilot/reconciler.js';
+import { API_VERSION } from '../../controller/api/types.js';
 import { HeuristicPlanner } from '../../controller/reconcilers/autopilot/planner/heuristic.js';
-import type { Logger } from '../../controller/runtime/log.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
+import { reconcilerFromStore } from '../support/autopilot-store.js';
 
-const log: Logger = { info() {}, warn() {}, error() {}, debug() {} } as unknown as Logger;
 const DAY = 86_400_000;
 
 let dir: string;
@@ -32,43 +30,21 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A cache as an informer would hold it, filled from the store now (and never again). */
-async function snapshotCache(kinds: string[]) {
-  const items = new Map<string, Resource[]>();
-  for (const k of kinds) items.set(k, (await store.list(k)).items);
-  const of = (kind: string) => ({
-    list: (ns?: string) => (items.get(kind) ?? []).filter((o) => ns === undefined || o.metadata.namespace === ns),
-    get: (ns: string | undefined, name: string) =>
-      (items.get(kind) ?? []).find(
-        (o) => o.metadata.name === name && (ns === undefined || o.metadata.namespace === ns),
-      ),
-  });
-  return of;
-}
+/** The reconciler on this test's store (or a wrapper of it), reading a snapshot taken now. */
+const reconcilerOn = (beforeWrite?: (ap: Autopilot) => Promise<void>, via: SqliteStore = store) =>
+  reconcilerFromStore(via, { plannerFor: () => new HeuristicPlanner(), beforeWrite });
 
-async function reconcilerFromStore(beforeWrite?: (ap: Autopilot) => Promise<void>, via: SqliteStore = store) {
-  const cache = await snapshotCache([
-    'Autopilot',
-    'Project',
-    'AgentSession',
-    'Evaluation',
-    'Decision',
-    'SessionPolicy',
-    'Node',
-  ]);
-  return new AutopilotReconciler({
-    store: via,
-    autopilots: cache('Autopilot'),
-    projects: cache('Project'),
-    sessions: cache('AgentSession'),
-    evaluations: cache('Evaluation'),
-    decisions: cache('Decision'),
-    policies: cache('SessionPolicy'),
-    nodes: cache('Node'),
-    log,
-    plannerFor: () => new HeuristicPlanner(),
-    beforeWrite,
+/** Resolves once `n` callers have arrived: both reconcilers have planned before either writes. */
+function barrier(n: number) {
+  let arrived = 0;
+  let release!: () => void;
+  const all = new Promise<void>((r) => {
+    release = r;
   });
+  return async () => {
+    if (++arrived === n) release();
+    await all;
+  };
 }
 
 async function seed(autopilots: string[] = ['ap']) {
@@ -104,7 +80,7 @@ const decisions = async () => (await store.list('Decision')).items as Decision[]
 describe('autopilot execution under races', () => {
   it('starts the stale project when nothing interferes (the baseline of the races below)', async () => {
     await seed();
-    await (await reconcilerFromStore()).reconcile('default/ap');
+    await (await reconcilerOn()).reconcile('default/ap');
     const sessions = await sessionsOf('p');
     expect(sessions).toHaveLength(1);
     const [d] = await decisions();
@@ -115,7 +91,7 @@ describe('autopilot execution under races', () => {
 
   it('a person applies a session for P between the think and its execution → Superseded, one session', async () => {
     await seed();
-    const r = await reconcilerFromStore(async () => {
+    const r = await reconcilerOn(async () => {
       await store.create(personSession());
     });
     await r.reconcile('default/ap');
@@ -129,17 +105,9 @@ describe('autopilot execution under races', () => {
 
   it('two controllers think the same think of one Autopilot at once → one writes, one session', async () => {
     await seed();
-    let arrived = 0;
-    let release!: () => void;
-    const both = new Promise<void>((r) => {
-      release = r;
-    });
-    const barrier = async () => {
-      if (++arrived === 2) release();
-      await both;
-    };
-    const a = await reconcilerFromStore(barrier);
-    const b = await reconcilerFromStore(barrier);
+    const both = barrier(2);
+    const a = await reconcilerOn(both);
+    const b = await reconcilerOn(both);
     await Promise.all([a.reconcile('default/ap'), b.reconcile('default/ap')]);
     expect(await sessionsOf('p')).toHaveLength(1);
     expect(await decisions()).toHaveLength(1);
@@ -149,17 +117,9 @@ describe('autopilot execution under races', () => {
 
   it('two Autopilots selecting the same project race → one session, the other decision Superseded', async () => {
     await seed(['ap', 'bp']);
-    let arrived = 0;
-    let release!: () => void;
-    const both = new Promise<void>((r) => {
-      release = r;
-    });
-    const barrier = async () => {
-      if (++arrived === 2) release();
-      await both;
-    };
-    const a = await reconcilerFromStore(barrier);
-    const b = await reconcilerFromStore(barrier);
+    const both = barrier(2);
+    const a = await reconcilerOn(both);
+    const b = await reconcilerOn(both);
     await Promise.all([a.reconcile('default/ap'), b.reconcile('default/bp')]);
     expect(await sessionsOf('p')).toHaveLength(1);
     const phases = (await decisions()).map((d) => d.status?.phase).sort();
@@ -173,7 +133,7 @@ describe('autopilot execution under races', () => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-ap-race-'));
       store = new SqliteStore(path.join(dir, 'state.db'));
       await seed(['ap', 'bp', 'cp']);
-      const rs = await Promise.all([reconcilerFromStore(), reconcilerFromStore(), reconcilerFromStore()]);
+      const rs = await Promise.all([reconcilerOn(), reconcilerOn(), reconcilerOn()]);
       await Promise.all([
         rs[0].reconcile('default/ap'),
         rs[1].reconcile('default/bp'),
@@ -197,11 +157,13 @@ describe('autopilot execution under races', () => {
         };
       },
     });
-    await (await reconcilerFromStore(undefined, counting)).reconcile('default/ap');
+    const first = await reconcilerOn(undefined, counting);
+    calls.length = 0; // filling its caches is the informers' cost, not the think's
+    await first.reconcile('default/ap');
     expect(calls.sort()).toEqual(['list', 'list', 'txn']);
     calls.length = 0;
     // The caches now hold the think it wrote: nothing is due until the interval.
-    const r = await reconcilerFromStore(undefined, counting);
+    const r = await reconcilerOn(undefined, counting);
     calls.length = 0;
     const result = await r.reconcile('default/ap');
     expect(calls).toEqual([]);

@@ -24,6 +24,7 @@ import {
   RESTARTED_AT_ANNOTATION,
 } from '../../api/autopilot.js';
 import type { EventObject } from '../../api/event.js';
+import { newEvent } from '../../client/events.js';
 import type { Project } from '../../api/project.js';
 import type { AgentSession } from '../../api/session.js';
 import { API_VERSION, type Resource } from '../../api/types.js';
@@ -116,7 +117,9 @@ export function newSession(
   };
 }
 
-/** An Event recorded in the same transaction as the Decision's execution (so never lost, never twice). */
+export const AUTOPILOT_COMPONENT = 'orchctl-autopilot';
+
+/** An AutopilotNotice Event, recorded in the same transaction as the Decision's execution. */
 export function noticeEvent(
   d: Dec,
   about: Resource,
@@ -125,26 +128,14 @@ export function noticeEvent(
   suffix: string,
   now: string,
 ): EventObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Event',
-    metadata: { name: `${d.metadata.name}.${suffix}`, namespace: d.metadata.namespace },
-    involvedObject: {
-      apiVersion: about.apiVersion,
-      kind: about.kind,
-      name: about.metadata.name,
-      ...(about.metadata.namespace ? { namespace: about.metadata.namespace } : {}),
-      ...(about.metadata.uid ? { uid: about.metadata.uid } : {}),
-    },
-    reason: 'AutopilotNotice',
-    message: message.length > 1024 ? `${message.slice(0, 1023)}…` : message,
-    type,
-    count: 1,
-    firstTimestamp: now,
-    lastTimestamp: now,
-    source: { component: 'orchctl-autopilot', host: '' },
-    reportingController: 'orchctl-autopilot',
-  };
+  const name = `${d.metadata.name}.${suffix}`;
+  return newEvent(about, { name, type, reason: 'AutopilotNotice', message, now }, AUTOPILOT_COMPONENT);
+}
+
+/** The "notify after" of the gate: what an executed start, stop or restart did, as a notice. */
+export function afterNotice(d: Dec, about: Resource, session: string, now: string): EventObject {
+  const what = d.spec.action === 'start' ? `started session ${session}` : `${d.spec.action} ${session}`;
+  return noticeEvent(d, about, 'Normal', `${what}: ${d.spec.reason}`, 'after', now);
 }
 
 /** The writes that carry out a Decision that passed its recheck (the session for a start is given). */

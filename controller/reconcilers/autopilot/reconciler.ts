@@ -31,7 +31,8 @@ import { resolvePolicy } from '../../api/policy.js';
 import type { Project } from '../../api/project.js';
 import type { AgentSession } from '../../api/session.js';
 import type { SessionPolicy } from '../../api/session-policy.js';
-import { API_VERSION, type ObjectKey } from '../../api/types.js';
+import type { ObjectKey } from '../../api/types.js';
+import { newEvent } from '../../client/events.js';
 import type { EventObject } from '../../api/event.js';
 import { validateObject } from '../../api/validate.js';
 import { admissionErrors } from '../../client/admission.js';
@@ -39,7 +40,7 @@ import type { Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Logger } from '../../runtime/log.js';
 import type { Store, WriteOp } from '../../store/store.js';
-import { effects, type Fresh, newSession, noticeEvent, recheck } from './execute.js';
+import { AUTOPILOT_COMPONENT, afterNotice, effects, type Fresh, newSession, noticeEvent, recheck } from './execute.js';
 import {
   type Dec,
   decide,
@@ -299,16 +300,8 @@ export class AutopilotReconciler {
         const st = dec.status ?? {};
         if (draft.execute) {
           const r = this.carryOut(ap, dec, fresh, now, ops, w);
-          if (r.ok) {
-            st.phase = 'Executed';
-            st.executedAt = now;
-            if (r.session) st.result = { ...st.result, session: r.session };
-            if (r.event) st.result = { ...st.result, event: r.event };
-            guard ||= dec.spec.action === 'start';
-          } else {
-            st.phase = r.failed ? 'Failed' : 'Superseded';
-            st.message = r.message;
-          }
+          record(st, r, now);
+          guard ||= r.ok && dec.spec.action === 'start';
         }
         dec.status = st;
         this.bookRetries(dec, fresh, retries, now);
@@ -336,14 +329,7 @@ export class AutopilotReconciler {
   }
 
   /** The effects of one executable Decision, appended to `ops`; or why it does not execute. */
-  private carryOut(
-    ap: Autopilot,
-    dec: Dec,
-    fresh: Fresh,
-    now: string,
-    ops: WriteOp[],
-    w: World,
-  ): { ok: true; session?: string; event?: string } | { ok: false; failed?: boolean; message: string } {
+  private carryOut(ap: Autopilot, dec: Dec, fresh: Fresh, now: string, ops: WriteOp[], w: World): CarryOut {
     const r = recheck(dec, fresh);
     if (!r.ok) return { ok: false, message: r.message };
     const project = fresh.projects.get(dec.spec.target.project ?? '');
@@ -364,17 +350,7 @@ export class AutopilotReconciler {
         };
       ops.push(...effects(dec, fresh, now, session));
       if (dec.status?.notifyAfter && project)
-        ops.push({
-          op: 'create',
-          object: noticeEvent(
-            dec,
-            project,
-            'Normal',
-            `started session ${session.metadata.name}: ${dec.spec.reason}`,
-            'after',
-            now,
-          ),
-        });
+        ops.push({ op: 'create', object: afterNotice(dec, project, session.metadata.name, now) });
       return { ok: true, session: session.metadata.name };
     }
     if (dec.spec.action === 'notify') {
@@ -394,17 +370,7 @@ export class AutopilotReconciler {
     if (dec.spec.action === 'skip') return { ok: true };
     ops.push(...effects(dec, fresh, now));
     if (dec.status?.notifyAfter && project)
-      ops.push({
-        op: 'create',
-        object: noticeEvent(
-          dec,
-          project,
-          'Normal',
-          `${dec.spec.action} ${dec.spec.target.session}: ${dec.spec.reason}`,
-          'after',
-          now,
-        ),
-      });
+      ops.push({ op: 'create', object: afterNotice(dec, project, dec.spec.target.session ?? '', now) });
     return { ok: true, session: dec.spec.target.session };
   }
 
@@ -494,17 +460,9 @@ export class AutopilotReconciler {
       } else {
         fresh = await this.fresh(ap);
         const r = this.carryOut(ap, next, fresh, now, ops, this.world(ap, this.decisionsOf(ap), this.now()));
-        if (r.ok) {
-          st.phase = 'Executed';
-          st.executedAt = now;
-          st.message = `approved${approval.by ? ` by ${approval.by}` : ''}`;
-          if (r.session) st.result = { ...st.result, session: r.session };
-          if (r.event) st.result = { ...st.result, event: r.event };
-          guard = next.spec.action === 'start';
-        } else {
-          st.phase = r.failed ? 'Failed' : 'Superseded';
-          st.message = r.message;
-        }
+        record(st, r, now);
+        if (r.ok) st.message = `approved${approval.by ? ` by ${approval.by}` : ''}`;
+        guard = r.ok && next.spec.action === 'start';
         this.bookRetries(next, fresh, retries, now);
       }
       ops.push({ op: 'updateStatus', object: next });
@@ -550,28 +508,26 @@ function keyOf(o: { kind: string; metadata: { namespace?: string; name: string }
   return { kind: o.kind, namespace: o.metadata.namespace ?? 'default', name: o.metadata.name };
 }
 
+type CarryOut = { ok: true; session?: string; event?: string } | { ok: false; failed?: boolean; message: string };
+
+/** A Decision's status after its execution was tried. */
+function record(st: NonNullable<Dec['status']>, r: CarryOut, now: string): void {
+  if (!r.ok) {
+    st.phase = r.failed ? 'Failed' : 'Superseded';
+    st.message = r.message;
+    return;
+  }
+  st.phase = 'Executed';
+  st.executedAt = now;
+  if (r.session) st.result = { ...st.result, session: r.session };
+  if (r.event) st.result = { ...st.result, event: r.event };
+}
+
 /** PlannerFailed: recorded in the think's transaction, named after the think (so once). */
 function plannerFailedEvent(ap: Autopilot, think: number, error: string, now: string): EventObject {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Event',
-    metadata: { name: `${ap.metadata.name}.planner-failed.${think}`, namespace: ap.metadata.namespace },
-    involvedObject: {
-      apiVersion: ap.apiVersion,
-      kind: ap.kind,
-      name: ap.metadata.name,
-      ...(ap.metadata.namespace ? { namespace: ap.metadata.namespace } : {}),
-      ...(ap.metadata.uid ? { uid: ap.metadata.uid } : {}),
-    },
-    reason: 'PlannerFailed',
-    message: `the planner failed, no action taken: ${error}`.slice(0, 1024),
-    type: 'Warning',
-    count: 1,
-    firstTimestamp: now,
-    lastTimestamp: now,
-    source: { component: 'orchctl-autopilot', host: '' },
-    reportingController: 'orchctl-autopilot',
-  };
+  const message = `the planner failed, no action taken: ${error}`;
+  const name = `${ap.metadata.name}.planner-failed.${think}`;
+  return newEvent(ap, { name, type: 'Warning', reason: 'PlannerFailed', message, now }, AUTOPILOT_COMPONENT);
 }
 
 function counts(decisions: Dec[]): DecisionCounts {
