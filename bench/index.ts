@@ -12,6 +12,7 @@ import { eventIngestBench } from './modules/event-ingest.js';
 import { paneClassifyBench } from './modules/pane-classify.js';
 import { detectorBench } from './modules/detector.js';
 import { notifyLatencyBench } from './modules/notify-latency.js';
+import { autopilotBench } from './modules/autopilot.js';
 
 export const benches: Bench[] = [
   cliGetBench,
@@ -23,4 +24,5 @@ export const benches: Bench[] = [
   paneClassifyBench,
   detectorBench,
   notifyLatencyBench,
+  autopilotBench,
 ];
