@@ -169,4 +169,29 @@ describe('autopilot execution under races', () => {
     expect(calls).toEqual([]);
     expect(result?.requeueAfterMs).toBeGreaterThan(60_000);
   });
+
+  it('a think waiting for its planner ends at shutdown and writes nothing', async () => {
+    await seed();
+    let asked!: () => void;
+    const waiting = new Promise<void>((r) => {
+      asked = r;
+    });
+    const r = await reconcilerFromStore(store, {
+      plannerFor: () => ({
+        name: 'slow',
+        plan: (_input, signal) =>
+          new Promise((_resolve, reject) => {
+            asked();
+            signal?.addEventListener('abort', () => reject(new Error('cancelled')), { once: true });
+          }),
+      }),
+    });
+    const done = r.reconcile('default/ap');
+    await waiting;
+    r.stop();
+    await done;
+    expect(await decisions()).toEqual([]);
+    const ap = (await store.get({ kind: 'Autopilot', namespace: 'default', name: 'ap' })) as Autopilot;
+    expect(ap.status?.thinks).toBeUndefined();
+  });
 });

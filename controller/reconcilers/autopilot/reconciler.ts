@@ -90,8 +90,14 @@ const lostRace = (e: unknown) =>
 
 export class AutopilotReconciler {
   private readonly planners = new Map<string, { generation: number; planner: Planner }>();
+  /** Aborted on shutdown: a think waiting for an LLM ends at once (and writes nothing). */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly d: AutopilotDeps) {}
+
+  stop(): void {
+    this.stopping.abort();
+  }
 
   private now(): number {
     return (this.d.now ?? Date.now)();
@@ -213,10 +219,11 @@ export class AutopilotReconciler {
     let error: string | undefined;
     try {
       planner = this.planner(ap);
-      proposals = (await planner.plan(v.input)).proposals;
+      proposals = (await planner.plan(v.input, this.stopping.signal)).proposals;
     } catch (e) {
       error = (e as Error).message || String(e);
     }
+    if (this.stopping.signal.aborted) return; // shutting down: the next controller thinks again
     const seconds = (performance.now() - t0) / 1000;
     const plannerName = planner?.name ?? ap.spec?.planner?.backend ?? 'heuristic';
     this.d.metrics?.onThink?.(ap.metadata.name, plannerName, seconds, error ? 'error' : 'ok');

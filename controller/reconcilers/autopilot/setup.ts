@@ -64,6 +64,7 @@ export function setup(mgr: Manager, d: AutopilotSetupDeps): AutopilotReconciler 
         ? [`${o.metadata.namespace ?? ''}/${dec.spec.autopilot}`]
         : [];
     })
+    .onStop(() => reconciler.stop())
     .complete(reconciler);
   return reconciler;
 }
