@@ -273,7 +273,7 @@ export class AutopilotReconciler {
       error && !wasFailing
         ? [{ op: 'create', object: plannerFailedEvent(ap, think, error, status.lastThink.time) }]
         : [];
-    await this.write(ap, drafts, v, status, decisions, w, extra);
+    await this.write(ap, drafts, v, status, decisions, extra);
   }
 
   /**
@@ -287,7 +287,6 @@ export class AutopilotReconciler {
     v: View,
     status: NonNullable<Autopilot['status']>,
     decisions: Dec[],
-    w: World,
     extra: WriteOp[],
   ): Promise<void> {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
@@ -306,7 +305,7 @@ export class AutopilotReconciler {
         const dec = structuredClone(draft.decision);
         const st = dec.status ?? {};
         if (draft.execute) {
-          const r = this.carryOut(ap, dec, fresh, now, ops, w);
+          const r = this.carryOut(ap, dec, fresh, now, ops, (name) => resumeFrom(v, name));
           record(st, r, now);
           guard ||= r.ok && dec.spec.action === 'start';
         }
@@ -336,14 +335,19 @@ export class AutopilotReconciler {
   }
 
   /** The effects of one executable Decision, appended to `ops`; or why it does not execute. */
-  private carryOut(ap: Autopilot, dec: Dec, fresh: Fresh, now: string, ops: WriteOp[], w: World): CarryOut {
+  private carryOut(
+    ap: Autopilot,
+    dec: Dec,
+    fresh: Fresh,
+    now: string,
+    ops: WriteOp[],
+    resume: (project: string) => string,
+  ): CarryOut {
     const r = recheck(dec, fresh);
     if (!r.ok) return { ok: false, message: r.message };
     const project = fresh.projects.get(dec.spec.target.project ?? '');
     if (dec.spec.action === 'start') {
-      const pv = project ? this.projectView(ap, w, project.metadata.name) : undefined;
-      const prompt =
-        dec.spec.prompt ?? (pv ? resumePrompt(pv) : `Resume work on the project "${project?.metadata.name}".`);
+      const prompt = dec.spec.prompt ?? resume(dec.spec.target.project ?? '');
       const session = newSession(ap, dec, ap.spec?.sessionTemplate, prompt);
       const kind = registry().resolve('AgentSession');
       const errors = [...validateObject(session, kind), ...admissionErrors(session, kind)];
@@ -379,10 +383,6 @@ export class AutopilotReconciler {
     if (dec.status?.notifyAfter && project)
       ops.push({ op: 'create', object: afterNotice(dec, project, dec.spec.target.session ?? '', now) });
     return { ok: true, session: dec.spec.target.session };
-  }
-
-  private projectView(ap: Autopilot, w: World, project: string) {
-    return view(w, settings(ap.spec)).input.projects.find((p) => p.name === project);
   }
 
   /** The error-retry count a Decision changes: a recovery restart that executed, an escalation recorded. */
@@ -466,7 +466,10 @@ export class AutopilotReconciler {
         st.message = `rejected${by}${approval.message ? `: ${approval.message}` : ''}`;
       } else {
         fresh = await this.fresh(ap);
-        const r = this.carryOut(ap, next, fresh, now, ops, this.world(ap, this.decisionsOf(ap), this.now()));
+        // The view only for a start's resume prompt, built from the caches as a think would.
+        const resume = (project: string) =>
+          resumeFrom(view(this.world(ap, this.decisionsOf(ap), this.now()), settings(ap.spec)), project);
+        const r = this.carryOut(ap, next, fresh, now, ops, resume);
         record(st, r, now);
         if (r.ok) st.message = `approved${approval.by ? ` by ${approval.by}` : ''}`;
         guard = r.ok && next.spec.action === 'start';
@@ -513,6 +516,12 @@ export class AutopilotReconciler {
 
 function keyOf(o: { kind: string; metadata: { namespace?: string; name: string } }): ObjectKey {
   return { kind: o.kind, namespace: o.metadata.namespace ?? 'default', name: o.metadata.name };
+}
+
+/** The resume prompt for a start the planner wrote no prompt for (seed 002 §2.3). */
+function resumeFrom(v: View, project: string): string {
+  const pv = v.input.projects.find((p) => p.name === project);
+  return pv ? resumePrompt(pv) : `Resume work on the project "${project}".`;
 }
 
 type CarryOut = { ok: true; session?: string; event?: string } | { ok: false; failed?: boolean; message: string };
