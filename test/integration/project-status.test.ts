@@ -14,6 +14,7 @@ import { ProjectReconciler } from '../../controller/reconcilers/project/reconcil
 import { Informer } from '../../controller/runtime/informer.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { git } from '../support/controller-harness.js';
+import { until } from '../support/until.js';
 
 const DAY = 86_400_000;
 let dir: string;
@@ -43,11 +44,6 @@ async function commit(file: string, when: Date) {
 
 const get = async () => (await store.get({ kind: 'Project', namespace: 'default', name: 'shop' })) as Project;
 const stale = (p: Project) => p.status?.conditions?.find((c) => c.type === 'Stale');
-
-async function until(what: string, ok: () => boolean) {
-  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!ok()) throw new Error(`timed out waiting for ${what}`);
-}
 
 it('reports lastActivity, activeSessions and Stale from the repository and the sessions', async () => {
   await git(repo, ['init', '-q', '-b', 'main']);

@@ -16,16 +16,7 @@ import { NOTIFICATION_RESULTS, NotifierMetrics } from '../../../controller/metri
 import { Informer } from '../../../controller/runtime/informer.js';
 import { SqliteStore } from '../../../controller/store/sqlite.js';
 import { parseExposition } from '../../support/prom-text.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, fn: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+import { until } from '../../support/until.js';
 
 describe('notifier event metrics', () => {
   it('counts results by channel, tier and result, and observes delivery latency', async () => {
