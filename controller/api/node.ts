@@ -2,8 +2,10 @@
 import type { Condition, Resource } from './types.js';
 
 export type NodeSpec = {
-  /** While true, the controller on this host admits no new runs. */
+  /** While true, the scheduler binds no new session here and the node admits no new runs. */
   unschedulable?: boolean;
+  /** At most this many sessions bound here at once (capacity for the scheduler). */
+  maxSessions?: number;
 };
 
 export type NodeStatus = {
@@ -20,6 +22,8 @@ export type NodeStatus = {
   sessions?: number;
   /** tmux sessions on the orchctl socket that no object owns. */
   orphanSessions?: string[];
+  /** Project names whose path exists on this host (the scheduler's placement check). */
+  projects?: string[];
 };
 
 export type Node = Resource<NodeSpec, NodeStatus>;

@@ -16,6 +16,8 @@ export type ProjectSpec = {
   description?: string;
   /** Idle longer than this (a duration, default 72h) makes the project Stale. */
   staleAfter?: string;
+  /** Nodes that have this project's repository (its sessions go only there); none = any node. */
+  nodeSelector?: Record<string, string>;
 };
 
 /** One judged run of a session of this project (from its Evaluation). */

@@ -63,6 +63,46 @@ export type DetectorPolicy = {
   stalledAfter?: string;
 };
 
+/** What to do when the context window fills: docs/long-running.md. */
+export type ContextActionName = 'Compact' | 'ClearAndRehydrate';
+export type ContextPolicy = {
+  /** Record a ContextUsage Event every this many percent (default 10). */
+  reportEvery?: number;
+  /** Act at this percent of the window (default 50, as seed 003). */
+  checkpointAt?: number;
+  action?: ContextActionName;
+  /** Text after `/compact` (what the summary should keep). */
+  compactFocus?: string;
+  /** How long to wait for the handoff file and the Stop hook (default 3m). */
+  handoffTimeout?: string;
+  /** At most this many context actions in one run (default 3). */
+  maxActionsPerRun?: number;
+};
+
+/** A rate limit pauses the session until it resets: docs/long-running.md. */
+export type RateLimitPolicy = {
+  /** Default true. False: a rate limit is only reported (QuotaExhausted), as before. */
+  pause?: boolean;
+  /** Added at random (0..jitter) to the reset time, so sessions do not all resume at once (default 30s). */
+  jitter?: string;
+  /** Used when no reset time can be read (default 15m). */
+  defaultWait?: string;
+  /** Whether a paused session keeps its maxConcurrentSessions slot (default true). */
+  holdSlot?: boolean;
+  /** Sent (verified delivery) when the pause ends. */
+  continueMessage?: string;
+};
+
+/** A token or cost budget across every session the policy selects. */
+export type BudgetPolicy = {
+  maxTokens?: number;
+  maxCostUSD?: number;
+  /** The window usage is summed over (default 24h). */
+  window?: string;
+  /** Pause: held at their next idle point until the window has room; Stop: stopped there. */
+  action?: 'Pause' | 'Stop';
+};
+
 export type SessionPolicySpec = {
   selector?: LabelSelectorSpec;
   priority?: number;
@@ -82,12 +122,29 @@ export type SessionPolicySpec = {
   detector?: DetectorPolicy;
   /** Free-form until notifications land. */
   notifications?: Record<string, unknown>;
+  context?: ContextPolicy;
+  rateLimit?: RateLimitPolicy;
+  budget?: BudgetPolicy;
+};
+
+/** status.budget: what the selected sessions used in the window, written by the policy reconciler. */
+export type BudgetStatus = {
+  windowStart: string;
+  usedTokens: number;
+  usedCostUSD: number;
+  /** Whether usedCostUSD covers every session (false when some model is not priced). */
+  priced: boolean;
+  exceeded: boolean;
+  /** "1.2M/2M" or "$3.10/$5.00", for the USED/BUDGET column. */
+  display: string;
+  since?: string;
 };
 
 export type SessionPolicyStatus = {
   observedGeneration?: number;
   conditions?: Condition[];
   matchedSessions?: number;
+  budget?: BudgetStatus;
 };
 
 export type SessionPolicy = Resource<SessionPolicySpec, SessionPolicyStatus>;

@@ -30,6 +30,10 @@ export type AgentSessionSpec = {
   worktree?: { enabled?: boolean; branch?: string; baseRef?: string };
   policyRef?: string;
   env?: EnvVar[];
+  /** Pin to one Node (the scheduler then only checks that it fits). Multi-host: docs/multi-host.md. */
+  nodeName?: string;
+  /** Only Nodes whose labels match all of these (Kubernetes' nodeSelector). */
+  nodeSelector?: Record<string, string>;
 };
 
 /** status.git: progress of the current run since headBefore. */
@@ -87,14 +91,21 @@ export type SessionAgentStatus = AgentObservation & {
 
 // ---- the other session-owned sub-statuses ---------------------------------------------------
 
-/** status.context: context-window use of the agent, as read from its transcript. */
+/** status.context: context-window use of the agent (its transcript, or the statusline) and what was done about it. */
 export type ContextStatus = {
   run: number;
   usedTokens: number;
   windowTokens: number;
   percent: number;
-  /** The last 10 % step an event was recorded for. */
+  /** The last reportEvery step an event was recorded for. */
   lastStep: number;
+  /** Where the figure came from: the statusline is exact and cheap; the transcript is the fallback. */
+  source?: 'transcript' | 'statusline';
+  /** The context action in progress (checkpoint → compact → clear/rehydrate), if any. */
+  step?: { name: 'Handoff' | 'Compact' | 'Clear' | 'Rehydrate'; since: string; deadline: string };
+  /** Context actions started in this run (bounded by policy maxActionsPerRun). */
+  actionsThisRun?: number;
+  actions?: ContextAction[];
 };
 
 export type DeliveryConfirmation = 'hook' | 'transcript' | 'screen';
@@ -126,7 +137,52 @@ export type LifecycleStatus = {
   runGeneration?: number;
   /** The restart annotation (orchctl.io/restartedAt) value the current run was started for: honoured once. */
   restartedAt?: string;
+  /** status.binding.epoch the current run was started under: a run of an older epoch is stale (fencing). */
+  epoch?: number;
 };
+
+/**
+ * status.binding: the Node the session's runs go to, written by the scheduler (compare-and-swap)
+ * and cleared by node-lifecycle when that Node is lost. Every new binding has a higher epoch; a
+ * node acts on a session only while the binding names it, and a run started under an older epoch
+ * is stale: its node kills it and writes nothing more for it.
+ */
+export type BindingStatus = {
+  nodeName: string;
+  epoch: number;
+  boundAt: string;
+};
+
+/**
+ * status.pause: the run is alive but orchctl holds it: it sends it nothing and it counts as
+ * neither failed nor finished. RateLimited ends at `until` (+ jitter) with the continue message;
+ * BudgetExceeded when the policy's window has room again (or the budget is raised).
+ */
+export type PauseReason = 'RateLimited' | 'BudgetExceeded';
+export type PauseStatus = {
+  run: number;
+  reason: PauseReason;
+  since: string;
+  /** When it resumes (RateLimited: the limit's reset time plus jitter). */
+  until?: string;
+  message: string;
+  /** Whether the paused session still counts against maxConcurrentSessions. */
+  holdsSlot: boolean;
+};
+
+/** One step of context handling, as listed in status.context.actions (bounded, newest last). */
+export type ContextActionType =
+  | 'HandoffRequested'
+  | 'HandoffWritten'
+  | 'HandoffTimedOut'
+  | 'CompactSent'
+  | 'Compacted'
+  | 'CompactFailed'
+  | 'ClearSent'
+  | 'RehydrateDelivered'
+  | 'AutoCompacted'
+  | 'RestartedWithRehydrate';
+export type ContextAction = { type: ContextActionType; at: string; percent?: number; message?: string };
 
 /** Tokens of one kind of use, as the agent's transcript reports them. */
 export type TokenCounts = {
@@ -207,6 +263,8 @@ export type AgentSessionStatus = {
   agent?: SessionAgentStatus;
   context?: ContextStatus;
   usage?: UsageStatus;
+  pause?: PauseStatus;
+  binding?: BindingStatus;
   report?: ReportStatus;
   promptDelivery?: PromptDeliveryStatus;
   detector?: DetectorState;

@@ -39,7 +39,9 @@ export const STATUS_FIELDS = {
     'usage',
     'report',
     'promptDelivery',
+    'pause',
   ],
+  scheduler: ['binding'],
   assessment: ['detector', 'breaker', 'assessment'],
   judge: ['lastEvaluation'],
 } as const satisfies Record<string, readonly (keyof AgentSessionStatus)[]>;
@@ -81,7 +83,12 @@ export const STATUS_FIELDS_DISJOINT: Check<Overlap> = true;
 export const STATUS_FIELDS_COVER: Check<Unowned> = true;
 
 /** Every manager (a mapped type, so one added to STATUS_FIELDS must be added here). */
-const MANAGERS: { [M in StatusManager]: M } = { session: 'session', assessment: 'assessment', judge: 'judge' };
+const MANAGERS: { [M in StatusManager]: M } = {
+  session: 'session',
+  assessment: 'assessment',
+  judge: 'judge',
+  scheduler: 'scheduler',
+};
 
 /** The manager that owns a top-level status field (undefined for shared and unknown fields). */
 export const ownerOf = (field: string): StatusManager | undefined =>
