@@ -9,6 +9,8 @@ export type ErrorReason =
   | 'Invalid'
   | 'BadRequest'
   | 'Gone'
+  | 'Timeout' // a store call past its deadline (e.g. etcd electing a leader)
+  | 'Unavailable' // the store cannot be reached or refuses the connection
   | 'InternalError';
 
 export interface FieldCause {

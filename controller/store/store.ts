@@ -13,6 +13,7 @@
  *    (older ones fail with reason Gone: the caller relists, as with etcd compaction).
  * The conformance suite in test/support/store-conformance.ts pins this down for every backend.
  */
+import { ApiError, isApiError } from '../api/errors.js';
 import type { ObjectKey, Resource } from '../api/types.js';
 import type { Selector } from '../api/labels.js';
 
@@ -76,6 +77,30 @@ export type WriteOp =
 export interface TxnOptions {
   /** Run every check and compute results, then roll back (server-side dry run). */
   dryRun?: boolean;
+  /**
+   * Leader fencing: the transaction applies only while `holder` holds lease `lease` (unexpired),
+   * checked inside the same serialised write, so a deposed leader whose lease was taken over
+   * writes nothing. Otherwise it fails with a Conflict whose `isFenced()` is true (no retry helps:
+   * the caller is no longer the leader). etcd: a Compare on the lease key in the txn's If.
+   */
+  fence?: { lease: string; holder: string };
+}
+
+/** The cause a fenced-off transaction's Conflict carries (see TxnOptions.fence). */
+export const FENCED = 'Fenced';
+
+/** A Conflict because the caller's lease was not held (TxnOptions.fence), not a stale object. */
+export const isFenced = (e: unknown): boolean =>
+  isApiError(e, 'Conflict') && e.causes.some((c) => c.field === 'fence' && c.message.startsWith(FENCED));
+
+/** The Conflict a transaction fails with when its fence does not hold. */
+export function fencedError(fence: { lease: string; holder: string }, why: string): ApiError {
+  return new ApiError(
+    'Conflict',
+    `Operation cannot be fulfilled: ${fence.holder} does not hold lease "${fence.lease}" (${why}); ` +
+      'it is no longer the leader',
+    [{ field: 'fence', message: `${FENCED}: lease ${fence.lease}` }],
+  );
 }
 
 export interface LeaseRecord {
