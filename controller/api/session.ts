@@ -71,7 +71,11 @@ export type AgentObservation = {
   lastEventAt?: string;
   turns: number;
   lastAssistantMessage?: string;
-  quota?: { since: string; message: string };
+  /**
+   * A rate or usage limit the agent reported. `resetsAt` (ISO): when it lifts, from the statusline's
+   * rate_limits.*.resets_at or read from the limit text; absent when neither says.
+   */
+  quota?: { since: string; message: string; resetsAt?: string };
   interrupted?: { since: string };
   ended?: { reason: string; at: string };
   /** Context-window use from the latest usage report. */
@@ -168,6 +172,10 @@ export type PauseStatus = {
   message: string;
   /** Whether the paused session still counts against maxConcurrentSessions. */
   holdsSlot: boolean;
+  /** When the continue message was sent (verified delivery); the pause ends when it is confirmed. */
+  continueSentAt?: string;
+  /** Continue messages that were not confirmed (each is tried again later, with backoff). */
+  failedResumes?: number;
 };
 
 /** One step of context handling, as listed in status.context.actions (bounded, newest last). */
@@ -209,7 +217,15 @@ export type UsageStatus = TokenCounts & {
   byModel: (TokenCounts & { model: string })[];
   /** The last message counted and what was counted for it: its later (streamed) lines add only the rest. */
   last?: TokenCounts & { messageId: string };
+  /**
+   * Tokens and cost by the hour they were used in, across runs (carried over when a new run starts),
+   * newest last, the last 25 hours: what a SessionPolicy budget sums over its window.
+   */
+  hourly?: UsageHour[];
 };
+
+/** One hour of a session's usage (`hour`: its start, ISO, UTC). costUSD only while every model was priced. */
+export type UsageHour = { hour: string; tokens: number; costUSD?: number };
 
 /**
  * status.report: the agent's progress report ($ORCHCTL_WORKSPACE/status.json, api/report.ts) as
