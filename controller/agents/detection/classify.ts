@@ -12,6 +12,9 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Classification
 
+/** The limit notice kept from a screen (a few lines: the reset time is in them). */
+const MAX_QUOTA_TEXT_BYTES = 600;
+
 interface Screen {
   /** Non-empty lines of the tail, in order. */
   lines: string[];
@@ -113,9 +116,7 @@ function regionLines(s: Screen, r: Region): string[] {
 
 function matcher(s: Screen) {
   const joined = new Map<string, string>();
-  return (p: CompiledPattern): boolean => {
-    if (p.box === 'present' && s.inputIdx < 0) return false;
-    if (p.box === 'absent' && s.inputIdx >= 0) return false;
+  const textFor = (p: CompiledPattern): string => {
     const key = `${p.region}:${p.within ?? 0}:${p.since?.source ?? ''}`;
     let text = joined.get(key);
     if (text === undefined) {
@@ -129,8 +130,14 @@ function matcher(s: Screen) {
       text = (p.within ? ls.slice(-p.within) : ls).join('\n');
       joined.set(key, text);
     }
-    return p.re.test(text);
+    return text;
   };
+  const test = (p: CompiledPattern): boolean => {
+    if (p.box === 'present' && s.inputIdx < 0) return false;
+    if (p.box === 'absent' && s.inputIdx >= 0) return false;
+    return p.re.test(textFor(p));
+  };
+  return Object.assign(test, { textFor });
 }
 
 const BOX_ONLY = /^[\s─━═╌╍┄┅┈┉│┃║╭╮╯╰┌┐└┘├┤┬┴┼▔▁-]*$/;
@@ -208,7 +215,12 @@ export function classifyScreen(text: string, profile: DetectionProfile): ScreenC
     const t = promptText(s, prompt);
     if (t) out.prompt = t;
   }
-  if (profile.quota.some(test)) out.quotaExhausted = true;
+  const quota = profile.quota.find(test);
+  if (quota) {
+    out.quotaExhausted = true;
+    // The lines the limit was read from: they may say when it resets.
+    out.quotaText = capBytes(test.textFor(quota), MAX_QUOTA_TEXT_BYTES);
+  }
   if (profile.interrupted.some(test)) out.interrupted = true;
   if (profile.input && s.inputIdx >= 0) {
     const typed = s.input

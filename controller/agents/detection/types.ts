@@ -13,6 +13,8 @@ export interface ScreenClass {
   prompt?: string;
   /** Usage or rate limit text on screen. */
   quotaExhausted?: boolean;
+  /** The lines the limit notice was found in (escape-free, at most 600 bytes): they may say when it resets. */
+  quotaText?: string;
   /**
    * The latest thing above the input is an interruption notice (e.g. Claude's "Interrupted · What
    * should Claude do instead?").

@@ -13,6 +13,7 @@
 import type { ConditionInput } from '../../api/conditions.js';
 import type { AgentActivity, AgentObservation } from '../../api/session.js';
 import type { AgentEvent, LogPosition } from '../../store/eventlog.js';
+import { parseResetTime } from './reset-time.js';
 
 // status.agent's types live in api/ (the CLI and metrics read them too).
 export type { AgentActivity, AgentObservation } from '../../api/session.js';
@@ -23,6 +24,8 @@ export interface ScreenReading {
   dialog?: string;
   prompt?: string;
   quotaExhausted?: boolean;
+  /** The lines the limit notice was found in (they may say when it resets). */
+  quotaText?: string;
   interrupted?: boolean;
   /** Epoch ms of the capture. */
   at: number;
@@ -38,6 +41,12 @@ export const newObservation = (run: number, position: LogPosition): AgentObserva
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const clip = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** status.agent.quota from the limit's text: when it resets, if the text says (reset-time.ts). */
+function quotaOf(text: string, ts: string): NonNullable<AgentObservation['quota']> {
+  const resets = parseResetTime(text, Date.parse(ts));
+  return { since: ts, message: clip(text), ...(resets ? { resetsAt: new Date(resets).toISOString() } : {}) };
+}
 
 /** Folds events (already in log order) into the observation. Events of other runs only move the position. */
 export function foldEvents(prev: AgentObservation, events: AgentEvent[], next: LogPosition): AgentObservation {
@@ -68,8 +77,8 @@ export function foldEvents(prev: AgentObservation, events: AgentEvent[], next: L
             (e.usage.cacheReadTokens ?? 0) +
             (e.usage.cacheCreationTokens ?? 0) +
             e.usage.outputTokens;
-        if (/^API Error: .*\b(429|rate.?limit|usage limit|quota)/i.test(e.text))
-          o.quota = { since: e.ts, message: clip(e.text) };
+        if (/^API Error: .*\b(429|rate.?limit|usage limit|quota)|^Claude AI usage limit reached\|/i.test(e.text))
+          o.quota = quotaOf(e.text, e.ts);
         break;
       case 'tool_result':
         if (o.permission) delete o.permission; // answered: the tool ran (or failed)
@@ -122,8 +131,7 @@ function foldHook(o: AgentObservation, hook: string, p: Record<string, unknown>,
     case 'StopFailure': {
       delete o.permission;
       const err = str(p.error) ?? 'error';
-      if (/rate.?limit|quota|usage|overloaded/i.test(err))
-        o.quota = { since: ts, message: clip(str(p.last_assistant_message) ?? err) };
+      if (/rate.?limit|quota|usage|overloaded/i.test(err)) o.quota = quotaOf(str(p.last_assistant_message) ?? err, ts);
       o.reported = { state: 'idle', since: ts, detail: `failed:${err}` };
       break;
     }

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { offsetMinutes, parseResetTime } from '../../../../controller/reconcilers/session/reset-time.js';
+
+// 2026-11-24 14:30 UTC = 15:30 in Berlin (CET, +01:00).
+const NOW = Date.parse('2026-11-24T14:30:00Z');
+const at = (text: string, tz = 'UTC') => {
+  const t = parseResetTime(text, NOW, tz);
+  return t === undefined ? undefined : new Date(t).toISOString();
+};
+
+describe('parseResetTime', () => {
+  it("reads Claude Code's clock times as the next such time in the agent's zone", () => {
+    expect(at("You've reached your usage limit · resets 3am")).toBe('2026-11-25T03:00:00.000Z');
+    expect(at('5-hour limit reached ∙ resets 3pm')).toBe('2026-11-24T15:00:00.000Z');
+    expect(at('5-hour limit reached ∙ resets 3pm', 'Europe/Berlin')).toBe('2026-11-25T14:00:00.000Z');
+    expect(at('limit · resets 4:15pm', 'Europe/Berlin')).toBe('2026-11-24T15:15:00.000Z');
+  });
+
+  it('a zone named in the text wins over the default', () => {
+    expect(at('Claude usage limit reached. Your limit will reset at 6pm (Europe/Berlin)')).toBe(
+      '2026-11-24T17:00:00.000Z',
+    );
+    expect(at('Your limit will reset at 6pm (America/New_York)', 'Europe/Berlin')).toBe('2026-11-24T23:00:00.000Z');
+  });
+
+  it('reads a span from now', () => {
+    expect(at('Your usage resets in approximately 4 hours.')).toBe('2026-11-24T18:30:00.000Z');
+    expect(at('Your usage resets in 10 seconds.')).toBe('2026-11-24T14:30:10.000Z');
+  });
+
+  it('reads the epoch seconds of older transcripts', () => {
+    expect(at('Claude AI usage limit reached|1795617000')).toBe(new Date(1795617000 * 1000).toISOString());
+  });
+
+  it('takes only the words after "reset": other times on screen are not it', () => {
+    expect(at('✳ Working… (2m 18s · ↓ 4.8k tokens)\nAPI Error: Request rejected (429) · rate limit')).toBeUndefined();
+    expect(at("You've hit your limit. Please wait and try again later.")).toBeUndefined();
+    expect(at('Stop and wait for limit to reset')).toBeUndefined();
+  });
+
+  it('refuses what cannot be a reset: stale, or further than a week ahead', () => {
+    expect(at('Claude AI usage limit reached|1700000000')).toBeUndefined();
+    expect(at('usage resets in 30 days')).toBeUndefined();
+  });
+
+  it('the last notice on screen is the current one', () => {
+    expect(at('resets 3am\n…\nYour usage resets in approximately 1 hour.')).toBe('2026-11-24T15:30:00.000Z');
+  });
+
+  it('is bounded on long and hostile text', () => {
+    const long = `${'resets '.repeat(20_000)}resets in 2 hours`;
+    const t0 = performance.now();
+    expect(at(long)).toBe('2026-11-24T16:30:00.000Z');
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+
+  it('knows zone offsets, and not unknown zones', () => {
+    expect(offsetMinutes('Europe/Berlin', NOW)).toBe(60);
+    expect(offsetMinutes('America/New_York', NOW)).toBe(-300);
+    expect(offsetMinutes('UTC', NOW)).toBe(0);
+    expect(offsetMinutes('Mars/Olympus', NOW)).toBeUndefined();
+  });
+});
+
+describe('status.agent.quota.resetsAt from the transcript and hooks', () => {
+  it('an API error or the usage-limit line in the transcript says when it resets', async () => {
+    const { foldEvents, newObservation } = await import('../../../../controller/reconcilers/session/agent-state.js');
+    const { LOG_START } = await import('../../../../controller/store/eventlog.js');
+    const ts = '2026-11-24T14:30:00.000Z';
+    const o = foldEvents(
+      newObservation(1, LOG_START),
+      [{ seq: 1, run: 1, ts, type: 'assistant_message', text: 'Claude AI usage limit reached|1795617000' }] as never,
+      LOG_START,
+    );
+    expect(o.quota).toEqual({
+      since: ts,
+      message: 'Claude AI usage limit reached|1795617000',
+      resetsAt: new Date(1795617000 * 1000).toISOString(),
+    });
+    const stop = foldEvents(
+      newObservation(1, LOG_START),
+      [
+        {
+          seq: 1,
+          run: 1,
+          ts,
+          type: 'hook',
+          hook: 'StopFailure',
+          payload: { error: 'rate_limit', last_assistant_message: 'API Error: 429 · Your usage resets in 2 hours' },
+        },
+      ] as never,
+      LOG_START,
+    );
+    expect(stop.quota?.resetsAt).toBe('2026-11-24T16:30:00.000Z');
+  });
+});
