@@ -136,7 +136,7 @@ export type PromptDeliveryStatus = {
 
 /** status.lifecycle: what the lifecycle machine needs beside phase/run/restarts to resume. */
 export type LifecycleStatus = {
-  stopReason?: 'Stopped' | 'TimedOut';
+  stopReason?: 'Stopped' | 'TimedOut' | 'BudgetExceeded';
   /** metadata.generation the current run was started from. */
   runGeneration?: number;
   /** The restart annotation (orchctl.io/restartedAt) value the current run was started for: honoured once. */
