@@ -306,3 +306,19 @@ export function validateObject(obj: Resource, kind: KindInfo): FieldError[] {
     return true;
   });
 }
+
+const plainValidators = new WeakMap<object, ValidateFunction>();
+
+/**
+ * Validates data against a plain JSON Schema (orchctl's own files, e.g. the config: not a kind),
+ * with the same ajv set-up and wording as manifests.
+ */
+export function validateAgainstSchema(schema: object, data: unknown): FieldError[] {
+  let v = plainValidators.get(schema);
+  if (!v) {
+    v = ajv().compile(schema);
+    plainValidators.set(schema, v);
+  }
+  if (v(data)) return [];
+  return (v.errors ?? []).map(toFieldError).filter((e): e is FieldError => e !== undefined);
+}

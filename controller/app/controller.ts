@@ -7,7 +7,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { orchctlHome, packageRoot, stateDbPath } from '../api/paths.js';
+import { describeChoice } from '../api/config-location.js';
+import { orchctlHome, packageRoot } from '../api/paths.js';
 import { EventRecorder } from '../client/events.js';
 import { ControllerMetrics } from '../metrics/index.js';
 import { AgentFeed } from '../observers/agent-feed.js';
@@ -30,12 +31,14 @@ import { CONTROLLER_LEASE } from '../runtime/lease.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager, type Readiness } from '../runtime/manager.js';
 import { EventLogs } from '../store/eventlog.js';
-import { SqliteStore } from '../store/sqlite.js';
+import { storeFor } from '../store/open.js';
 import { applyManifests, ManifestWatcher } from './manifests.js';
 import { PaneDeaths } from './pane-deaths.js';
 
 export interface ControllerAppOptions {
   home?: string;
+  /** A context of $ORCHCTL_HOME/config naming the store (else $ORCHCTL_STORE, the current context, the default). */
+  context?: string;
   once?: boolean;
   /** A directory of manifests applied at start and whenever a file in it changes. */
   manifests?: string;
@@ -66,14 +69,14 @@ export class ControllerApp {
   constructor(private readonly opts: ControllerAppOptions) {
     this.home = opts.home ? path.resolve(opts.home) : orchctlHome();
     fs.mkdirSync(this.home, { recursive: true, mode: 0o700 });
-    const dbPath = stateDbPath({ ...process.env, ORCHCTL_HOME: this.home });
+    const where = { home: this.home, context: opts.context };
     this.tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
     this.panes = new PaneObserver(this.tmux);
     this.mgr = new Manager({
-      store: new SqliteStore(dbPath),
+      store: storeFor(where),
       log: opts.log,
       once: opts.once,
-      describe: `store ${stateDbPath({ ORCHCTL_HOME: this.home })}, tmux socket ${this.tmux.socket}`,
+      describe: `store ${describeChoice(where)}, tmux socket ${this.tmux.socket}`,
       onLeading: (leading) => this.metrics.runtime.setLeader(leading),
       instrument: (name) =>
         name === this.metrics.runtime.controller

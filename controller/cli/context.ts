@@ -1,12 +1,15 @@
 /** What every command needs: the kind registry and the store, opened from global options. */
+import type { StoreChoice, StoreTarget } from '../api/config-location.js';
 import { registry, type KindInfo, type Registry } from '../api/crds.js';
-import { stateDbPath } from '../api/paths.js';
+import { orchctlHome } from '../api/paths.js';
 import { DEFAULT_NAMESPACE } from '../api/types.js';
-import { SqliteStore } from '../store/sqlite.js';
+import { storeFor, storeTarget } from '../store/open.js';
 import type { Store } from '../store/store.js';
 
 export interface GlobalOptions {
   home?: string;
+  /** A context of $ORCHCTL_HOME/config (docs/contexts.md). */
+  context?: string;
 }
 
 export interface Context {
@@ -15,14 +18,22 @@ export interface Context {
   close(): Promise<void>;
 }
 
+/** What the global options say about the store: $ORCHCTL_HOME (or --home) and --context. */
+export function storeChoice(g: GlobalOptions = {}): StoreChoice {
+  const env = g.home ? { ...process.env, ORCHCTL_HOME: g.home } : process.env;
+  return { home: orchctlHome(env), context: g.context, env };
+}
+
+/** Which store the global options name, and why: --context > $ORCHCTL_STORE > currentContext > default. */
+export const resolveTarget = (g: GlobalOptions = {}): Promise<StoreTarget> => storeTarget(storeChoice(g));
+
 /**
  * Opens the store. `readonly` for commands that only read (get, describe, logs...): they take no
  * write lock, so they never wait on the controller, and on a home with no store they find nothing
  * and create nothing.
  */
 export function openContext(g: GlobalOptions = {}, opts: { readonly?: boolean } = {}): Context {
-  const env = g.home ? { ...process.env, ORCHCTL_HOME: g.home } : process.env;
-  const store = new SqliteStore(stateDbPath(env), { readonly: opts.readonly });
+  const store = storeFor(storeChoice(g), opts);
   return { reg: registry(), store, close: () => store.close() };
 }
 

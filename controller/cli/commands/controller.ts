@@ -39,6 +39,7 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     : parseMetricsAddr(opts.metricsAddr ?? process.env.ORCHCTL_METRICS_ADDR ?? DEFAULT_METRICS_ADDR);
   const m = new ControllerApp({
     home: g.home,
+    context: g.context,
     once: opts.once,
     manifests: opts.manifests,
     workers,

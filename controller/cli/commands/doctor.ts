@@ -12,7 +12,8 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { compileDetection, parseVersion, profileForVersion, type DetectionProfile } from '../../agents/detection.js';
 import type { AgentSpec } from '../../api/kinds.js';
-import { packageRoot, stateDbPath } from '../../api/paths.js';
+import { describeLocation, describeSource, type StoreTarget } from '../../api/config-location.js';
+import { packageRoot } from '../../api/paths.js';
 import type { GlobalOptions } from '../context.js';
 import { out } from '../output.js';
 import { renderTable } from '../printers/table.js';
@@ -133,11 +134,36 @@ function templates(): AgentDef[] {
   return defs;
 }
 
-/** Agents in the store, only if the state directory already has a database. */
-async function storeAgents(g: GlobalOptions): Promise<AgentDef[]> {
-  const env = g.home ? { ...process.env, ORCHCTL_HOME: g.home } : process.env;
-  if (!fs.existsSync(stateDbPath(env))) return [];
-  const { openContext } = await import('../context.js');
+/** Which store this host's orchctl uses (docs/contexts.md), and what went wrong reaching it. */
+export interface StoreReport {
+  backend?: string;
+  location?: string;
+  chosenBy?: string;
+  context?: string;
+  error?: string;
+}
+
+/** Agents in the store, only if the SQLite store already exists (doctor never creates one); fills in `store`. */
+async function storeAgents(g: GlobalOptions, store: StoreReport): Promise<AgentDef[]> {
+  const { openContext, resolveTarget } = await import('../context.js');
+  // A bad config or an unreachable store is something to report, like a missing tool, not a crash.
+  const failed = (e: unknown): AgentDef[] => {
+    store.error = (e as Error).message.replaceAll('\nerror: ', '; ');
+    return [];
+  };
+  let t: StoreTarget;
+  try {
+    t = await resolveTarget(g);
+  } catch (e) {
+    return failed(e);
+  }
+  Object.assign(store, {
+    backend: t.location.backend,
+    location: describeLocation(t.location),
+    chosenBy: describeSource(t),
+    ...(t.context ? { context: t.context } : {}),
+  });
+  if (t.location.backend === 'sqlite' && !fs.existsSync(t.location.path)) return [];
   const ctx = openContext(g);
   try {
     const { items } = await ctx.store.list('Agent');
@@ -147,6 +173,8 @@ async function storeAgents(g: GlobalOptions): Promise<AgentDef[]> {
       source: 'store' as const,
       spec: o.spec as AgentSpec,
     }));
+  } catch (e) {
+    return failed(e);
   } finally {
     await ctx.close();
   }
@@ -207,13 +235,15 @@ export interface DoctorReport {
   ok: boolean;
   tools: ToolReport[];
   agents: AgentReport[];
+  store: StoreReport;
 }
 
 export async function doctor(g: GlobalOptions): Promise<DoctorReport> {
+  const store: StoreReport = {};
   const [tmux, git, agents] = await Promise.all([
     tool('tmux', ['-V'], MIN_TMUX),
     tool('git', ['--version']),
-    Promise.all([...templates(), ...(await storeAgents(g))].map(checkAgent)),
+    Promise.all([...templates(), ...(await storeAgents(g, store))].map(checkAgent)),
   ]);
   const node: ToolReport = {
     name: 'node',
@@ -223,7 +253,7 @@ export async function doctor(g: GlobalOptions): Promise<DoctorReport> {
     ok: true,
     message: process.execPath,
   };
-  return { ok: tmux.found && git.found, tools: [tmux, git, node], agents };
+  return { ok: tmux.found && git.found, tools: [tmux, git, node], agents, store };
 }
 
 export async function doctorCommand(opts: { output?: string }, g: GlobalOptions): Promise<void> {
@@ -252,6 +282,9 @@ export async function doctorCommand(opts: { output?: string }, g: GlobalOptions)
         ]),
       ]),
     );
+    const st = report.store;
+    out(`\nStore: ${st.location ? `${st.location}, chosen by ${st.chosenBy}` : 'unknown'}\n`);
+    if (st.error) out(`Store error: ${st.error}\n`);
   }
   const missing = report.tools.filter((t) => !t.found).map((t) => t.name);
   if (missing.length)

@@ -5,16 +5,25 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { stateDbPath } from '../../api/paths.js';
+import { describeLocation, describeSource } from '../../api/config-location.js';
 import { CONTROLLER_LEASE, holderIsDead } from '../../runtime/lease.js';
 import { restoreStoreFile, SqliteStore, verifyStoreFile } from '../../store/sqlite.js';
-import type { GlobalOptions } from '../context.js';
+import { type GlobalOptions, resolveTarget } from '../context.js';
 import { out } from '../output.js';
 
-const dbPath = (g: GlobalOptions) => stateDbPath(g.home ? { ...process.env, ORCHCTL_HOME: g.home } : process.env);
+/** The SQLite file the global options name (--context, $ORCHCTL_STORE...); etcd has its own snapshot tool. */
+async function dbPath(g: GlobalOptions, verb: 'backup' | 'restore'): Promise<string> {
+  const t = await resolveTarget(g);
+  if (t.location.backend === 'sqlite') return t.location.path;
+  const tool = verb === 'backup' ? 'etcdctl snapshot save FILE' : 'etcdutl snapshot restore FILE (on every member)';
+  throw new Error(
+    `orchctl store ${verb} works on an SQLite store; ${describeSource(t)} is ${describeLocation(t.location)}: ` +
+      `use ${tool} (docs/contexts.md)`,
+  );
+}
 
 export async function storeBackupCommand(file: string, opts: { force?: boolean }, g: GlobalOptions): Promise<void> {
-  const src = dbPath(g);
+  const src = await dbPath(g, 'backup');
   if (!fs.existsSync(src)) throw new Error(`there is no store at ${src} to back up`);
   const dest = path.resolve(file);
   if (fs.existsSync(dest) && !opts.force) throw new Error(`${dest} already exists (use --force to overwrite it)`);
@@ -33,9 +42,9 @@ export async function storeBackupCommand(file: string, opts: { force?: boolean }
 }
 
 export async function storeRestoreCommand(file: string, _opts: unknown, g: GlobalOptions): Promise<void> {
+  const dest = await dbPath(g, 'restore');
   const src = path.resolve(file);
   verifyStoreFile(src);
-  const dest = dbPath(g);
   if (fs.existsSync(dest)) {
     const cur = new SqliteStore(dest, { readonly: true });
     try {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { packageRoot, stateDbPath } from '../../api/paths.js';
-import { openContext, type GlobalOptions } from '../context.js';
+import { packageRoot } from '../../api/paths.js';
+import { openContext, type GlobalOptions, resolveTarget } from '../context.js';
 import { out } from '../output.js';
 
 export function orchctlVersion(): string {
@@ -26,9 +26,10 @@ export async function versionCommand(opts: { output?: string; client?: boolean }
     const ctx = openContext(g, { readonly: true });
     try {
       const lease = await ctx.store.getLease('orchctl-controller');
+      const { location: loc } = await resolveTarget(g);
       info.store = {
-        backend: 'sqlite',
-        path: stateDbPath(g.home ? { ...process.env, ORCHCTL_HOME: g.home } : process.env),
+        backend: loc.backend,
+        path: loc.backend === 'sqlite' ? loc.path : loc.endpoints.join(','),
         revision: await ctx.store.revision(),
       };
       info.controller = lease ? { holderIdentity: lease.holderIdentity, renewTime: lease.renewTime } : null;

@@ -1,0 +1,65 @@
+/**
+ * A Store that is still being opened. Commands and the controller take their store synchronously,
+ * but a store named by a config (yaml, ajv) or on etcd (its client) is loaded with a dynamic import,
+ * so that the zero-config SQLite path never pays for either. Every call waits for the real store;
+ * a failure to open it (a bad config, an unknown context) is each call's error.
+ */
+import type { ObjectKey, Resource } from '../api/types.js';
+import type {
+  DeleteOptions,
+  ListOptions,
+  Store,
+  TxnOptions,
+  WatchEvent,
+  WatchHandle,
+  WatchOptions,
+  WriteOp,
+} from './store.js';
+
+export class DeferredStore implements Store {
+  private closed = false;
+
+  constructor(private readonly opening: Promise<Store>) {
+    // Not an unhandled rejection when nobody calls: the first call reports it.
+    opening.catch(() => undefined);
+  }
+
+  get = async (key: ObjectKey) => (await this.opening).get(key);
+  list = async (kind: string, opts?: ListOptions) => (await this.opening).list(kind, opts);
+  create = async (obj: Resource) => (await this.opening).create(obj);
+  update = async (obj: Resource) => (await this.opening).update(obj);
+  updateStatus = async (obj: Resource) => (await this.opening).updateStatus(obj);
+  delete = async (key: ObjectKey, opts?: DeleteOptions) => (await this.opening).delete(key, opts);
+  txn = async (ops: WriteOp[], opts?: TxnOptions) => (await this.opening).txn(ops, opts);
+  revision = async () => (await this.opening).revision();
+  uid = async () => (await this.opening).uid();
+  tryAcquireLease = async (name: string, holder: string, seconds: number) =>
+    (await this.opening).tryAcquireLease(name, holder, seconds);
+  releaseLease = async (name: string, holder: string) => (await this.opening).releaseLease(name, holder);
+  getLease = async (name: string) => (await this.opening).getLease(name);
+
+  /** Starts the real watch once the store is open; a close before that means it never starts. */
+  watch(opts: WatchOptions, onEvent: (ev: WatchEvent) => void, onError?: (err: Error) => void): WatchHandle {
+    let inner: WatchHandle | undefined;
+    let done = false;
+    this.opening.then(
+      (s) => {
+        if (!done && !this.closed) inner = s.watch(opts, onEvent, onError);
+      },
+      (e: Error) => onError?.(e),
+    );
+    return {
+      close: () => {
+        done = true;
+        inner?.close();
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    // A store that never opened has nothing to close.
+    const s = await this.opening.catch(() => undefined);
+    await s?.close();
+  }
+}
