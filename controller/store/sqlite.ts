@@ -28,6 +28,7 @@ import type {
   WatchOptions,
   WriteOp,
 } from './store.js';
+import { fenceBroken, fencedError } from './store.js';
 
 // require(), not import: Node 20 loads a CommonJS package imported from ESM through its ESM
 // translator (a lexer pass and a second module record): ~2 ms of every cold `orchctl get` here.
@@ -252,6 +253,7 @@ export class SqliteStore implements Store {
     const run = this.db.transaction(() => {
       // Guards first, as etcd evaluates a txn's compares before its ops: a guard never sees the
       // transaction's own writes, wherever it stands in the list.
+      if (opts.fence) this.checkFence(opts.fence);
       const writes: Exclude<WriteOp, UnchangedGuard>[] = [];
       for (const op of ops) {
         if (op.op === 'unchanged') this.checkUnchanged(op);
@@ -270,6 +272,14 @@ export class SqliteStore implements Store {
     this.localWrite = true;
     setImmediate(() => this.pump());
     return results;
+  }
+
+  /** TxnOptions.fence: the lease row is read inside the write transaction, so no takeover slips in between. */
+  private checkFence(fence: NonNullable<TxnOptions['fence']>): void {
+    const row = this.stmts.leaseGet.get(fence.lease);
+    const cur = row ? (JSON.parse(row.data) as LeaseRecord) : undefined;
+    const why = fenceBroken(cur, fence.holder, Date.now());
+    if (why) throw fencedError(fence, why);
   }
 
   private checkUnchanged(g: UnchangedGuard): void {

@@ -1,7 +1,8 @@
 /**
  * The Store contract, modelled on etcd so a second backend (etcd for several hosts) is another
  * implementation of this interface, not a rewrite of its callers:
- *  - one global revision; every write gets a new one and it becomes the object's resourceVersion;
+ *  - one global revision; every write gets a new one and it becomes the object's resourceVersion
+ *    (a transaction's ops may share one: etcd gives a whole transaction a single revision);
  *  - update/updateStatus/delete with a resourceVersion are compare-and-swap (Conflict otherwise);
  *  - a transaction may carry `unchanged` guards over a kind (and namespace): Conflict when anything
  *    there was written after a given revision (etcd: a mod_revision Compare over a key range);
@@ -92,6 +93,15 @@ export const FENCED = 'Fenced';
 /** A Conflict because the caller's lease was not held (TxnOptions.fence), not a stale object. */
 export const isFenced = (e: unknown): boolean =>
   isApiError(e, 'Conflict') && e.causes.some((c) => c.field === 'fence' && c.message.startsWith(FENCED));
+
+/** Why `holder` does not hold the lease `cur` at `now` (ms), or undefined when it does. */
+export function fenceBroken(cur: LeaseRecord | undefined, holder: string, now: number): string | undefined {
+  if (!cur) return 'nobody holds it';
+  if (cur.holderIdentity !== holder) return `${cur.holderIdentity} holds it`;
+  const expires = Date.parse(cur.renewTime) + cur.leaseDurationSeconds * 1000;
+  if (expires < now) return `it expired at ${new Date(expires).toISOString()}`;
+  return undefined;
+}
 
 /** The Conflict a transaction fails with when its fence does not hold. */
 export function fencedError(fence: { lease: string; holder: string }, why: string): ApiError {

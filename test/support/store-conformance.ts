@@ -15,7 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError, isApiError, type ErrorReason } from '../../controller/api/errors.js';
 import { parseSelector } from '../../controller/api/labels.js';
 import type { ObjectKey, Resource } from '../../controller/api/types.js';
-import type { Store, WatchEvent, WatchOptions } from '../../controller/store/store.js';
+import { isFenced, type Store, type WatchEvent, type WatchOptions } from '../../controller/store/store.js';
 
 export interface StoreFactoryOptions {
   /** Keep at least this many revisions of watch history (older ones may be compacted). */
@@ -515,7 +515,8 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         ]);
         expect(res.map((o) => o.metadata.name)).toEqual(['b', 'a', 'n']);
         expect(res[1].metadata.generation).toBe(2);
-        expect(Number(res[0].metadata.resourceVersion)).toBeLessThan(Number(res[1].metadata.resourceVersion));
+        // SQLite gives each op its own revision; etcd gives a whole transaction one: never decreasing.
+        expect(Number(res[0].metadata.resourceVersion)).toBeLessThanOrEqual(Number(res[1].metadata.resourceVersion));
         expect(Number(res[2].metadata.resourceVersion)).toBe(await store.revision());
         expect(await store.get(keyOf(res[0]))).toEqual(res[0]);
       });
@@ -817,6 +818,84 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         expect(events.map((e) => e.type)).toEqual(['MODIFIED', 'MODIFIED', 'MODIFIED']);
         expect(events[2].object.spec!.prompt).toBe('p11-99');
         recent.handle.close();
+      });
+    });
+
+    describe('txn fence: only while the caller holds a lease', () => {
+      const fence = (holder: string) => ({ fence: { lease: 'ctl', holder } });
+
+      it('applies while the holder holds the lease, unexpired', async () => {
+        await store.tryAcquireLease('ctl', 'leader-a', 10);
+        const [a] = await store.txn([{ op: 'create', object: session('a') }], fence('leader-a'));
+        expect(await store.get(keyOf(a))).toEqual(a);
+        // Renewing does not break the fence.
+        await store.tryAcquireLease('ctl', 'leader-a', 10);
+        await store.txn([{ op: 'update', object: { ...a, spec: { prompt: 'changed' } } }], fence('leader-a'));
+      });
+
+      it('fails with a fenced Conflict naming the lease when another holds it, and writes nothing', async () => {
+        await store.tryAcquireLease('ctl', 'leader-b', 10);
+        const rev = await store.revision();
+        const e = await expectReason(
+          store.txn([{ op: 'create', object: session('a') }], fence('leader-a')),
+          'Conflict',
+        );
+        expect(isFenced(e)).toBe(true);
+        expect(e.message).toContain('"ctl"');
+        expect(e.message).toContain('leader-b');
+        expect(await store.revision()).toBe(rev);
+        expect(await store.get({ kind: 'AgentSession', namespace: 'default', name: 'a' })).toBeUndefined();
+        // A plain Conflict (stale resourceVersion) is not a fenced one.
+        const b = await store.create(session('b'));
+        await store.update({ ...b, spec: { prompt: 'x' } });
+        expect(isFenced(await apiError(store.update({ ...b, spec: { prompt: 'y' } })))).toBe(false);
+      });
+
+      it('fails when nobody holds the lease or it expired, and after a takeover fences the old holder', async () => {
+        expect(isFenced(await apiError(store.txn([{ op: 'create', object: session('a') }], fence('leader-a'))))).toBe(
+          true,
+        );
+        await store.tryAcquireLease('ctl', 'leader-a', 1);
+        await store.txn([{ op: 'create', object: session('a') }], fence('leader-a'));
+        await sleep(1300);
+        const e = await apiError(store.txn([{ op: 'create', object: session('b') }], fence('leader-a')));
+        expect(isFenced(e)).toBe(true);
+        expect(e.message).toContain('expired');
+        await store.tryAcquireLease('ctl', 'leader-b', 10);
+        expect(isFenced(await apiError(store.txn([{ op: 'create', object: session('b') }], fence('leader-a'))))).toBe(
+          true,
+        );
+        await store.txn([{ op: 'create', object: session('b') }], fence('leader-b'));
+        // Released: nobody holds it.
+        await store.releaseLease('ctl', 'leader-b');
+        expect(isFenced(await apiError(store.txn([{ op: 'create', object: session('c') }], fence('leader-b'))))).toBe(
+          true,
+        );
+      });
+
+      it('is checked by a dry run and by a guards-only transaction too', async () => {
+        await store.tryAcquireLease('ctl', 'leader-b', 10);
+        const since = await store.revision();
+        const guard = { op: 'unchanged', kind: 'AgentSession', since } as const;
+        expect(isFenced(await apiError(store.txn([guard], fence('leader-a'))))).toBe(true);
+        const dry = store.txn([{ op: 'create', object: session('a') }], { ...fence('leader-a'), dryRun: true });
+        expect(isFenced(await apiError(dry))).toBe(true);
+        expect(await store.txn([guard], fence('leader-b'))).toEqual([]);
+      });
+
+      it('of a deposed leader and the new one racing, only the holder writes', async () => {
+        await store.tryAcquireLease('ctl', 'old', 1);
+        await sleep(1100);
+        const takeover = store.tryAcquireLease('ctl', 'new', 10);
+        const write = (holder: string, name: string) =>
+          store.txn([{ op: 'create', object: session(name) }], fence(holder)).then(
+            () => 'ok',
+            (e) => (isFenced(e) ? 'fenced' : String(e)),
+          );
+        const [outcomeOld] = await Promise.all([write('old', 'from-old'), takeover]);
+        expect(outcomeOld).toBe('fenced');
+        expect(await write('new', 'from-new')).toBe('ok');
+        expect((await store.list('AgentSession')).items.map((o) => o.metadata.name)).toEqual(['from-new']);
       });
     });
 

@@ -1,0 +1,124 @@
+/**
+ * The connection to etcd (npm `etcd3`, whose raw KV and Watch clients the backend uses): endpoint
+ * checks (plaintext only on loopback), TLS files, and a deadline on every call. An etcd leader
+ * loss stalls writes for seconds and a lost quorum stalls them for ever, so nothing here waits
+ * without a bound: a call past its deadline fails with reason Timeout, naming the endpoints.
+ */
+import fs from 'node:fs';
+import { Etcd3, GRPCDeadlineExceededError, GRPCUnavailableError, type IOptions } from 'etcd3';
+import { ApiError, isApiError } from '../api/errors.js';
+
+export interface EtcdTls {
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * Endpoints as URLs (`host:port` means http://host:port). Plaintext is refused unless the endpoint
+ * is on this host: anyone on the path could read every object and write any of them.
+ */
+export function checkEndpoints(endpoints: string[], tls?: EtcdTls): string[] {
+  if (!endpoints.length) throw new ApiError('BadRequest', 'etcd store: no endpoints given');
+  return endpoints.map((raw) => {
+    const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`;
+    let url: URL;
+    try {
+      url = new URL(withScheme);
+    } catch {
+      throw new ApiError('BadRequest', `etcd endpoint "${raw}" is not a URL (want https://host:port)`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new ApiError('BadRequest', `etcd endpoint "${raw}": use https:// (or http:// on loopback)`);
+    if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname))
+      throw new ApiError(
+        'BadRequest',
+        `etcd endpoint "${raw}" is plaintext http to another host: use https:// with a CA ` +
+          '(and a client certificate and key); plaintext is allowed only on loopback (127.0.0.0/8, ::1, localhost)',
+      );
+    if (url.protocol === 'http:' && (tls?.ca || tls?.cert || tls?.key))
+      throw new ApiError('BadRequest', `etcd endpoint "${raw}" is http:// but TLS files were given: use https://`);
+    return `${url.protocol}//${url.host}`;
+  });
+}
+
+function readPem(what: string, file: string | undefined): Buffer | undefined {
+  if (!file) return undefined;
+  try {
+    return fs.readFileSync(file);
+  } catch (e) {
+    throw new ApiError('BadRequest', `etcd ${what} file ${file}: ${(e as Error).message}`);
+  }
+}
+
+export function connectEtcd(endpoints: string[], tls: EtcdTls | undefined, attemptTimeoutMs: number): Etcd3 {
+  const ca = readPem('CA', tls?.ca);
+  const cert = readPem('client certificate', tls?.cert);
+  const key = readPem('client key', tls?.key);
+  if (!!cert !== !!key)
+    throw new ApiError('BadRequest', 'etcd TLS: a client certificate and its key go together (give both or neither)');
+  const options: IOptions = {
+    hosts: endpoints,
+    // One attempt may not take the whole deadline: a call queued on a member that was just killed
+    // is cut short and retried on another one (etcd3 retries deadline and unavailable errors).
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + attemptTimeoutMs }),
+    dialTimeout: attemptTimeoutMs,
+    grpcOptions: {
+      // Reconnect to a restarted member within a second, and notice a silent (stopped) one.
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': 1000,
+      'grpc.keepalive_time_ms': 10_000,
+      'grpc.keepalive_timeout_ms': 5000,
+      'grpc.keepalive_permit_without_calls': 1,
+    },
+  };
+  // With a CA (and maybe a client pair) the channel is TLS; https:// without a CA uses the system roots.
+  if (ca || cert) options.credentials = { rootCertificate: ca as Buffer, certChain: cert, privateKey: key };
+  return new Etcd3(options);
+}
+
+/**
+ * Runs `fn` within `ms`: past it the call fails with reason Timeout (its RPCs are cut by their own
+ * deadlines). A Timeout on a write means the outcome is unknown, as with any distributed store.
+ */
+export async function withDeadline<T>(
+  what: string,
+  endpoints: string[],
+  ms: number,
+  fn: (deadline: number) => Promise<T>,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timeoutError(what, endpoints, ms)), ms);
+  });
+  try {
+    return await Promise.race([fn(deadline).catch((e) => Promise.reject(etcdError(e, what, endpoints, ms))), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function timeoutError(what: string, endpoints: string[], ms: number): ApiError {
+  return new ApiError(
+    'Timeout',
+    `etcd store: ${what} did not complete within ${ms} ms (endpoints ${endpoints.join(', ')}); ` +
+      'the cluster may be electing a leader or have lost its quorum; retry',
+  );
+}
+
+/** etcd and gRPC failures as ApiErrors with a reason a caller can act on; ApiErrors pass through. */
+export function etcdError(e: unknown, what: string, endpoints: string[], ms: number): Error {
+  if (isApiError(e)) return e;
+  const msg = (e as Error)?.message ?? String(e);
+  if (e instanceof GRPCDeadlineExceededError || /request timed out|DEADLINE_EXCEEDED/i.test(msg))
+    return timeoutError(what, endpoints, ms);
+  if (e instanceof GRPCUnavailableError || /no leader|UNAVAILABLE|ECONNREFUSED|connect/i.test(msg))
+    return new ApiError(
+      'Unavailable',
+      `etcd store: ${what} failed: no member answered (endpoints ${endpoints.join(', ')}): ${msg}`,
+    );
+  return new ApiError('InternalError', `etcd store: ${what} failed: ${msg}`);
+}

@@ -1,0 +1,73 @@
+/**
+ * Named leases on etcd, with the SQLite backend's semantics (store.ts LeaseRecord): held while
+ * renewTime + duration is in the future by the clock of whoever looks; re-acquiring by the holder
+ * renews; leaderTransitions counts changes of holder. One key per lease (leases/<name>, outside
+ * objects/, so no watch sees it and revision() does not move), written with compare-and-swap on
+ * its mod_revision, so two contenders never both win. No etcd TTL lease is attached: expiry is
+ * the record's, as with Kubernetes' coordination Leases (hosts keep their clocks in sync).
+ */
+import type { Etcd3 } from 'etcd3';
+import { ApiError } from '../api/errors.js';
+import type { EtcdKeys } from './etcd-keys.js';
+import type { LeaseRecord } from './store.js';
+
+const MAX_ATTEMPTS = 20;
+
+export class EtcdLeases {
+  constructor(
+    private readonly client: Etcd3,
+    private readonly keys: EtcdKeys,
+  ) {}
+
+  private async read(name: string): Promise<{ rec?: LeaseRecord; mod: number }> {
+    const res = await this.client.kv.range({ key: Buffer.from(this.keys.lease(name)) });
+    const kv = res.kvs[0];
+    return kv ? { rec: JSON.parse(kv.value.toString()) as LeaseRecord, mod: Number(kv.mod_revision) } : { mod: 0 };
+  }
+
+  /** Put or delete the lease key only if it is still at `mod` (0 = absent). */
+  private async swap(name: string, mod: number, rec: LeaseRecord | undefined): Promise<boolean> {
+    const key = Buffer.from(this.keys.lease(name));
+    const res = await this.client.kv.txn({
+      compare: [{ key, target: 'Mod', result: 'Equal', mod_revision: mod }],
+      success: [
+        rec ? { request_put: { key, value: Buffer.from(JSON.stringify(rec)) } } : { request_delete_range: { key } },
+      ],
+      failure: [],
+    });
+    return res.succeeded;
+  }
+
+  async tryAcquire(name: string, holder: string, durationSeconds: number): Promise<LeaseRecord | undefined> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const { rec: cur, mod } = await this.read(name);
+      const now = new Date();
+      const expired = cur && Date.parse(cur.renewTime) + cur.leaseDurationSeconds * 1000 < now.getTime();
+      if (cur && cur.holderIdentity !== holder && !expired) return undefined;
+      const same = cur?.holderIdentity === holder;
+      const rec: LeaseRecord = {
+        name,
+        holderIdentity: holder,
+        acquireTime: same ? cur!.acquireTime : now.toISOString(),
+        renewTime: now.toISOString(),
+        leaseDurationSeconds: durationSeconds,
+        leaderTransitions: (cur?.leaderTransitions ?? 0) + (cur && !same ? 1 : 0),
+      };
+      if (await this.swap(name, mod, rec)) return rec;
+      // Someone else wrote it meanwhile: look again (they may now hold it).
+    }
+    throw new ApiError('Conflict', `lease "${name}" kept changing while ${holder} tried to acquire it; retry`);
+  }
+
+  async release(name: string, holder: string): Promise<void> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const { rec, mod } = await this.read(name);
+      if (rec?.holderIdentity !== holder) return;
+      if (await this.swap(name, mod, undefined)) return;
+    }
+  }
+
+  async get(name: string): Promise<LeaseRecord | undefined> {
+    return (await this.read(name)).rec;
+  }
+}

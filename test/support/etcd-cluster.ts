@@ -1,0 +1,210 @@
+/**
+ * A real etcd cluster for tests: N members (default 3) of Debian's /usr/bin/etcd on free loopback
+ * ports, each with its own temporary data directory, fast elections (heartbeat 100 ms, election
+ * 1000 ms). One cluster per test file (start in beforeAll, stop in afterAll); every member still
+ * running is killed when the test process exits, so no etcd outlives its tests.
+ *
+ *   const cluster = await startEtcdCluster();
+ *   const store = new EtcdStore({ endpoints: cluster.endpoints, prefix: '/t1/' });
+ *   const i = await cluster.leader();          // index of the raft leader
+ *   await cluster.kill(i);                     // SIGKILL (or another signal: SIGSTOP, SIGTERM)
+ *   await cluster.restart(i);                  // same name, ports and data: rejoins
+ *   await cluster.stop();                      // kills every member, removes the data
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const ETCD_BIN = process.env.ORCHCTL_ETCD_BIN ?? '/usr/bin/etcd';
+/** Whether the tests can run here (CI installs Debian's etcd-server when missing). */
+export const etcdAvailable = fs.existsSync(ETCD_BIN);
+
+export interface EtcdMember {
+  name: string;
+  /** http://127.0.0.1:PORT, what clients connect to. */
+  clientUrl: string;
+  peerUrl: string;
+  dataDir: string;
+  /** The running process, or undefined while it is killed. */
+  process?: ChildProcess;
+}
+
+export interface EtcdCluster {
+  /** Client URLs of every member, in member order. */
+  endpoints: string[];
+  members: EtcdMember[];
+  /** Index of the current raft leader (asked of the members that answer). */
+  leader(): Promise<number>;
+  /** Sends `signal` (default SIGKILL) to a member; for SIGKILL/SIGTERM, waits until it has exited. */
+  kill(member: number, signal?: NodeJS.Signals): Promise<void>;
+  /** Starts a killed member again with its data; resolves when it answers as healthy. */
+  restart(member: number): Promise<void>;
+  /** Kills every member and removes the data directories. */
+  stop(): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // A test that throws before afterAll, or a worker that exits early, must not leave members behind.
+  process.once('exit', () => {
+    for (const p of live) if (p.pid && p.exitCode === null) p.kill('SIGKILL');
+  });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+interface StatusReply {
+  header?: { member_id?: string };
+  leader?: string;
+}
+
+/** etcd's v3 JSON gateway: maintenance status of one member (its id and who it thinks leads). */
+async function status(clientUrl: string, timeoutMs = 1000): Promise<StatusReply | undefined> {
+  try {
+    const res = await fetch(`${clientUrl}/v3/maintenance/status`, {
+      method: 'POST',
+      body: '{}',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    return res.ok ? ((await res.json()) as StatusReply) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Healthy = answers a linearizable read (which needs a leader and a quorum). */
+async function healthy(clientUrl: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${clientUrl}/v3/kv/range`, {
+      method: 'POST',
+      body: JSON.stringify({ key: Buffer.from('health').toString('base64') }),
+      signal: AbortSignal.timeout(1000),
+    });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(what: string, cond: () => Promise<boolean>, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`etcd cluster: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function startEtcdCluster(opts: { size?: number } = {}): Promise<EtcdCluster> {
+  if (!etcdAvailable) throw new Error(`${ETCD_BIN} is missing: install Debian's etcd-server`);
+  installExitHook();
+  const size = opts.size ?? 3;
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-etcd-'));
+  const token = path.basename(root);
+  const members: EtcdMember[] = [];
+  for (let i = 0; i < size; i++) {
+    const name = `m${i}`;
+    members.push({
+      name,
+      clientUrl: `http://127.0.0.1:${await freePort()}`,
+      peerUrl: `http://127.0.0.1:${await freePort()}`,
+      dataDir: path.join(root, name),
+    });
+  }
+  const initialCluster = members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
+
+  const launch = (m: EtcdMember, state: 'new' | 'existing') => {
+    const args = [
+      `--name=${m.name}`,
+      `--data-dir=${m.dataDir}`,
+      `--listen-client-urls=${m.clientUrl}`,
+      `--advertise-client-urls=${m.clientUrl}`,
+      `--listen-peer-urls=${m.peerUrl}`,
+      `--initial-advertise-peer-urls=${m.peerUrl}`,
+      `--initial-cluster=${initialCluster}`,
+      `--initial-cluster-state=${state}`,
+      `--initial-cluster-token=${token}`,
+      '--heartbeat-interval=100',
+      '--election-timeout=1000',
+      '--log-level=error',
+      '--logger=zap',
+    ];
+    const log = fs.openSync(path.join(root, `${m.name}.log`), 'a');
+    const p = spawn(ETCD_BIN, args, { stdio: ['ignore', log, log] });
+    fs.closeSync(log);
+    live.add(p);
+    p.once('exit', () => live.delete(p));
+    m.process = p;
+  };
+
+  for (const m of members) launch(m, 'new');
+  const cluster: EtcdCluster = {
+    endpoints: members.map((m) => m.clientUrl),
+    members,
+    async leader() {
+      let found = -1;
+      await waitFor(
+        'a leader',
+        async () => {
+          for (const m of members) {
+            if (!m.process) continue;
+            const s = await status(m.clientUrl);
+            if (!s?.leader || s.leader === '0') continue;
+            const ids = await Promise.all(members.map((x) => (x.process ? status(x.clientUrl) : undefined)));
+            found = ids.findIndex((x) => x?.header?.member_id === s.leader);
+            if (found >= 0) return true;
+          }
+          return false;
+        },
+        15_000,
+      );
+      return found;
+    },
+    async kill(i, signal = 'SIGKILL') {
+      const p = members[i].process;
+      if (!p || p.exitCode !== null) return;
+      const exited = new Promise((r) => p.once('exit', r));
+      p.kill(signal);
+      if (signal === 'SIGKILL' || signal === 'SIGTERM') {
+        await exited;
+        members[i].process = undefined;
+      }
+    },
+    async restart(i) {
+      const m = members[i];
+      if (m.process) await cluster.kill(i);
+      launch(m, 'existing');
+      await waitFor(`${m.name} to rejoin`, () => healthy(m.clientUrl), 20_000);
+    },
+    async stop() {
+      await Promise.all(members.map((_, i) => cluster.kill(i)));
+      fs.rmSync(root, { recursive: true, force: true });
+    },
+  };
+  try {
+    await waitFor(
+      'every member healthy',
+      async () => (await Promise.all(members.map((m) => healthy(m.clientUrl)))).every(Boolean),
+      20_000,
+    );
+  } catch (e) {
+    await cluster.stop();
+    throw e;
+  }
+  return cluster;
+}
