@@ -7,6 +7,7 @@ import { RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import { parseDuration } from '../../api/duration.js';
 import type { AgentSession, AgentSessionSpec, SessionPolicy } from '../../api/kinds.js';
 import { isTrue } from '../../api/conditions.js';
+import { BUDGET_DEFAULTS, budgetExceeded } from '../../api/pause.js';
 import type { Condition } from '../../api/types.js';
 import type { HostSnapshot } from '../../observers/host.js';
 import type { LifecycleEvent, Phase, RestartPolicy } from './machine.js';
@@ -67,6 +68,15 @@ export function admit(
     return { admitted: false, reason: 'NodeUnschedulable', message: 'the node is marked unschedulable' };
   const p = policy?.spec ?? {};
   const name = policy ? `SessionPolicy "${policy.metadata.name}"` : 'policy';
+  if (budgetExceeded(policy)) {
+    const b = policy!.status!.budget!;
+    const window = p.budget?.window ?? BUDGET_DEFAULTS.window;
+    return {
+      admitted: false,
+      reason: 'BudgetExceeded',
+      message: `${name} budget exceeded (${b.display} in ${window})`,
+    };
+  }
   if (p.maxConcurrentSessions !== undefined && activeUnderPolicy >= p.maxConcurrentSessions)
     return {
       admitted: false,
@@ -194,10 +204,12 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
       // a new run (one, when both came in the same write).
       if ((generationChanged || restart) && wantsRunning(i.session)) return { type: 'NEW_RUN' };
       // A command that is not installed is not retried: the session waits for it in Pending instead.
+      // A run its budget stopped is not either: a person (or a spec change) starts the next one.
       if (
         !wantsRunning(i.session) ||
         restartsHeld(st.conditions) ||
         st.reason === 'Stopped' ||
+        st.reason === 'BudgetExceeded' ||
         st.reason === 'CommandNotFound'
       )
         return undefined;

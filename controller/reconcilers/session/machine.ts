@@ -27,7 +27,8 @@ export { ACTIVE_PHASES, TERMINAL_PHASES, type Phase, type RestartPolicy } from '
 export interface LifecycleContext {
   run: number; // number of the current (or last) run; 0 before the first
   restarts: number; // restarts since the last NEW_RUN
-  stopReason?: 'Stopped' | 'TimedOut';
+  /** BudgetExceeded: its SessionPolicy's budget (action Stop) stopped it at an idle point (pause.ts). */
+  stopReason?: 'Stopped' | 'TimedOut' | 'BudgetExceeded';
 }
 
 export type LifecycleEvent =
@@ -36,7 +37,7 @@ export type LifecycleEvent =
   | { type: 'START_FAILED'; reason: string; message: string }
   | { type: 'EXITED'; exitCode: number }
   | { type: 'GONE' }
-  | { type: 'STOP' }
+  | { type: 'STOP'; reason?: 'BudgetExceeded' }
   | { type: 'TIMEOUT' }
   | { type: 'GRACE_EXPIRED' }
   | { type: 'RESTART'; restartPolicy: RestartPolicy; maxRestarts: number }
@@ -86,7 +87,9 @@ export const sessionMachine = setup({
     nextRun: assign({ run: ({ context }) => context.run + 1, stopReason: undefined }),
     countRestart: assign({ restarts: ({ context }) => context.restarts + 1 }),
     resetRestarts: assign({ restarts: 0 }),
-    markStop: assign({ stopReason: 'Stopped' as const }),
+    markStop: assign({
+      stopReason: ({ event }) => (event.type === 'STOP' && event.reason) || ('Stopped' as const),
+    }),
     markTimeout: assign({ stopReason: 'TimedOut' as const }),
   },
 }).createMachine({

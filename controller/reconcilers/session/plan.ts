@@ -26,6 +26,7 @@ import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.
 import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
 import { MAX_REPORT_BYTES } from '../../observers/report.js';
 import { applyReport } from './report.js';
+import { budgetStopDue, budgetStopMessage, planPause } from './pause.js';
 
 import type { Observed, Problem, Resolved } from './observation.js';
 
@@ -157,6 +158,9 @@ export function plan(i: PlanInput): PlanOutput {
     const effective = resolved.effective;
     let ev = injected ?? observedEvent({ phase, session, pane: p.observed.pane, now: i.now, effective });
     injected = undefined;
+    // A budget with action Stop ends the run at an idle point (pause.ts).
+    if (!ev && phase === 'Running' && budgetStopDue(p.s, resolved.policy))
+      ev = { type: 'STOP', reason: 'BudgetExceeded' };
     if (!ev && phase === 'Pending') ev = admission(p);
     if (!ev) break;
     const [next, actions] = transition(sessionMachine, p.snap, ev);
@@ -406,14 +410,21 @@ function entered(p: Step, from: Phase, to: Phase, ev: LifecycleEvent): void {
       break;
     case 'Stopping': {
       const restart = p.restartAsked;
-      s.reason = timedOut ? 'TimedOut' : 'Stopping';
+      const budget = p.snap.context.stopReason === 'BudgetExceeded';
+      s.reason = timedOut ? 'TimedOut' : budget ? 'BudgetExceeded' : 'Stopping';
       s.message = timedOut
         ? `time box of ${formatDuration(p.i.resolved.effective.maxDurationMs ?? 0)} reached; stopping`
-        : restart
-          ? `restart requested (${RESTARTED_AT_ANNOTATION}=${restart}); stopping run ${s.run} first`
-          : 'desiredState is Stopped; stopping';
+        : budget
+          ? budgetStopMessage(p.i.resolved.policy)
+          : restart
+            ? `restart requested (${RESTARTED_AT_ANNOTATION}=${restart}); stopping run ${s.run} first`
+            : 'desiredState is Stopped; stopping';
       p.cond('Ready', 'False', 'Stopping', s.message);
-      p.event(timedOut ? 'Warning' : 'Normal', timedOut ? 'TimeBoxExceeded' : 'Stopping', s.message);
+      p.event(
+        timedOut || budget ? 'Warning' : 'Normal',
+        timedOut ? 'TimeBoxExceeded' : budget ? 'BudgetExceeded' : 'Stopping',
+        s.message,
+      );
       break;
     }
     case 'Backoff':
@@ -540,6 +551,8 @@ function endReason(p: Step, to: Phase, ev: LifecycleEvent): EventType {
     const box = formatDuration(i.resolved.effective.maxDurationMs ?? 0);
     return set('TimedOut', `stopped after the time box of ${box}${commits}`);
   }
+  if (p.snap.context.stopReason === 'BudgetExceeded')
+    return set('BudgetExceeded', `${budgetStopMessage(i.resolved.policy)}${commits}`);
   if (p.snap.context.stopReason === 'Stopped') {
     const exit = s.exitCode !== undefined ? ` (exit code ${s.exitCode})` : '';
     return set('Stopped', `stopped on request${exit}${commits}`, 'Normal');
@@ -601,6 +614,7 @@ function finish(p: Step): PlanOutput {
     if (p.observed.git) applyGit(s, p.observed.git);
   }
   reportInto(p);
+  const pauseDue = pauseInto(p);
   const d = p.observed.delivery;
   if (d) {
     p.cond('PromptDelivered', d.delivered ? 'True' : 'False', d.reason, d.message);
@@ -614,8 +628,36 @@ function finish(p: Step): PlanOutput {
     };
     p.fx.push({ type: 'DeliveryRecorded', run: s.run ?? 0 });
   }
-  const requeueAfterMs = nextLookMs(phase, { ...i.obj, status: s }, i.now, i.resolved.effective);
+  const next = nextLookMs(phase, { ...i.obj, status: s }, i.now, i.resolved.effective);
+  const requeueAfterMs = next === undefined || pauseDue === undefined ? (next ?? pauseDue) : Math.min(next, pauseDue);
   return p.out({ done: true, requeueAfterMs });
+}
+
+/** status.pause (pause.ts): held for a rate limit or a budget, resumed with the continue message. */
+function pauseInto(p: Step): number | undefined {
+  const { s, i } = p;
+  const r = planPause({
+    status: s,
+    uid: i.obj.metadata.uid ?? '',
+    policy: i.resolved.policy,
+    screen: p.observed.agent?.screen,
+    resumed: p.observed.resumed,
+    now: i.now,
+  });
+  if (r.pause) s.pause = r.pause;
+  else delete s.pause;
+  if (r.reason) {
+    s.reason = r.reason.reason;
+    s.message = r.reason.message;
+    if (r.pause) p.cond('Paused', 'True', r.pause.reason, r.pause.message);
+    else p.cond('Paused', 'False', 'Resumed', r.reason.message);
+  }
+  for (const e of r.events) p.event(e.type, e.reason, e.message);
+  const run = s.run ?? 0;
+  if (r.sendContinue) p.fx.push({ type: 'SendContinue', run, text: r.sendContinue });
+  if (r.forgetResume) p.fx.push({ type: 'ResumeRecorded', run });
+  if (r.sendContinue) p.wsLog('INFO', `pause over: sending the continue message`);
+  return r.dueMs;
 }
 
 /** The agent's state from its hooks, transcript and screen; a context step's Event; an opted-in answer. */

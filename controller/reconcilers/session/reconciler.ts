@@ -25,7 +25,11 @@ export type SessionDeps = ObserverDeps &
   Omit<ActuatorDeps, 'forget'> & {
     /** Tests replace the world: a scripted observer and a recording actuator (no tmux). */
     observer?: SessionObservation;
-    actuator?: Actuator & { delivery?(key: string, run: number): unknown; deliveriesInFlight?(): number };
+    actuator?: Actuator & {
+      delivery?(key: string, run: number): unknown;
+      resumed?(key: string, run: number): unknown;
+      deliveriesInFlight?(): number;
+    };
   };
 
 /** Plan steps one pass may take (a launch is three: prepare, record and start, go on). */
@@ -72,6 +76,7 @@ export class SessionReconciler implements Reconciler {
       // worker cannot admit into the same slot. Only for a session that may start now.
       if (admitting) observed.admission = this.observer.admission(key, obj, resolved, this.reservations);
       observed.delivery = this.actuator.delivery?.(key, status.run ?? 0) as Observed['delivery'];
+      observed.resumed = this.actuator.resumed?.(key, status.run ?? 0) as Observed['resumed'];
       const now = Date.now();
       const out = plan({ key, obj, status, observed, resolved, now, outcomes, continuation });
       if (out.reserve) this.reservations.add(key);

@@ -23,6 +23,7 @@ import type { EventLogs } from '../../store/eventlog.js';
 import { resumeNotes } from '../judge/resume.js';
 import type { Evaluation } from '../judge/types.js';
 import type { ControllerServices } from '../services.js';
+import { freesSlot } from './observe.js';
 import { SessionReconciler, type SessionMetricsHooks } from './reconciler.js';
 
 export interface SessionSetupDeps extends ControllerServices {
@@ -102,7 +103,10 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
 
   ctl
     .for('AgentSession')
-    .watches('AgentSession', (o) => (isActive(o) ? [] : pending(o.metadata.namespace ?? '')))
+    // A paused run that gave its slot up frees one too (pause.ts).
+    .watches('AgentSession', (o) =>
+      isActive(o) && !freesSlot(o.status as AgentSession['status']) ? [] : pending(o.metadata.namespace ?? ''),
+    )
     .watches('Agent', namespace)
     .watches('Project', namespace)
     .watches('SessionPolicy', namespace)

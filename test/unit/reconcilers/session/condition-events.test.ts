@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventObject } from '../../../../controller/api/event.js';
+import { clock } from '../../../../controller/api/pause.js';
 import type { AgentSession, AgentSessionStatus, AgentSpec } from '../../../../controller/api/kinds.js';
 import { EventRecorder } from '../../../../controller/client/events.js';
 import type { ScreenReading } from '../../../../controller/reconcilers/session/agent-state.js';
@@ -135,13 +136,19 @@ describe('agent conditions turning True record an Event', () => {
     };
     const hit = pass(running, screen('idle'), T0, { events: [error], next: { seq: 1, offset: 100 } });
     expect(cond(hit.status, 'QuotaExhausted')).toMatchObject({ status: 'True', reason: 'RateLimited' });
-    expect(events(hit)).toEqual([`Warning QuotaExhausted: ${error.text}`]);
+    // The limit pauses the run (pause.ts; rateLimit.pause defaults to true): no reset time given, so defaultWait.
+    const until = clock(hit.status.pause!.until!);
+    expect(events(hit)).toEqual([
+      `Warning QuotaExhausted: ${error.text}`,
+      `Normal Paused: RateLimited until ${until} (no reset time given: defaultWait 15m): ${error.text}`,
+    ]);
     expect(events(pass(hit.status, screen('idle'), T0 + 5000))).toEqual([]);
   });
 
   it('a limit shown on the screen counts too', () => {
     const out = pass(running, screen('idle', { quotaExhausted: true, prompt: 'Usage limit reached' }));
-    expect(events(out)).toEqual(['Warning QuotaExhausted: Usage limit reached']);
+    expect(events(out)[0]).toBe('Warning QuotaExhausted: Usage limit reached');
+    expect(events(out)[1]).toMatch(/^Normal Paused: RateLimited until \d\d:\d\d/);
   });
 
   it('conditions that stay False, or were True in the stored status already, record nothing', () => {
