@@ -49,6 +49,12 @@ export interface NotifierMetricsHooks {
   onDelivered?(channel: string, tier: NotificationTier, seconds: number): void;
 }
 
+/** What the scheduler reports (implemented in controller/metrics/nodes.ts). */
+export interface SchedulerMetricsHooks {
+  /** One attempt to place a session; `reasons` are why Nodes were filtered out when none fit. */
+  onScheduleAttempt?(result: 'scheduled' | 'unschedulable' | 'error', reasons?: readonly string[]): void;
+}
+
 /** What the autopilot reports (implemented in controller/metrics/autopilot.ts). */
 export interface AutopilotMetricsHooks {
   /** One think: the planner ran (or failed to produce a usable plan) in `seconds`. */

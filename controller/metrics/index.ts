@@ -17,7 +17,7 @@ import type { AgentSession, Autopilot, Decision, Node, Project } from '../api/ki
 import type { Informer } from '../runtime/informer.js';
 import { AssessmentMetrics, registerAssessmentSessionMetrics } from './assessment.js';
 import { AutopilotMetrics, registerAutopilotObjectMetrics } from './autopilot.js';
-import { registerNodeMetrics } from './nodes.js';
+import { registerNodeMetrics, SchedulerMetrics } from './nodes.js';
 import { registerProjectMetrics } from './projects.js';
 import { JudgeMetrics } from './judge.js';
 import { type NotificationChannelObject, NotifierMetrics, registerChannelMetrics } from './notifications.js';
@@ -56,6 +56,8 @@ export class ControllerMetrics {
   readonly notifications: NotifierMetrics;
   /** The autopilot's decisions by action and result, think latency and failures (autopilot.ts). */
   readonly autopilot: AutopilotMetrics;
+  /** The scheduler's attempts and why nodes were filtered out (nodes.ts). */
+  readonly scheduler: SchedulerMetrics;
 
   constructor(opts: MetricsOptions) {
     if (opts.processMetrics !== false) {
@@ -77,7 +79,8 @@ export class ControllerMetrics {
     registerSessionMetrics(this.registry, sessions);
     this.assessment = new AssessmentMetrics(this.registry);
     registerAssessmentSessionMetrics(this.registry, sessions);
-    registerNodeMetrics(this.registry, () => opts.nodes.list() as Node[]);
+    registerNodeMetrics(this.registry, () => opts.nodes.list() as Node[], sessions);
+    this.scheduler = new SchedulerMetrics(this.registry);
     this.notifications = new NotifierMetrics(this.registry);
     const channels = opts.notificationChannels;
     if (channels) registerChannelMetrics(this.registry, () => channels.list() as NotificationChannelObject[]);

@@ -1,12 +1,17 @@
 /**
- * Keeps the Node object of this host current: capacity, free memory/disk, load, uptime, tool
- * versions, the controller holding the lease, session count, and tmux sessions on our socket
- * that no object owns. A session tagged with this store's identity whose object is gone was
- * deleted behind the finalizer's back: it is stopped. Any other unowned session — another
- * store's, a lost or replaced store's, an older orchctl's, or one a person started — is an
- * orphan: reported on the Node and in an Event, never killed unless `--gc-orphans` says so.
+ * Keeps the Node object of this node agent current (one per node name; on one host the controller
+ * embeds the agent): its labels and spec.maxSessions as the agent was started with, capacity,
+ * free memory/disk, load, uptime, tool versions, the process holding it, the sessions bound here,
+ * the Projects whose path exists on this host (the scheduler's placement check: one stat each),
+ * the Ready condition, and tmux sessions on our socket that no object owns. A session tagged with
+ * this store's identity whose object is gone was deleted behind the finalizer's back: it is
+ * stopped. Any other unowned session — another store's, a lost or replaced store's, an older
+ * orchctl's, or one a person started — is an orphan: reported on the Node and in an Event, never
+ * killed unless `--gc-orphans` says so.
  */
+import fs from 'node:fs';
 import os from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
 import { setCondition } from '../../api/conditions.js';
 import { API_VERSION, type Condition, type Resource } from '../../api/types.js';
 import type { EventRecorder } from '../../client/events.js';
@@ -15,7 +20,11 @@ import type { PaneObserver } from '../../observers/panes.js';
 import type { Tmux } from '../../observers/tmux.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Store } from '../../store/store.js';
-import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
+import { type Phase, TERMINAL_PHASES } from '../../api/phases.js';
+import type { Project } from '../../api/project.js';
+import type { AgentSession } from '../../api/session.js';
+import type { Node } from '../../api/node.js';
+import { writeStatusMerged } from '../../client/status.js';
 
 export function nodeName(hostname = os.hostname()): string {
   const n = hostname
@@ -38,13 +47,23 @@ export interface NodeDeps {
   /** This store's identity (the `@orchctl-store` tag of the sessions it launched). */
   storeUid: string;
   gcOrphans?: boolean;
+  /** This node's name (default: the hostname, cleaned up as nodeName() does). */
+  nodeName?: string;
+  /** Labels this agent puts on its Node (`orchctl node --label k=v`); others set on it are kept. */
+  labels?: Record<string, string>;
+  /** spec.maxSessions as the agent was started with (`--max-sessions`); unset leaves the Node's own. */
+  maxSessions?: number;
+  /** The Projects, for status.projects (whose spec.path is a directory on this host). */
+  projects?: Pick<Informer, 'list'>;
 }
 
 export class NodeReconciler {
-  readonly name = nodeName();
+  readonly name: string;
   private reportedOrphans = new Set<string>();
 
-  constructor(private readonly d: NodeDeps) {}
+  constructor(private readonly d: NodeDeps) {
+    this.name = d.nodeName ?? nodeName();
+  }
 
   private cachedUnschedulable = false;
 
@@ -55,17 +74,10 @@ export class NodeReconciler {
 
   async reconcile(): Promise<void> {
     const key = { kind: 'Node', namespace: '', name: this.name };
-    let node = await this.d.store.get(key);
-    if (!node)
-      node = await this.d.store.create({
-        apiVersion: API_VERSION,
-        kind: 'Node',
-        metadata: { name: this.name },
-        spec: {},
-      });
+    const node = await this.register((await this.d.store.get(key)) as Node | undefined);
     this.cachedUnschedulable = !!(node.spec as { unschedulable?: boolean } | undefined)?.unschedulable;
     const h = this.d.host();
-    const sessions = this.d.sessions.list();
+    const sessions = this.d.sessions.list() as AgentSession[];
     const uids = new Set(sessions.map((s) => s.metadata.uid));
     const snap = await this.d.panes.snapshot();
     const orphans: string[] = [];
@@ -108,8 +120,8 @@ export class NodeReconciler {
     setCondition(conditions, {
       type: 'Ready',
       status: 'True',
-      reason: 'ControllerRunning',
-      message: `controller ${this.d.controller.holderIdentity} is running`,
+      reason: 'NodeAgentReady',
+      message: `node agent ${this.d.controller.holderIdentity} is posting ready status`,
     });
     setCondition(conditions, {
       type: 'MemoryPressure',
@@ -127,11 +139,50 @@ export class NodeReconciler {
       versions: this.d.versions,
       controller: this.d.controller,
       heartbeatTime: new Date().toISOString(),
-      sessions: sessions.filter((s) => ACTIVE_PHASES.has((s.status as { phase?: Phase } | undefined)?.phase as Phase))
-        .length,
+      // What counts against spec.maxSessions: bound here, run not finished (Pending and Backoff too).
+      sessions: sessions.filter(
+        (s) => s.status?.binding?.nodeName === this.name && !TERMINAL_PHASES.has(s.status?.phase as Phase),
+      ).length,
       orphanSessions: orphans,
+      projects: this.projectsHere(),
     };
-    await this.d.store.updateStatus({ ...node, status } as Resource);
+    // Merged: node lifecycle (control plane) writes this Node's Ready condition too.
+    await writeStatusMerged(this.d.store, node, status);
+  }
+
+  /** The Node as this agent registers it: created, or its labels and maxSessions set as it was started with. */
+  private async register(node: Node | undefined): Promise<Resource> {
+    const labels = this.d.labels ?? {};
+    const max = this.d.maxSessions;
+    if (!node)
+      return this.d.store.create({
+        apiVersion: API_VERSION,
+        kind: 'Node',
+        metadata: { name: this.name, ...(Object.keys(labels).length ? { labels } : {}) },
+        spec: max !== undefined ? { maxSessions: max } : {},
+      });
+    const merged = { ...node.metadata.labels, ...labels };
+    const sameLabels = isDeepStrictEqual(merged, node.metadata.labels ?? {});
+    if (sameLabels && (max === undefined || node.spec?.maxSessions === max)) return node;
+    return this.d.store.update({
+      ...node,
+      metadata: { ...node.metadata, labels: merged },
+      spec: { ...node.spec, ...(max !== undefined ? { maxSessions: max } : {}) },
+    });
+  }
+
+  /** `namespace/name` of each Project whose spec.path is a directory here. */
+  private projectsHere(): string[] {
+    const here: string[] = [];
+    for (const p of (this.d.projects?.list() ?? []) as Project[]) {
+      const dir = p.spec?.path;
+      try {
+        if (dir && fs.statSync(dir).isDirectory()) here.push(`${p.metadata.namespace || 'default'}/${p.metadata.name}`);
+      } catch {
+        // not here (or not readable): not a place for its sessions
+      }
+    }
+    return here.sort();
   }
 }
 

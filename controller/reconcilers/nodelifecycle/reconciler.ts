@@ -1,0 +1,134 @@
+/**
+ * Node lifecycle (control plane): reads each Node's lease, plans (plan.ts) and writes what a lost or
+ * returning node means — the Node's Ready condition, NodeLost on its sessions, and after the grace
+ * their unbinding (or, for a run that must not restart, its end as Failed/NodeLost). Session writes
+ * are compare-and-swap on a session read while its binding still named the node, so a session the
+ * node (or anyone) changed meanwhile is planned again on the next look, never overwritten.
+ *
+ * A Failed/NodeLost end is a status the session reconciler would otherwise write: the node that
+ * owns the run is gone, so the control plane ends it, once, and unbinds it in the same write — the
+ * node, if it returns, finds the session no longer bound to it and kills its stale run.
+ */
+import { type ConditionInput, setCondition } from '../../api/conditions.js';
+import { isApiError } from '../../api/errors.js';
+import type { Node } from '../../api/node.js';
+import type { AgentSession, AgentSessionStatus } from '../../api/session.js';
+import type { Condition } from '../../api/types.js';
+import type { EventRecorder } from '../../client/events.js';
+import { writeStatusMerged } from '../../client/status.js';
+import type { Result } from '../../runtime/controller.js';
+import type { Informer } from '../../runtime/informer.js';
+import type { Store, TxnOptions } from '../../store/store.js';
+import { DEFAULT_GRACE_MS, nodeLeaseName, planNodeLifecycle, type Probe, type SessionAction } from './plan.js';
+
+export interface NodeLifecycleDeps {
+  store: Store;
+  nodes: Pick<Informer, 'get'>;
+  sessions: Pick<Informer, 'list'>;
+  recorder: Pick<EventRecorder, 'record'>;
+  /** From the node's last renewal seen to unbinding its sessions (plan.ts checkGrace bounds it). */
+  graceMs?: number;
+  /** Options of every session write (the control plane's lease fence). */
+  txnOptions?: () => TxnOptions;
+  now?: () => number;
+}
+
+/** Looking again this soon after a write lost a race (someone changed the session meanwhile). */
+const RETRY_MS = 200;
+
+export class NodeLifecycleReconciler {
+  private readonly probes = new Map<string, Probe>();
+
+  constructor(private readonly d: NodeLifecycleDeps) {}
+
+  private now(): number {
+    return (this.d.now ?? Date.now)();
+  }
+
+  async reconcile(key: string): Promise<Result | undefined> {
+    const name = key.slice(key.indexOf('/') + 1);
+    const node = this.d.nodes.get('', name) as Node | undefined;
+    if (!node) {
+      this.probes.delete(name);
+      return undefined;
+    }
+    const lease = await this.d.store.getLease(nodeLeaseName(name));
+    const sessions = (this.d.sessions.list() as AgentSession[]).filter((s) => s.status?.binding?.nodeName === name);
+    const now = this.now();
+    const r = planNodeLifecycle({
+      node,
+      lease,
+      prev: this.probes.get(name),
+      sessions,
+      now,
+      graceMs: this.d.graceMs ?? DEFAULT_GRACE_MS,
+    });
+    this.probes.set(name, r.probe);
+    if (r.ready) await this.writeReady(node, r.ready, now);
+    let raced = false;
+    for (const a of r.sessions) if (!(await this.act(name, a, now))) raced = true;
+    const next = raced ? RETRY_MS : r.requeueAfterMs;
+    return next !== undefined ? { requeueAfterMs: Math.max(next, 1) } : undefined;
+  }
+
+  private async writeReady(node: Node, ready: ConditionInput, now: number): Promise<void> {
+    const conditions: Condition[] = structuredClone(node.status?.conditions ?? []);
+    setCondition(conditions, ready, new Date(now).toISOString());
+    await writeStatusMerged(this.d.store, node, { ...node.status, conditions });
+    const lost = ready.status === 'Unknown';
+    await this.d.recorder.record(
+      node,
+      lost ? 'Warning' : 'Normal',
+      lost ? 'NodeNotReady' : 'NodeReady',
+      `Node ${node.metadata.name} status is now: ${lost ? 'NodeNotReady' : 'NodeReady'} (${ready.message})`,
+    );
+  }
+
+  /** One session's change, if it is still bound to `node` as read. False when it lost a race (look again soon). */
+  private async act(node: string, a: SessionAction, now: number): Promise<boolean> {
+    const s = a.session;
+    if (s.status?.binding?.nodeName !== node) return true;
+    const status = changed(a, s.status ?? {}, new Date(now).toISOString());
+    try {
+      const [written] = await this.d.store.txn(
+        [{ op: 'updateStatus', object: { ...s, status } }],
+        this.d.txnOptions?.(),
+      );
+      const found = a.type === 'Found';
+      await this.d.recorder.record(written, found ? 'Normal' : 'Warning', found ? 'NodeReady' : 'NodeLost', a.message);
+      return true;
+    } catch (e) {
+      if (isApiError(e, 'Conflict')) return false;
+      if (isApiError(e, 'NotFound')) return true;
+      throw e;
+    }
+  }
+}
+
+/** The session's status after action `a` (only conditions, binding and, for Fail, the run's end). */
+function changed(a: SessionAction, before: AgentSessionStatus, now: string): AgentSessionStatus {
+  const s: AgentSessionStatus = structuredClone(before);
+  s.conditions ??= [];
+  const conditions = s.conditions;
+  const cond = (type: string, status: Condition['status'], reason: string) =>
+    setCondition(conditions, { type, status, reason, message: a.message }, now);
+  if (a.type === 'Found') {
+    cond('NodeLost', 'False', 'NodeReady');
+    return s;
+  }
+  cond('NodeLost', 'True', 'NodeLost');
+  if (a.type === 'MarkLost') return s;
+  delete s.binding;
+  cond('Scheduled', 'False', 'NodeLost');
+  if (a.type === 'Fail') {
+    s.phase = 'Failed';
+    s.reason = 'NodeLost';
+    s.message = a.message;
+    s.completionTime = now;
+    if (conditions.some((c) => c.type === 'Ready')) cond('Ready', 'False', 'NodeLost');
+  }
+  return s;
+}
+
+/** The key of every Node in the cache (the periodic look: a lease runs out without any object changing). */
+export const nodeKeys = (nodes: Pick<Informer, 'list'>) => nodes.list().map((n) => `/${n.metadata.name}`);

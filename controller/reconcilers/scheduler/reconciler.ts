@@ -1,0 +1,177 @@
+/**
+ * The scheduler (control plane): gives each session that needs one a binding to a Node —
+ * `status.binding = {nodeName, epoch, boundAt}` written with compare-and-swap on the session's
+ * resourceVersion, so two schedulers (or a deposed leader) never bind one session twice, and a
+ * session someone changed meanwhile is planned again from a fresh read. None fits: condition
+ * Scheduled=False (reason Unschedulable) and a FailedScheduling Event in kubectl's words, written
+ * only when the message changes, so a retry that finds the same answer writes nothing.
+ *
+ * Capacity is counted from the informer cache plus the bindings this process made that the cache
+ * has not shown yet (kube-scheduler's "assumed" pods), so a burst of new sessions is spread and
+ * respects maxSessions without waiting for the watch. Keyed by session (`namespace/name`); what
+ * wakes it is in setup.ts. One worker: placements are decided one after another.
+ */
+import { getCondition, setCondition } from '../../api/conditions.js';
+import { isApiError } from '../../api/errors.js';
+import type { SchedulerMetricsHooks } from '../../api/metrics-hooks.js';
+import type { Node } from '../../api/node.js';
+import { resolvePolicy } from '../../api/policy.js';
+import type { Project } from '../../api/project.js';
+import type { AgentSession, AgentSessionStatus, BindingStatus } from '../../api/session.js';
+import type { SessionPolicy } from '../../api/session-policy.js';
+import { type Condition, keyOf } from '../../api/types.js';
+import type { EventRecorder } from '../../client/events.js';
+import type { Reconciler } from '../../runtime/controller.js';
+import type { Informer } from '../../runtime/informer.js';
+import type { Store, TxnOptions } from '../../store/store.js';
+import { betterPlace, bindingFor, needsBinding, occupiesNode, type ScheduleInput, schedule } from './plan.js';
+
+export interface SchedulerDeps {
+  store: Store;
+  sessions: Pick<Informer, 'get' | 'list'>;
+  nodes: Pick<Informer, 'list'>;
+  projects: Pick<Informer, 'get'>;
+  policies: Pick<Informer, 'list'>;
+  recorder: Pick<EventRecorder, 'record'>;
+  metrics?: SchedulerMetricsHooks;
+  /** Options of every write (the control plane's lease fence, where the store has one). */
+  txnOptions?: () => TxnOptions;
+  now?: () => number;
+}
+
+/** A binding this process wrote, until the cache shows it (or it is this old and the cache is trusted again). */
+interface Assumed {
+  binding: BindingStatus;
+  resourceVersion: number;
+  at: number;
+}
+const ASSUME_TTL_MS = 30_000;
+const ATTEMPTS = 4;
+
+export class SchedulerReconciler implements Reconciler {
+  private readonly assumed = new Map<string, Assumed>();
+
+  constructor(private readonly d: SchedulerDeps) {}
+
+  private now(): number {
+    return (this.d.now ?? Date.now)();
+  }
+
+  async reconcile(key: string): Promise<void> {
+    const [namespace, name] = key.split('/');
+    let s = this.d.sessions.get(namespace, name) as AgentSession | undefined;
+    const mine = this.assumed.get(key);
+    // The cache has not caught up with a binding written here: that copy is older than the binding.
+    if (s && mine && Number(s.metadata.resourceVersion) < mine.resourceVersion) return;
+    for (let attempt = 0; s && attempt < ATTEMPTS; attempt++) {
+      try {
+        await this.place(key, s);
+        return;
+      } catch (e) {
+        if (!isApiError(e, 'Conflict')) {
+          this.d.metrics?.onScheduleAttempt?.('error');
+          throw e;
+        }
+        // Changed since it was read (by a person, a node, another scheduler): plan again from the store.
+        s = (await this.d.store.get(keyOf(s))) as AgentSession | undefined;
+      }
+    }
+    if (s) throw new Error(`AgentSession ${key}: binding still conflicting after ${ATTEMPTS} attempts`);
+  }
+
+  private async place(key: string, s: AgentSession): Promise<void> {
+    const input = this.input(key, s);
+    if (needsBinding(s)) {
+      const r = schedule(input);
+      if (r.fits) return this.bind(key, s, r.node);
+      this.d.metrics?.onScheduleAttempt?.('unschedulable', Object.keys(r.reasons));
+      return this.unschedulable(s, r.message);
+    }
+    const to = betterPlace(input);
+    if (to) await this.bind(key, s, to);
+  }
+
+  private input(key: string, s: AgentSession): ScheduleInput {
+    const ns = s.metadata.namespace;
+    const projectRef = s.spec?.projectRef;
+    return {
+      session: s,
+      project: projectRef ? (this.d.projects.get(ns, projectRef) as Project | undefined) : undefined,
+      policy: resolvePolicy(s, this.d.policies.list() as SessionPolicy[]),
+      nodes: this.d.nodes.list() as Node[],
+      bound: this.boundCounts(key),
+    };
+  }
+
+  /** Sessions occupying each Node: the cache, with this process's newer bindings over it. */
+  private boundCounts(except: string): (node: string) => number {
+    const counts = new Map<string, number>();
+    const now = this.now();
+    for (const o of this.d.sessions.list() as AgentSession[]) {
+      const k = `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+      if (k === except || !occupiesNode(o)) continue;
+      let binding = o.status?.binding;
+      const a = this.assumed.get(k);
+      if (a) {
+        if (Number(o.metadata.resourceVersion) >= a.resourceVersion || now - a.at > ASSUME_TTL_MS)
+          this.assumed.delete(k);
+        else binding = a.binding;
+      }
+      if (binding) counts.set(binding.nodeName, (counts.get(binding.nodeName) ?? 0) + 1);
+    }
+    return (node) => counts.get(node) ?? 0;
+  }
+
+  private async bind(key: string, s: AgentSession, node: string): Promise<void> {
+    const now = new Date(this.now()).toISOString();
+    const before = s.status?.binding;
+    const binding = bindingFor(s, node, now);
+    const conditions: Condition[] = structuredClone(s.status?.conditions ?? []);
+    setCondition(
+      conditions,
+      {
+        type: 'Scheduled',
+        status: 'True',
+        reason: 'Scheduled',
+        message: `bound to node ${node} (epoch ${binding.epoch})`,
+      },
+      now,
+    );
+    const lost = getCondition(conditions, 'NodeLost');
+    const rescheduled = lost?.status === 'True';
+    if (rescheduled)
+      setCondition(
+        conditions,
+        { type: 'NodeLost', status: 'False', reason: 'Rescheduled', message: `rescheduled to node ${node}` },
+        now,
+      );
+    const written = await this.write(s, { ...s.status, binding, conditions });
+    this.assumed.set(key, { binding, resourceVersion: Number(written.metadata.resourceVersion), at: this.now() });
+    this.d.metrics?.onScheduleAttempt?.('scheduled');
+    // A first binding tells nothing a person would look for (Scheduled=True says it); a move does.
+    if (before)
+      await this.d.recorder.record(
+        written,
+        'Normal',
+        'Rescheduled',
+        `moved from node ${before.nodeName} (no repository there) to node ${node}, which has it`,
+      );
+    else if (rescheduled)
+      await this.d.recorder.record(written, 'Normal', 'Rescheduled', `bound to node ${node} after its node was lost`);
+  }
+
+  private async unschedulable(s: AgentSession, message: string): Promise<void> {
+    const cond = getCondition(s.status?.conditions, 'Scheduled');
+    if (cond?.status === 'False' && cond.message === message) return; // said already
+    const conditions: Condition[] = structuredClone(s.status?.conditions ?? []);
+    setCondition(conditions, { type: 'Scheduled', status: 'False', reason: 'Unschedulable', message });
+    const written = await this.write(s, { ...s.status, conditions });
+    await this.d.recorder.record(written, 'Warning', 'FailedScheduling', message);
+  }
+
+  /** Compare-and-swap on the resourceVersion `s` was read at (Conflict when it changed since). */
+  private async write(s: AgentSession, status: AgentSessionStatus): Promise<AgentSession> {
+    const [out] = await this.d.store.txn([{ op: 'updateStatus', object: { ...s, status } }], this.d.txnOptions?.());
+    return out as AgentSession;
+  }
+}
