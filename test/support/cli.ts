@@ -14,11 +14,12 @@ export interface Run {
   stderr: string;
 }
 
-/** A clean environment: no namespace or debug settings leak in from the developer's shell. */
+/** A clean environment: no namespace, debug or store settings leak in from the developer's shell. */
 export function cliEnv(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ORCHCTL_HOME: home, NO_COLOR: '1' };
   delete env.ORCHCTL_NAMESPACE;
   delete env.ORCHCTL_DEBUG;
+  delete env.ORCHCTL_STORE; // a developer's store must never be the one a test writes to
   return env;
 }
 
