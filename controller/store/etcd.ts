@@ -103,11 +103,23 @@ export class EtcdStore implements Store {
     });
   }
 
-  /** The revision of the newest object write (leases and the identity key do not move it). */
+  /**
+   * The revision of the newest object write (leases and the identity key do not move it). A store
+   * nothing was written to yet gets its revision key now: a watch from 0 would start before
+   * whatever the cluster has compacted.
+   */
   revision(): Promise<number> {
     return this.call('revision', async () => {
-      const res = await this.client.kv.range({ key: Buffer.from(this.keys.revision) });
-      return res.kvs[0] ? Number(res.kvs[0].mod_revision) : 0;
+      const key = Buffer.from(this.keys.revision);
+      const read = await this.client.kv.range({ key });
+      if (read.kvs[0]) return Number(read.kvs[0].mod_revision);
+      const res = await this.client.kv.txn({
+        compare: [{ key, target: 'Create', result: 'Equal', create_revision: 0 }],
+        success: [{ request_put: { key, value: Buffer.alloc(0) } }, { request_range: { key } }],
+        failure: [{ request_range: { key } }],
+      });
+      const kv = res.responses.find((r) => r.response_range)?.response_range?.kvs[0];
+      return kv ? Number(kv.mod_revision) : Number(res.header.revision);
     });
   }
 

@@ -4,10 +4,14 @@
  * has — a watch that goes on across a SIGKILL of the raft leader, compaction → Gone, a write
  * without a quorum failing within its deadline, leader fencing, TLS rules.
  */
-import { afterAll, beforeAll, describe } from 'vitest';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isApiError } from '../../controller/api/errors.js';
 import { EtcdStore } from '../../controller/store/etcd.js';
+import type { WatchEvent } from '../../controller/store/store.js';
 import { type EtcdCluster, etcdAvailable, startEtcdCluster } from '../support/etcd-cluster.js';
-import { describeStoreConformance } from '../support/store-conformance.js';
+import { apiError, describeStoreConformance, session } from '../support/store-conformance.js';
+import { until } from '../support/until.js';
 
 let cluster: EtcdCluster;
 let n = 0;
@@ -25,4 +29,152 @@ describe.skipIf(!etcdAvailable)('EtcdStore', () => {
     async (opts) =>
       new EtcdStore({ endpoints: cluster.endpoints, prefix: `/t${++n}/`, retainRevisions: opts?.retainRevisions }),
   );
+
+  const open = (opts: { callTimeoutMs?: number } = {}) =>
+    new EtcdStore({ endpoints: cluster.endpoints, prefix: `/x${++n}/`, ...opts });
+
+  it('a watch goes on across a SIGKILL of the raft leader: no event lost or repeated', async () => {
+    const store = open();
+    const events: WatchEvent[] = [];
+    const errors: Error[] = [];
+    const w = store.watch(
+      { kind: 'AgentSession', fromRevision: await store.revision() },
+      (ev) => events.push(ev),
+      (e) => errors.push(e),
+    );
+    // A writer that goes on through the election; a write that timed out may or may not have applied.
+    let stop = false;
+    let i = 0;
+    const writer = (async () => {
+      while (!stop) {
+        await store.create(session(`s${i++}`)).catch((e) => {
+          if (!isApiError(e, 'Timeout') && !isApiError(e, 'Unavailable') && !isApiError(e, 'AlreadyExists')) throw e;
+        });
+      }
+    })();
+    await until('writes before the kill', () => events.length >= 20, 10_000);
+    const leader = await cluster.leader();
+    await cluster.kill(leader);
+    const before = events.length;
+    await until('writes after the election', () => events.length >= before + 20, 20_000);
+    stop = true;
+    await writer;
+    const { items, revision } = await store.list('AgentSession');
+    await until('the watch to catch up', () => (events.at(-1)?.revision ?? 0) >= revision - 0, 10_000);
+    expect(errors).toEqual([]);
+    const names = events.map((e) => e.object.metadata.name);
+    expect(new Set(names).size).toBe(names.length); // nothing twice
+    expect(names.sort()).toEqual(items.map((o) => o.metadata.name).sort()); // nothing lost
+    expect(events.every((e) => e.type === 'ADDED')).toBe(true);
+    for (let k = 1; k < events.length; k++) expect(events[k].revision).toBeGreaterThan(events[k - 1].revision);
+    w.close();
+    await store.close();
+    await cluster.restart(leader);
+  });
+
+  it('a watch from a revision the cluster compacted fails with Gone', async () => {
+    const store = open();
+    const first = await store.create(session('a'));
+    for (let k = 0; k < 5; k++)
+      await store.update({
+        ...first,
+        metadata: { ...first.metadata, resourceVersion: undefined },
+        spec: { prompt: `p${k}` },
+      });
+    const rev = await store.revision();
+    // Compaction as an operator's etcdctl (or --auto-compaction) does it, outside the store.
+    await execa('/usr/bin/etcdctl', ['--endpoints', cluster.endpoints.join(','), 'compact', String(rev)]);
+    const errors: Error[] = [];
+    const events: WatchEvent[] = [];
+    store.watch(
+      { fromRevision: Number(first.metadata.resourceVersion) },
+      (e) => events.push(e),
+      (e) => errors.push(e),
+    );
+    await until('the Gone error', () => errors.length > 0, 5000);
+    expect(events).toEqual([]);
+    expect(isApiError(errors[0], 'Gone')).toBe(true);
+    expect(errors[0].message).toMatch(/compacted/);
+    // From the compaction revision on it works.
+    const w = store.watch({ fromRevision: rev }, (e) => events.push(e));
+    await store.update({
+      ...first,
+      metadata: { ...first.metadata, resourceVersion: undefined },
+      spec: { prompt: 'z' },
+    });
+    await until('an event', () => events.length === 1, 5000);
+    w.close();
+    await store.close();
+  });
+
+  it('without a quorum a write fails within its deadline with a clear error, and works again after', async () => {
+    const store = open({ callTimeoutMs: 1500 });
+    await store.create(session('before'));
+    const leader = await cluster.leader();
+    const others = [0, 1, 2].filter((k) => k !== leader);
+    await cluster.kill(others[0]);
+    await cluster.kill(others[1]);
+    const t0 = Date.now();
+    const e = await apiError(store.create(session('no-quorum')));
+    const took = Date.now() - t0;
+    expect(['Timeout', 'Unavailable']).toContain(e.reason);
+    expect(e.message).toContain(cluster.endpoints[leader]);
+    expect(took).toBeLessThan(1500 + 500);
+    // Reads that need the leader fail within the deadline too: nothing hangs.
+    const t1 = Date.now();
+    await apiError(store.list('AgentSession'));
+    expect(Date.now() - t1).toBeLessThan(1500 + 500);
+    await Promise.all(others.map((k) => cluster.restart(k)));
+    let ok = false;
+    for (let k = 0; k < 20 && !ok; k++)
+      ok = await store.create(session(`after-${k}`)).then(
+        () => true,
+        () => false,
+      );
+    expect(ok).toBe(true);
+    await store.close();
+  });
+
+  it('a fenced transaction fails on etcd in the same txn as the lease check', async () => {
+    const store = open();
+    const other = open();
+    await store.tryAcquireLease('orchctl-controller', 'a', 10);
+    // Another process takes the (released) lease between this leader's checks.
+    await store.releaseLease('orchctl-controller', 'a');
+    await other.tryAcquireLease('orchctl-controller', 'b', 10);
+    const e = await apiError(
+      store.txn([{ op: 'create', object: session('x') }], { fence: { lease: 'orchctl-controller', holder: 'a' } }),
+    );
+    expect(e.reason).toBe('Conflict');
+    expect(e.message).toContain('orchctl-controller');
+    await store.close();
+    await other.close();
+  });
+});
+
+describe('EtcdStore endpoints and TLS', () => {
+  it('refuses plaintext http to another host, naming the endpoint', () => {
+    const e = (() => {
+      try {
+        new EtcdStore({ endpoints: ['http://127.0.0.1:2379', 'http://10.0.0.7:2379'] });
+      } catch (err) {
+        return err as Error;
+      }
+      throw new Error('expected a refusal');
+    })();
+    expect(isApiError(e, 'BadRequest')).toBe(true);
+    expect(e.message).toContain('http://10.0.0.7:2379');
+    expect(e.message).toMatch(/https/);
+  });
+
+  it('allows plaintext on loopback only, and TLS files only with https', async () => {
+    for (const ep of ['http://127.0.0.1:2379', '127.3.4.5:2379', 'http://localhost:2379', 'http://[::1]:2379'])
+      await new EtcdStore({ endpoints: [ep] }).close();
+    await new EtcdStore({ endpoints: ['https://10.0.0.7:2379'] }).close();
+    expect(() => new EtcdStore({ endpoints: ['etcd.example:2379'] })).toThrow(/plaintext/);
+    expect(() => new EtcdStore({ endpoints: ['http://127.0.0.1:2379'], tls: { ca: '/nonexistent' } })).toThrow(/https/);
+    expect(() => new EtcdStore({ endpoints: ['https://10.0.0.7:2379'], tls: { ca: '/nonexistent/ca.pem' } })).toThrow(
+      /\/nonexistent\/ca.pem/,
+    );
+  });
 });
