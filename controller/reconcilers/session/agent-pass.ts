@@ -72,7 +72,9 @@ export function foldRunUsage(
   events: AgentEvent[],
   agent: AgentSpec | undefined,
 ): UsageStatus {
-  return foldUsage(continues(prev, run) ? usage : undefined, run, events, agent?.pricing);
+  // The ledger of earlier runs goes on; the same run's is only continued with its sums (counted once).
+  const carry = usage && usage.run !== run ? usage.hourly : undefined;
+  return foldUsage(continues(prev, run) ? usage : undefined, run, events, agent?.pricing, carry);
 }
 
 export function foldAgent(i: FoldInput): FoldResult {

@@ -66,6 +66,21 @@ function fraction(s: string): number {
   return h / 2 ** 32;
 }
 
+/**
+ * The statusline's rate-limit windows that are used up (status.context.rateLimits, Claude Code's
+ * rate_limits.*): when the last of them resets. Exact, so it needs no limit text.
+ */
+function statuslineReset(s: AgentSessionStatus, now: number): number | undefined {
+  type Window = { usedPercent?: number; resetsAt: string };
+  const ctx = s.context as { run?: number; rateLimits?: Window[] } | undefined;
+  if (ctx?.run !== s.run) return undefined;
+  const resets = (ctx?.rateLimits ?? [])
+    .filter((w) => (w.usedPercent ?? 0) >= 100)
+    .map((w) => Date.parse(w.resetsAt))
+    .filter((t) => t > now);
+  return resets.length ? Math.max(...resets) : undefined;
+}
+
 function budgetMessage(policy: SessionPolicy, verb: string): string {
   const b = policy.status?.budget;
   const window = policy.spec?.budget?.window ?? '24h';
@@ -97,7 +112,7 @@ export function planPause(i: PauseInput): PauseOutput {
     return out;
   }
   const rl = i.policy?.spec?.rateLimit ?? {};
-  const quota = isTrue(s.conditions, 'QuotaExhausted');
+  const quota = isTrue(s.conditions, 'QuotaExhausted') || statuslineReset(s, i.now) !== undefined;
   const state = s.agent?.run === s.run ? s.agent?.state : undefined;
   if (!cur) {
     if (i.resumed) out.forgetResume = true;
@@ -156,7 +171,9 @@ function enterRateLimited(i: PauseInput, out: PauseOutput): PauseOutput {
   const quota = s.agent?.quota;
   const condition = s.conditions?.find((c) => c.type === 'QuotaExhausted');
   const text = i.screen?.quotaText ?? quota?.message ?? condition?.message ?? '';
-  const read = quota?.resetsAt ? Date.parse(quota.resetsAt) : parseResetTime(text, i.now);
+  const read = quota?.resetsAt
+    ? Date.parse(quota.resetsAt)
+    : (statuslineReset(s, i.now) ?? parseResetTime(text, i.now));
   const resets = read !== undefined && Number.isFinite(read) && read > i.now ? read : undefined;
   const wait = resets ?? i.now + parseDuration(rl.defaultWait ?? RATE_LIMIT_DEFAULTS.defaultWait);
   const since = iso(i.now);

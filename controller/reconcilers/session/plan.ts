@@ -26,6 +26,7 @@ import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.
 import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
 import { MAX_REPORT_BYTES } from '../../observers/report.js';
 import { applyReport } from './report.js';
+import { newUsage } from './usage.js';
 import { budgetStopDue, budgetStopMessage, planPause } from './pause.js';
 
 import type { Observed, Problem, Resolved } from './observation.js';
@@ -323,7 +324,10 @@ function recordAndLaunch(p: Step, r: PreparedRun): PlanOutput {
   if (r.transcript) agent.transcript = r.transcript;
   s.agent = agent;
   const ended = ['completionTime', 'exitCode', 'result', 'stopRequestTime', 'nextRestartTime', 'promptDelivery'];
-  for (const f of [...ended, 'usage', 'report']) delete (s as Record<string, unknown>)[f];
+  const ledger = s.usage?.hourly;
+  for (const f of [...ended, 'usage', 'report', 'pause']) delete (s as Record<string, unknown>)[f];
+  // The run's sums start again; the budget's ledger of the runs before goes on (usage.ts).
+  if (ledger?.length) s.usage = { ...newUsage(run), hourly: ledger };
   for (const f of ['deadlineTime', 'git', 'headBefore'] as const) if (!s[f]) delete s[f];
   s.phase = 'Starting';
   const record = { ...structuredClone(s), observedGeneration: i.obj.metadata.generation };

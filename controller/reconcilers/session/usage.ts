@@ -8,9 +8,15 @@
  * message's usage (the recorded 2.1.330 transcript: a text line and a tool_use line with the same
  * message id and figures; a partial message's figures may grow on later lines). So a message is
  * counted by its id: a later line of the last counted message adds only what grew since.
+ *
+ * The budget's ledger (status.usage.hourly): what each counted line added, by the hour of its
+ * timestamp, tokens and cost, the newest LEDGER_HOURS hours. The run's sums start again at a new
+ * run; the ledger is carried over, so a SessionPolicy budget sums a window across runs. It is
+ * written with the same position as the sums, so it counts each message once as they do.
  */
 import type { ModelPrice } from '../../api/agent.js';
-import type { TokenCounts, UsageStatus } from '../../api/session.js';
+import { LEDGER_HOURS } from '../../api/pause.js';
+import type { TokenCounts, UsageHour, UsageStatus } from '../../api/session.js';
 import type { AgentEvent } from '../../store/eventlog.js';
 
 /** Models priced apart in one run (status stays bounded). */
@@ -23,14 +29,19 @@ const zero = (): TokenCounts => ({ inputTokens: 0, outputTokens: 0, cacheReadTok
 
 export const newUsage = (run: number): UsageStatus => ({ run, ...zero(), totalTokens: 0, priced: false, byModel: [] });
 
-/** Folds the usage the events report (events of other runs are skipped) into `prev`, then prices it. */
+/**
+ * Folds the usage the events report (events of other runs are skipped) into `prev`, then prices it.
+ * A new run starts its sums from zero and keeps the ledger of the runs before (`prev`'s, or `carry`).
+ */
 export function foldUsage(
   prev: UsageStatus | undefined,
   run: number,
   events: readonly AgentEvent[],
   pricing: readonly ModelPrice[] | undefined,
+  carry?: readonly UsageHour[],
 ): UsageStatus {
   const u: UsageStatus = prev && prev.run === run ? structuredClone(prev) : newUsage(run);
+  const ledger = prev && prev.run === run ? (u.hourly ?? []) : structuredClone([...(carry ?? prev?.hourly ?? [])]);
   for (const e of events) {
     if (e.run !== run || (e.type !== 'assistant_message' && e.type !== 'tool_use') || !e.usage) continue;
     const now: TokenCounts = {
@@ -61,9 +72,32 @@ export function foldUsage(
       bucket[k] += add[k];
       u[k] += add[k];
     }
+    record(ledger, e.ts, add, key, pricing);
   }
   u.totalTokens = u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheCreationTokens;
+  if (ledger.length) u.hourly = ledger;
+  else delete u.hourly;
   return price(u, pricing);
+}
+
+/** Adds what one line added to the hour of its timestamp (the ledger stays sorted and bounded). */
+function record(ledger: UsageHour[], ts: string, add: TokenCounts, model: string, pricing?: readonly ModelPrice[]) {
+  const tokens = add.inputTokens + add.outputTokens + add.cacheReadTokens + add.cacheCreationTokens;
+  const t = Date.parse(ts);
+  if (!tokens || !Number.isFinite(t)) return;
+  const hour = new Date(Math.floor(t / 3600_000) * 3600_000).toISOString();
+  let b = ledger.find((x) => x.hour === hour);
+  if (!b) {
+    b = { hour, tokens: 0, costUSD: 0 };
+    ledger.push(b);
+    ledger.sort((x, y) => x.hour.localeCompare(y.hour));
+    if (ledger.length > LEDGER_HOURS) ledger.splice(0, ledger.length - LEDGER_HOURS);
+  }
+  b.tokens += tokens;
+  const p = priceFor(model, pricing);
+  // An hour with unpriced use has no cost (as a run's costUSD): a budget then says it is not priced.
+  if (p && b.costUSD !== undefined) b.costUSD = Math.round((b.costUSD + estimateUSD(add, p)) * 1e6) / 1e6;
+  else delete b.costUSD;
 }
 
 /** costUSD and priced from the per-model sums and the current price table. */

@@ -167,6 +167,27 @@ describe('rate-limit pause', () => {
     expect(b.status.pause!.until).toBe(a.status.pause!.until);
   });
 
+  it("the statusline's used-up window pauses until it resets, with no limit text at all", () => {
+    const ctx = {
+      run: 1,
+      usedTokens: 1000,
+      windowTokens: 200_000,
+      percent: 0.5,
+      lastStep: 0,
+      rateLimits: [
+        { window: 'five_hour', usedPercent: 100, resetsAt: at(T0 + 10_000) },
+        { window: 'seven_day', usedPercent: 40, resetsAt: at(T0 + 86_400_000) },
+      ],
+    };
+    const hit = pass({ ...running, context: ctx as AgentSessionStatus['context'] }, screen('idle'), {
+      policy: NO_JITTER,
+    });
+    expect(hit.status.pause).toMatchObject({ reason: 'RateLimited', until: at(T0 + 10_000) });
+    // A window not used up is no limit.
+    const below = { ...ctx, rateLimits: [{ window: 'five_hour', usedPercent: 80, resetsAt: at(T0 + 10_000) }] };
+    expect(pass({ ...running, context: below as never }, screen('idle')).status.pause).toBeUndefined();
+  });
+
   it('no readable reset time: defaultWait', () => {
     const p = policy({ rateLimit: { jitter: '0s', defaultWait: '7m' } });
     const hit = pass(running, limitScreen('API Error: Request rejected (429) · rate limit'), { policy: p });

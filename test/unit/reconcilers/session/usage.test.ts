@@ -93,7 +93,13 @@ describe('the usage fold on the recorded Claude Code transcript', () => {
     const run2 = foldUsage(run1, 2, [...evs, ...events(2).slice(0, 2)], undefined);
     expect(run2.run).toBe(2);
     expect(run2.inputTokens).toBeLessThan(run1.inputTokens);
-    expect(run2).toEqual(foldUsage(undefined, 2, events(2).slice(0, 2), undefined));
+    const { hourly, ...sums } = run2;
+    const { hourly: fresh, ...alone } = foldUsage(undefined, 2, events(2).slice(0, 2), undefined);
+    expect(sums).toEqual(alone);
+    // The budget's ledger goes on across runs: run 1's hours and run 2's.
+    const total = (h: typeof hourly) => (h ?? []).reduce((a, b) => a + b.tokens, 0);
+    expect(total(hourly)).toBe(run1.totalTokens + alone.totalTokens);
+    expect(total(fresh)).toBe(alone.totalTokens);
   });
 });
 
@@ -177,5 +183,58 @@ describe('price lookup', () => {
     expect(mixed.priced).toBe(false);
     expect(mixed.costUSD).toBeUndefined();
     expect(mixed.byModel.map((b) => b.model)).toEqual(['claude-opus-4', 'gpt-x']);
+  });
+});
+
+describe('the budget ledger (status.usage.hourly)', () => {
+  const evs = events();
+  const at = (ts: string, id: string, tokens: number, model = 'claude-opus-5-5', seq = 1): AgentEvent => ({
+    seq,
+    ts,
+    run: 1,
+    source: 'transcript',
+    type: 'assistant_message',
+    text: 'x',
+    messageId: id,
+    model,
+    usage: { inputTokens: tokens, outputTokens: 0 },
+  });
+
+  it('sums the recorded transcript by the hour of each line, as much as the run’s sums, priced', () => {
+    const u = foldUsage(undefined, 1, evs, PRICES);
+    expect(u.hourly?.reduce((a, b) => a + b.tokens, 0)).toBe(u.totalTokens);
+    expect(u.hourly?.reduce((a, b) => a + (b.costUSD ?? 0), 0)).toBeCloseTo(u.costUSD!, 6);
+    for (const h of u.hourly ?? []) expect(h.hour).toMatch(/^\d{4}-\d\d-\d\dT\d\d:00:00\.000Z$/);
+  });
+
+  it('in any batching the same ledger (a streamed message counts once)', () => {
+    const whole = foldUsage(undefined, 1, evs, PRICES).hourly;
+    for (let cut = 0; cut <= evs.length; cut += 3) {
+      const first = foldUsage(undefined, 1, evs.slice(0, cut), PRICES);
+      expect(foldUsage(first, 1, evs.slice(cut), PRICES).hourly, `cut at ${cut}`).toEqual(whole);
+    }
+  });
+
+  it('keeps the newest 25 hours; an hour with unpriced use has no cost', () => {
+    let u = foldUsage(undefined, 1, [], PRICES);
+    for (let h = 0; h < 30; h++)
+      u = foldUsage(u, 1, [at(new Date(Date.UTC(2026, 10, 24, h)).toISOString(), `m${h}`, 1000)], PRICES);
+    expect(u.hourly).toHaveLength(25);
+    expect(u.hourly?.[0].hour).toBe('2026-11-24T05:00:00.000Z');
+    expect(u.hourly?.at(-1)).toEqual({ hour: '2026-11-25T05:00:00.000Z', tokens: 1000, costUSD: 0.01 });
+    const mixed = foldUsage(u, 1, [at('2026-11-25T05:10:00Z', 'x', 10, 'gpt-x')], PRICES);
+    expect(mixed.hourly?.at(-1)).toEqual({ hour: '2026-11-25T05:00:00.000Z', tokens: 1010 });
+  });
+
+  it('a new run carries it over (through the agent fold) and adds to it; the same run refolded does not double it', () => {
+    const run1 = foldUsage(undefined, 1, [at('2026-11-24T10:05:00Z', 'a', 500)], PRICES);
+    const launched: AgentStatus = { run: 2, position: LOG_START, counts: {}, hooks: false, turns: 0 };
+    const run2 = foldRunUsage(launched, run1, 2, [{ ...at('2026-11-24T10:20:00Z', 'b', 300), run: 2 }], {
+      command: ['claude'],
+      pricing: PRICES,
+    });
+    expect(run2.totalTokens).toBe(300);
+    expect(run2.hourly).toEqual([{ hour: '2026-11-24T10:00:00.000Z', tokens: 800, costUSD: 0.008 }]);
+    expect(foldRunUsage(undefined, run1, 1, [], undefined).hourly).toBeUndefined();
   });
 });
