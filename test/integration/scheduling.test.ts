@@ -1,0 +1,332 @@
+/**
+ * The scheduler and node lifecycle against a real SQLite store, in process: fake nodes (Node objects
+ * and node leases the test writes, no node agents), the scheduler under a real Manager (its watches
+ * and retries as in the controller), node lifecycle driven by the test on a fake clock, and two
+ * schedulers racing on snapshot caches.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Node } from '../../controller/api/node.js';
+import type { Project } from '../../controller/api/project.js';
+import type { AgentSession, AgentSessionSpec } from '../../controller/api/session.js';
+import { API_VERSION, type Condition, type Resource } from '../../controller/api/types.js';
+import { EventRecorder } from '../../controller/client/events.js';
+import { NodeLifecycleReconciler } from '../../controller/reconcilers/nodelifecycle/reconciler.js';
+import { SchedulerReconciler } from '../../controller/reconcilers/scheduler/reconciler.js';
+import { setup as setupScheduler } from '../../controller/reconcilers/scheduler/setup.js';
+import { silentLogger } from '../../controller/runtime/log.js';
+import { Manager } from '../../controller/runtime/manager.js';
+import { SqliteStore } from '../../controller/store/sqlite.js';
+import { snapshotCache } from '../support/autopilot-store.js';
+
+let dir: string;
+let db: string;
+let store: SqliteStore;
+let mgr: Manager | undefined;
+let running: Promise<void> | undefined;
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-sched-'));
+  db = path.join(dir, 'state.db');
+  store = new SqliteStore(db, { pollIntervalMs: 20 });
+});
+afterEach(async () => {
+  await mgr?.stop();
+  await running;
+  mgr = undefined;
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const T = new Date().toISOString();
+const ready = (status = 'True'): Condition => ({
+  type: 'Ready',
+  status: status as Condition['status'],
+  reason: 'NodeAgentReady',
+  message: '',
+  lastTransitionTime: T,
+});
+
+async function addNode(name: string, labels: Record<string, string>, maxSessions: number, projects: string[]) {
+  const n = await store.create({
+    apiVersion: API_VERSION,
+    kind: 'Node',
+    metadata: { name, labels },
+    spec: { maxSessions },
+  } as Node);
+  await store.updateStatus({
+    ...n,
+    status: {
+      conditions: [ready()],
+      capacity: { cpu: 8, memoryBytes: 16e9 },
+      free: { memoryBytes: 8e9, diskBytes: 1e11 },
+      loadAverage: [0.5, 0.5, 0.5],
+      heartbeatTime: T,
+      projects,
+    },
+  });
+  await store.tryAcquireLease(`orchctl-node-${name}`, `${name}_1_test`, 15);
+}
+
+async function addProject(name: string, nodeSelector?: Record<string, string>) {
+  await store.create({
+    apiVersion: API_VERSION,
+    kind: 'Project',
+    metadata: { name, namespace: 'default' },
+    spec: { path: dir, ...(nodeSelector ? { nodeSelector } : {}) },
+  } as Project);
+}
+
+const addSession = (name: string, spec: Partial<AgentSessionSpec>) =>
+  store.create({
+    apiVersion: API_VERSION,
+    kind: 'AgentSession',
+    metadata: { name, namespace: 'default' },
+    spec: { prompt: 'work', ...spec },
+  } as AgentSession);
+
+const sessions = async () => (await store.list('AgentSession')).items as AgentSession[];
+const get = async (name: string) =>
+  (await store.get({ kind: 'AgentSession', namespace: 'default', name })) as AgentSession;
+const cond = (s: Resource, type: string) =>
+  (s.status as { conditions?: Condition[] } | undefined)?.conditions?.find((c) => c.type === type);
+const eventsOf = async (name: string, reason: string) =>
+  (await store.list('Event', { namespace: 'default' })).items.filter(
+    (e) => (e as { involvedObject?: { name: string } }).involvedObject?.name === name && e.reason === reason,
+  ) as (Resource & { count?: number; message?: string })[];
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The scheduler as the controller runs it: its own store handle, a Manager, its setup's watches. */
+async function startScheduler(): Promise<Manager> {
+  const m = new Manager({ store: new SqliteStore(db, { pollIntervalMs: 20 }), log: silentLogger });
+  mgr = m;
+  let ready!: () => void;
+  const leading = new Promise<void>((r) => (ready = r));
+  running = m.run(() => {
+    setupScheduler(m, { recorder: new EventRecorder(m.store, 'orchctl-scheduler') });
+    ready();
+  });
+  await leading;
+  return m;
+}
+
+describe('scheduling 30 sessions across 3 nodes', () => {
+  it('by selectors, repository and capacity: none on a node that does not match, each bound once', async () => {
+    await addNode('n1', { zone: 'a', gpu: 'yes' }, 12, ['default/ml', 'default/web', 'default/api']);
+    await addNode('n2', { zone: 'a' }, 10, ['default/web', 'default/api']);
+    await addNode('n3', { zone: 'b' }, 12, ['default/api']);
+    await addProject('ml', { gpu: 'yes' }); // the project's own selector
+    await addProject('web'); // its repository is on n1 and n2 only
+    await addProject('api');
+    // Made in this order, so the pinned ones are placed before the free ones fill a node.
+    for (let i = 0; i < 8; i++) await addSession(`ml-${i}`, { projectRef: 'ml' });
+    for (let i = 0; i < 6; i++) await addSession(`b-${i}`, { projectRef: 'api', nodeSelector: { zone: 'b' } });
+    for (let i = 0; i < 10; i++) await addSession(`web-${i}`, { projectRef: 'web' });
+    for (let i = 0; i < 6; i++) await addSession(`any-${i}`, { projectRef: 'api' });
+    await startScheduler();
+    const all = await until('30 sessions bound', async () => {
+      const s = await sessions();
+      return s.filter((x) => x.status?.binding).length === 30 && s;
+    });
+    const on = (prefix: string) =>
+      new Set(all.filter((s) => s.metadata.name.startsWith(prefix)).map((s) => s.status!.binding!.nodeName));
+    expect(on('ml-')).toEqual(new Set(['n1']));
+    expect(on('b-')).toEqual(new Set(['n3']));
+    expect([...on('web-')].every((n) => n === 'n1' || n === 'n2')).toBe(true);
+    const count = (n: string) => all.filter((s) => s.status!.binding!.nodeName === n).length;
+    expect(count('n1')).toBeLessThanOrEqual(12);
+    expect(count('n2')).toBeLessThanOrEqual(10);
+    expect(count('n3')).toBeLessThanOrEqual(12);
+    // Spread: the free sessions did not all go to one node.
+    expect(on('any-').size).toBeGreaterThan(1);
+    for (const s of all) {
+      expect(s.status!.binding!.epoch).toBe(1);
+      expect(cond(s, 'Scheduled')).toMatchObject({ status: 'True', reason: 'Scheduled' });
+    }
+    // Bound once: a resync and Node changes later, nothing moved and nothing was written again.
+    const versions = new Map(all.map((s) => [s.metadata.name, s.metadata.resourceVersion]));
+    const n3 = await store.get({ kind: 'Node', namespace: '', name: 'n3' });
+    await store.updateStatus({ ...n3!, status: { ...n3!.status, heartbeatTime: new Date().toISOString() } });
+    await new Promise((r) => setTimeout(r, 300));
+    for (const s of await sessions()) expect(s.metadata.resourceVersion).toBe(versions.get(s.metadata.name));
+  }, 30_000);
+
+  it("none fits: Scheduled=False in kubectl's words, one FailedScheduling Event; bound once a node fits", async () => {
+    await addNode('n1', { zone: 'a' }, 10, []);
+    await addNode('n2', { zone: 'a' }, 0, []);
+    await addNode('n3', { zone: 'b' }, 10, []);
+    await startScheduler();
+    await addSession('wants-c', { nodeSelector: { zone: 'c' } });
+    const s = await until('Unschedulable', async () => {
+      const x = await get('wants-c');
+      return cond(x, 'Scheduled')?.reason === 'Unschedulable' && x;
+    });
+    expect(cond(s, 'Scheduled')?.message).toBe("0/3 nodes are available: 3 node(s) didn't match node selector.");
+    // Node changes retry it; the same answer writes nothing and records no second Event.
+    for (const name of ['n1', 'n3']) {
+      const n = await store.get({ kind: 'Node', namespace: '', name });
+      await store.updateStatus({ ...n!, status: { ...n!.status, heartbeatTime: new Date().toISOString() } });
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await get('wants-c')).metadata.resourceVersion).toBe(s.metadata.resourceVersion);
+    const failed = await eventsOf('wants-c', 'FailedScheduling');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ type: 'Warning', count: 1, message: cond(s, 'Scheduled')?.message });
+    // A node that matches joins: the retry on the Node change binds it there.
+    await addNode('n4', { zone: 'c' }, 10, []);
+    const bound = await until('bound to n4', async () => {
+      const x = await get('wants-c');
+      return x.status?.binding && x;
+    });
+    expect(bound.status?.binding).toMatchObject({ nodeName: 'n4', epoch: 1 });
+    expect(cond(bound, 'Scheduled')).toMatchObject({ status: 'True', reason: 'Scheduled' });
+  }, 30_000);
+
+  it('maxSessions full on the only matching node: Too many sessions, until one of them finishes', async () => {
+    await addNode('n1', { zone: 'a' }, 1, []);
+    await addNode('n2', { zone: 'b' }, 5, []);
+    await startScheduler();
+    await addSession('first', { nodeSelector: { zone: 'a' } });
+    const first = await until('first bound', async () => (await get('first')).status?.binding && get('first'));
+    await addSession('second', { nodeSelector: { zone: 'a' } });
+    await until('second waits', async () => cond(await get('second'), 'Scheduled')?.reason === 'Unschedulable');
+    expect(cond(await get('second'), 'Scheduled')?.message).toBe(
+      "0/2 nodes are available: 1 node(s) didn't match node selector, 1 Too many sessions.",
+    );
+    await store.updateStatus({ ...first, status: { ...first.status, phase: 'Succeeded' } });
+    // The next retry (Node heartbeat) finds the room.
+    const n1 = await store.get({ kind: 'Node', namespace: '', name: 'n1' });
+    await store.updateStatus({ ...n1!, status: { ...n1!.status, heartbeatTime: new Date().toISOString() } });
+    await until('second bound', async () => (await get('second')).status?.binding?.nodeName === 'n1');
+  }, 30_000);
+});
+
+describe('a node lost', () => {
+  it('Ready=Unknown and NodeLost after its lease; after the grace moved with epoch+1, or failed', async () => {
+    await addNode('n1', {}, 10, []);
+    await addNode('n2', {}, 10, []);
+    await addNode('n3', {}, 10, []);
+    // Pinned first: all three land on n1; then the pin goes (as a person would edit it).
+    const names = { always: 'Always', onfailure: 'OnFailure', never: 'Never' } as const;
+    for (const [name, restartPolicy] of Object.entries(names))
+      await addSession(name, { nodeName: 'n1', restartPolicy });
+    const m = await startScheduler();
+    for (const name of Object.keys(names))
+      await until(`${name} bound`, async () => (await get(name)).status?.binding?.nodeName === 'n1');
+    for (const name of Object.keys(names)) {
+      const s = await get(name);
+      const unpinned = await store.update({ ...s, spec: { ...s.spec, nodeName: undefined } });
+      // Running there: its node recorded the run under the binding's epoch.
+      await store.updateStatus({ ...unpinned, status: { ...s.status, phase: 'Running', lifecycle: { epoch: 1 } } });
+    }
+    let now = Date.now();
+    const lc = new NodeLifecycleReconciler({
+      store,
+      nodes: m.informer('Node'),
+      sessions: m.informer('AgentSession'),
+      recorder: new EventRecorder(store, 'orchctl-node-lifecycle'),
+      now: () => now,
+    });
+    await until('cache has the runs', async () =>
+      (m.informer('AgentSession').list() as AgentSession[]).every((s) => s.status?.phase === 'Running'),
+    );
+    expect(await lc.reconcile('/n1')).toEqual({ requeueAfterMs: 15_000 });
+    now += 16_000; // n1 stops renewing
+    await lc.reconcile('/n1');
+    const node = (await store.get({ kind: 'Node', namespace: '', name: 'n1' })) as Node;
+    expect(cond(node, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'NodeStatusUnknown' });
+    for (const name of Object.keys(names)) {
+      const s = await get(name);
+      expect(cond(s, 'NodeLost')).toMatchObject({ status: 'True', reason: 'NodeLost' });
+      expect(s.status?.binding?.nodeName).toBe('n1'); // still: the grace is not over
+      expect(await eventsOf(name, 'NodeLost')).toHaveLength(1);
+    }
+    await until('cache sees NodeLost', async () =>
+      (m.informer('AgentSession').list() as AgentSession[]).every((s) => cond(s, 'NodeLost')),
+    );
+    now += 25_000; // 41 s since the last renewal seen
+    await lc.reconcile('/n1');
+    for (const name of ['always', 'onfailure']) {
+      const s = await until(`${name} rebound`, async () => {
+        const x = await get(name);
+        return x.status?.binding?.nodeName && x.status.binding.nodeName !== 'n1' && x;
+      });
+      expect(s.status?.binding?.epoch).toBe(2);
+      expect(cond(s, 'NodeLost')).toMatchObject({ status: 'False', reason: 'Rescheduled' });
+      expect((await eventsOf(name, 'Rescheduled')).length).toBe(1);
+    }
+    const never = await get('never');
+    expect(never.status).toMatchObject({ phase: 'Failed', reason: 'NodeLost' });
+    expect(never.status?.binding).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await get('never')).status?.binding).toBeUndefined(); // finished and not asked to run: stays unbound
+    // n1 comes back: seen renewing, Ready=True again.
+    await new Promise((r) => setTimeout(r, 5));
+    await store.tryAcquireLease('orchctl-node-n1', 'n1_1_test', 15);
+    now += 1000;
+    await lc.reconcile('/n1');
+    const back = (await store.get({ kind: 'Node', namespace: '', name: 'n1' })) as Node;
+    expect(cond(back, 'Ready')).toMatchObject({ status: 'True', reason: 'NodeLeaseRenewed' });
+  }, 30_000);
+});
+
+describe('binding races', () => {
+  async function world() {
+    await addNode('n1', {}, 10, []);
+    await addNode('n2', {}, 10, []);
+    await addSession('s', {});
+  }
+  const scheduler = async () => {
+    const cache = await snapshotCache(store, ['AgentSession', 'Node', 'Project', 'SessionPolicy']);
+    return new SchedulerReconciler({
+      store,
+      sessions: cache('AgentSession'),
+      nodes: cache('Node'),
+      projects: cache('Project'),
+      policies: cache('SessionPolicy'),
+      recorder: new EventRecorder(store),
+    });
+  };
+
+  it('two schedulers place the same session at once: one binding, epoch 1', async () => {
+    for (let round = 0; round < 5; round++) {
+      await store.delete({ kind: 'AgentSession', namespace: 'default', name: 's' }).catch(() => undefined);
+      if (round === 0) await world();
+      else await addSession('s', {});
+      const [a, b] = [await scheduler(), await scheduler()];
+      const writes: number[] = [];
+      const from = await store.revision();
+      const h = store.watch({ kind: 'AgentSession', fromRevision: from }, (e) => writes.push(e.revision));
+      await Promise.all([a.reconcile('default/s'), b.reconcile('default/s')]);
+      await new Promise((r) => setTimeout(r, 100));
+      h.close();
+      const s = await get('s');
+      expect(s.status?.binding?.epoch).toBe(1);
+      expect(writes).toHaveLength(1);
+    }
+  });
+
+  it("a person's edit between the read and the bind: planned again from a fresh read, the edit kept", async () => {
+    await world();
+    const r = await scheduler(); // read before the edit
+    const s = await get('s');
+    await store.update({ ...s, spec: { ...s.spec, nodeName: 'n2' } });
+    // The scheduler's cache still has the session unpinned (it would pick n1): its bind conflicts,
+    // it reads the session again and places it as edited.
+    await r.reconcile('default/s');
+    const after = await get('s');
+    expect(after.spec?.nodeName).toBe('n2');
+    expect(after.status?.binding).toMatchObject({ nodeName: 'n2', epoch: 1 });
+  });
+});
