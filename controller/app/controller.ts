@@ -23,6 +23,7 @@ import { setup as setupHousekeeping } from '../reconcilers/housekeeping/setup.js
 import { setup as setupJudge } from '../reconcilers/judge/setup.js';
 import { setup as setupNode } from '../reconcilers/node/setup.js';
 import { setup as setupNotifier } from '../reconcilers/notifier/setup.js';
+import { setup as setupPipeline } from '../reconcilers/pipeline/setup.js';
 import { setup as setupProject } from '../reconcilers/project/setup.js';
 import type { ControllerServices } from '../reconcilers/services.js';
 import { setup as setupSession } from '../reconcilers/session/setup.js';
@@ -97,6 +98,7 @@ export class ControllerApp {
       autopilots: this.mgr.informer('Autopilot'),
       decisions: this.mgr.informer('Decision'),
       projects: this.mgr.informer('Project'),
+      pipelines: this.mgr.informer('Pipeline'),
     });
     this.logs = new EventLogs(this.home);
     this.mgr.add(this.feedFiles);
@@ -172,6 +174,7 @@ export class ControllerApp {
     setupNotifier(mgr, { recorder: shared.recorder, log, metrics: this.metrics.notifications });
     setupHousekeeping(mgr, { eventTtlMs: opts.eventTtlMs });
     setupAutopilot(mgr, { log, metrics: this.metrics.autopilot });
+    setupPipeline(mgr, shared);
   }
 
   private host(): HostSnapshot {

@@ -7,7 +7,7 @@
  * Autopilot's (autopilot-admission.ts); Notifications and Decisions are the controller's. It
  * lives in client/ because it needs agents/ and notify/, which api/ must not import.
  */
-import type { KindInfo } from '../api/crds.js';
+import { type KindInfo, registry } from '../api/crds.js';
 import { isGoDuration, parseDuration } from '../api/duration.js';
 import type { NotificationChannelSpec } from '../api/notification-channel.js';
 import {
@@ -23,6 +23,7 @@ import { type FieldError, formatPath, type PathPart, validateObject } from '../a
 import { validateDetection } from '../agents/detection.js';
 import { specProblem } from '../notify/spec.js';
 import { autopilotErrors } from './autopilot-admission.js';
+import { pipelineErrors } from './pipeline-admission.js';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined);
@@ -219,6 +220,8 @@ export function admissionErrors(o: Resource, kind: KindInfo): FieldError[] {
       return [{ path: ['kind'], message: 'Notifications are written by the controller; use `orchctl notify test`' }];
     case 'Autopilot':
       return autopilotErrors(spec);
+    case 'Pipeline':
+      return pipelineErrors(o, registry().byKind.get('AgentSession'), admissionErrors);
     case 'Decision':
       // An Autopilot's record of its own choice: one applied by hand would execute without a think behind it.
       return [

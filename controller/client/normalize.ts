@@ -14,6 +14,10 @@ const PATH_FIELDS: Record<string, string[][]> = {
 };
 
 export function resolvePaths(obj: Resource, baseDir: string): void {
+  // A Pipeline's phase templates are AgentSession specs: their paths too.
+  if (obj.kind === 'Pipeline' && Array.isArray(obj.spec?.phases))
+    for (const ph of obj.spec.phases as { template?: Resource['spec'] }[])
+      resolvePaths({ ...obj, kind: 'AgentSession', spec: ph?.template }, baseDir);
   for (const fieldPath of PATH_FIELDS[obj.kind] ?? []) {
     let parent: Record<string, unknown> | undefined = obj.spec;
     for (const p of fieldPath.slice(0, -1)) {

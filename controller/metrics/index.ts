@@ -19,6 +19,8 @@ import { AssessmentMetrics, registerAssessmentSessionMetrics } from './assessmen
 import { AutopilotMetrics, registerAutopilotObjectMetrics } from './autopilot.js';
 import { registerNodeMetrics, SchedulerMetrics } from './nodes.js';
 import { registerProjectMetrics } from './projects.js';
+import { registerPipelineMetrics } from './pipelines.js';
+import type { Pipeline } from '../api/pipeline.js';
 import { JudgeMetrics } from './judge.js';
 import { type NotificationChannelObject, NotifierMetrics, registerChannelMetrics } from './notifications.js';
 import { RunMetrics } from './runs.js';
@@ -40,6 +42,8 @@ export interface MetricsOptions {
   decisions?: Pick<Informer, 'list'>;
   /** Projects, for orchctl_project_stale. */
   projects?: Pick<Informer, 'list'>;
+  /** Pipelines, for orchctl_pipeline_status_phase and orchctl_pipeline_phases. */
+  pipelines?: Pick<Informer, 'list'>;
   /** Node.js process metrics (default true). */
   processMetrics?: boolean;
 }
@@ -93,6 +97,8 @@ export class ControllerMetrics {
         decisions && (() => decisions.list() as Decision[]),
       );
     if (projects) registerProjectMetrics(this.registry, () => projects.list() as Project[]);
+    const pipelines = opts.pipelines;
+    if (pipelines) registerPipelineMetrics(this.registry, () => pipelines.list() as Pipeline[]);
     opts.sessions.onChange((type, o) => type === 'DELETED' && this.runs.forget(o.metadata.uid));
   }
 }

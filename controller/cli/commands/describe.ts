@@ -5,6 +5,8 @@ import { namespaceFor, openContext, parseTargets, type GlobalOptions } from '../
 import { err, out } from '../output.js';
 import { describeObject } from '../printers/describe.js';
 import { describeAutopilot, describeDecision } from '../printers/autopilot.js';
+import { describePipeline } from '../printers/pipeline.js';
+import type { Pipeline } from '../../api/pipeline.js';
 import type { Autopilot, Decision } from '../../api/autopilot.js';
 import type { KindInfo } from '../../api/crds.js';
 import type { Resource } from '../../api/types.js';
@@ -14,6 +16,7 @@ import type { Store } from '../../store/store.js';
 async function describeOne(store: Store, kind: KindInfo, o: Resource): Promise<string> {
   const events = await eventsFor(store, o);
   if (kind.kind === 'Decision') return describeDecision(kind, o as Decision, events);
+  if (kind.kind === 'Pipeline') return describePipeline(kind, o as Pipeline, events);
   if (kind.kind !== 'Autopilot') return describeObject(kind, o, events);
   const { items } = await store.list('Decision', { namespace: o.metadata.namespace });
   const own = (items as Decision[]).filter((d) => d.spec?.autopilot === o.metadata.name);

@@ -18,7 +18,7 @@ export const RECENT_DECISIONS = 10;
 const LABEL_WIDTH = 14;
 
 /** Lines of `Label:  value`, continuation and multi-line values indented under the value column. */
-class Lines {
+export class Lines {
   readonly lines: string[] = [];
   field(label: string, value: string | number | boolean | undefined, indent = 0, width = LABEL_WIDTH): void {
     const text = value === undefined || value === '' ? '<none>' : String(value);

@@ -31,6 +31,13 @@
  *                     auth        Error: 401 Unauthorized - invalid x-api-key
  *                     logic       the test run fails at once (the vitest-like failing summary)
  *   [error:CLASS:N] only runs 1..N ($ORCHCTL_RUN) fail so; later runs do the work (a recovery succeeds)
+ *   [report]        keep a progress report in $ORCHCTL_WORKSPACE/status.json (executing, then complete with
+ *                   notes; written whole: a temporary file renamed over it) and write handoff.md beside it
+ *   [block:REASON]  (with [report]) run 1 reports `blocked` with REASON as its blocker and waits at the
+ *                   `sim> ` prompt for a person's message; it prints it, then does the work and reports
+ *                   complete, the message in its notes
+ *   [idle]          when done, stay at the `sim> ` prompt like an interactive agent instead of exiting
+ *                   (what is typed there is printed; `/exit` ends it)
  * Environment (wins over the keywords):
  *   SIM_AGENT_OUTCOME=success|fail|flaky   SIM_AGENT_FLAKY_RUNS=N   SIM_AGENT_EXIT_CODE=N
  *   SIM_AGENT_STEP_MS=700 (pace of the progress lines; 0 = as fast as possible)
@@ -79,6 +86,7 @@ usage: sim-agent [-p|--prompt] [TASK...]
 
 Prompt keywords: [fail] [flaky] [flaky:N] [slow] [fast] [commits:N] [exit:N]
                  [error:transient|dependency|auth|logic] [error:CLASS:N] (fail runs 1..N only)
+                 [report] [block:REASON] (run 1 waits for a message) [idle] (stay at the prompt when done)
 Environment: SIM_AGENT_OUTCOME=success|fail|flaky SIM_AGENT_STEP_MS SIM_AGENT_FLAKY_RUNS
              SIM_AGENT_EXIT_CODE SIM_AGENT_INPUT_TIMEOUT_MS ORCHCTL_RUN ORCHCTL_RESULT_FILE`);
 }
@@ -249,6 +257,7 @@ function analyse(raw) {
       .replace(/^task:\s*/i, '')
       .replace(/^#+\s*/, '')
       .replace(/\[[a-z]+(?::[a-z]+)?(?::\d+)?\]/gi, '')
+      .replace(/\[block:[^\]]*\]/gi, '')
       .replace(/\s+/g, ' ')
       .trim() || 'Update the project';
   const slug =
@@ -280,7 +289,24 @@ function analyse(raw) {
   if (!Number.isFinite(stepMs) || stepMs < 0) stepMs = 700;
   if (kw('slow')) stepMs *= 4;
   if (kw('fast')) stepMs /= 4;
-  return { title, slug, persona, outcome, flakyRuns, failsThisRun, exitCode, commits, stepMs, error };
+  const block = text.match(/\[block:([^\]]+)\]/i)?.[1]?.trim();
+  const report = !!kw('report') || !!block;
+  const idle = !!kw('idle');
+  return {
+    title,
+    slug,
+    persona,
+    outcome,
+    flakyRuns,
+    failsThisRun,
+    exitCode,
+    commits,
+    stepMs,
+    error,
+    report,
+    block: run === 1 ? block : undefined,
+    idle,
+  };
 }
 
 // ---------------------------------------------------------------------------------- git
@@ -582,6 +608,53 @@ async function failWith(plan) {
   process.exit(plan.exitCode);
 }
 
+// ---------------------------------------------------------------------------------- progress report
+
+const TASKS = [
+  ['implement', 'Implement the change'],
+  ['test', 'Cover it with tests'],
+  ['verify', 'Run the test suite'],
+];
+
+/** $ORCHCTL_WORKSPACE/status.json, written whole (temporary file, rename), as the report protocol asks. */
+function writeReport(status, done, extra = {}) {
+  const ws = env.ORCHCTL_WORKSPACE;
+  if (!ws) return;
+  const tasks = TASKS.map(([id, subject], i) => ({
+    id,
+    subject,
+    state: i < done ? 'done' : i === done && status === 'executing' ? 'in_progress' : 'pending',
+  }));
+  const file = path.join(ws, 'status.json');
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify({ status, tasks, ...extra }, null, 2) + '\n');
+  fs.renameSync(tmp, file);
+}
+
+/** $ORCHCTL_WORKSPACE/handoff.md: what the next phase (or run) needs to know. */
+function writeHandoff(plan, received) {
+  const ws = env.ORCHCTL_WORKSPACE;
+  if (!ws) return;
+  const lines = [
+    `# Handoff: ${plan.title}`,
+    '',
+    `State: done in run ${run} of ${session}; ${result.commits} commit(s), files ${[...touched].sort().join(', ')}.`,
+    `Next steps: build on src/${plan.slug}.js; its tests are in test/${plan.slug}.test.js.`,
+    ...(received ? [`A person unblocked this phase with: ${received}`] : []),
+  ];
+  fs.writeFileSync(path.join(ws, 'handoff.md'), lines.join('\n') + '\n');
+}
+
+/** Waits at the `sim> ` prompt for a message (a terminal only); undefined when none can come. */
+async function waitForMessage(label) {
+  if (!process.stdin.isTTY) return undefined;
+  for (;;) {
+    say(gray(label));
+    const text = await readInteractive(6 * 3600_000);
+    if (text?.trim()) return text.trim();
+  }
+}
+
 async function main() {
   const task = await readTask();
   const plan = analyse(task.text);
@@ -609,6 +682,17 @@ async function main() {
   );
   await step(plan);
   if (plan.error) return failWith(plan);
+  if (plan.report) writeReport('executing', 0);
+  let received;
+  if (plan.block) {
+    writeReport('blocked', 0, { blocker: plan.block });
+    say(`${bold(yellow('■ Blocked:'))} ${plan.block}`);
+    received = await waitForMessage('  waiting for a person — type or paste a message at the prompt');
+    if (received !== undefined) {
+      say(`${blue('●')} Message received: ${received}`);
+      writeReport('executing', 0);
+    }
+  }
 
   const previous = previousResult();
   if (previous) {
@@ -642,7 +726,8 @@ async function main() {
             { subject: `docs: changelog entry for ${plan.slug}`, parts: ['changelog'] },
           ];
   const paths = { src: e.src_path, test: e.test_path, changelog: 'CHANGELOG.md' };
-  for (const g of groups) {
+  for (const [gi, g] of groups.entries()) {
+    if (plan.report) writeReport('executing', Math.min(1, gi));
     for (const part of g.parts) {
       const [add, del] = e[part]();
       say(`${yellow('✎')} Edit ${bold(paths[part])} ${green(`+${add}`)} ${red(`-${del}`)}`);
@@ -656,6 +741,7 @@ async function main() {
     await step(plan, 0.4);
   }
 
+  if (plan.report) writeReport('executing', 2);
   const t = await runTests(plan);
   say('');
   finished = true;
@@ -668,6 +754,18 @@ async function main() {
     `${bold(green('✔ Done:'))} ${plan.title} ${gray(`(${result.commits} commit(s), ${touched.size} file(s), ${result.tests.passed} tests passing)`)}`,
   );
   writeResult();
+  if (plan.report) {
+    writeHandoff(plan, received);
+    const notes = `${result.summary}${received ? `; resumed after: ${received}` : ''}`;
+    writeReport('complete', TASKS.length, { notes });
+  }
+  if (plan.idle) {
+    for (;;) {
+      const text = await waitForMessage('  idle — type a message, or /exit');
+      if (text === undefined || text === '/exit') break;
+      say(`${blue('●')} Message received: ${text}`);
+    }
+  }
   process.exit(0);
 }
 

@@ -122,7 +122,7 @@ describe('bad manifests fail with file:line:column, document and JSON path', () 
         `${f('unknown-kind.yaml')}:2:7 (document 1) kind: ` +
           'no kind "AgentSesion" is registered for version "orchctl.io/v1alpha1" ' +
           '(known kinds: Agent, AgentSession, Autopilot, Decision, Evaluation, Event, Node, NotificationChannel, ' +
-          'NotificationPolicy, Notification, Project, SessionPolicy, Silence)',
+          'NotificationPolicy, Notification, Pipeline, Project, SessionPolicy, Silence)',
       ],
     ],
     ['missing-required.yaml', [`${f('missing-required.yaml')}:5:3 (document 1) spec.path: Required value`]],

@@ -1,0 +1,208 @@
+/**
+ * The pipeline reconciler (key: a Pipeline, `namespace/name`): read the Pipeline and its phases'
+ * sessions from the caches, plan (plan.ts, pure), perform the effects, write the status once
+ * (compare-and-swap: the reconciler is its only writer), then record the Events of what changed.
+ *
+ * Effects, each safe to repeat after a crash at any point:
+ *  - Create: the phase's session with the handoff of its dependencies in its prompt; its name is
+ *    fixed, so a create after a crash meets AlreadyExists and the phase is not started twice;
+ *  - Stop: a phase that reported complete while its agent still runs gets desiredState Stopped;
+ *  - Recover: the restart annotation, its note and RECOVERED_RUN_ANNOTATION in one CAS update of
+ *    the session (a second controller, or a second pass, finds the recovery already asked for);
+ *  - Resume: recorded as Delivering first, then delivered (resume.ts), then its outcome written.
+ */
+import fs from 'node:fs';
+import { RESTART_NOTE_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
+import { isApiError } from '../../api/errors.js';
+import {
+  HANDOFF_LIMITS,
+  type PhaseStatus,
+  type Pipeline,
+  type PipelinePhaseSpec,
+  type PipelineStatus,
+  phaseSession,
+  phaseSessionName,
+  RECOVERED_RUN_ANNOTATION,
+} from '../../api/pipeline.js';
+import type { AgentSession } from '../../api/session.js';
+import type { EventRecorder } from '../../client/events.js';
+import type { Tmux } from '../../observers/tmux.js';
+import type { Reconciler, Result } from '../../runtime/controller.js';
+import type { Informer } from '../../runtime/informer.js';
+import type { Store } from '../../store/store.js';
+import { composePhasePrompt, readHandoff } from './handoff.js';
+import { type PipelineEffect, type PipelinePlan, planPipeline } from './plan.js';
+import { deliverResume, type ResumeOutcome } from './resume.js';
+
+export interface PipelineDeps {
+  store: Store;
+  sessions: Pick<Informer, 'get'>;
+  recorder: Pick<EventRecorder, 'record'>;
+  tmux: Tmux;
+  now?: () => number;
+}
+
+const CONFLICT_RETRY_MS = 200;
+
+/** Largest prompt file inlined into a phase's prompt (the AgentSession CRD's prompt bound). */
+const MAX_PROMPT_FILE = 1024 * 1024;
+
+export class PipelineReconciler implements Reconciler {
+  private readonly now: () => number;
+
+  constructor(private readonly d: PipelineDeps) {
+    this.now = d.now ?? Date.now;
+  }
+
+  async reconcile(key: string): Promise<Result | undefined> {
+    try {
+      await this.pass(key);
+    } catch (e) {
+      // Someone wrote the pipeline or a session since it was read: look again soon, from the new state.
+      if (isApiError(e, 'Conflict')) return { requeueAfterMs: CONFLICT_RETRY_MS };
+      throw e;
+    }
+    return undefined;
+  }
+
+  private async pass(key: string): Promise<void> {
+    const [namespace, name] = key.split('/');
+    // From the store, not the cache: its status is this reconciler's own last write (a cached copy
+    // a write behind would only meet a Conflict).
+    const p = (await this.d.store.get({ kind: 'Pipeline', namespace, name })) as Pipeline | undefined;
+    // Deleted: its sessions go with it (ownerReferences; their finalizers stop their runs).
+    if (!p || p.metadata.deletionTimestamp) return;
+    const sessions = this.sessionsOf(p);
+    const plan = planPipeline({ pipeline: p, sessions, now: this.now() });
+    const events: PipelineEffect[] = [];
+    const resume = plan.effects.find((e) => e.type === 'Resume');
+    for (const fx of plan.effects) {
+      if (fx.type === 'Event') events.push(fx);
+      else if (fx.type !== 'Resume') await this.perform(p, fx, sessions, events);
+    }
+    let written = await this.writeStatus(p, plan.status);
+    if (resume?.type === 'Resume' && written) {
+      const outcomes: ResumeOutcome[] = [];
+      const at = new Date(this.now()).toISOString();
+      for (const t of resume.targets)
+        outcomes.push(await deliverResume(this.d.store, this.d.tmux, namespace, t, resume.message, at));
+      written = await this.writeStatus(written, resumed(plan, outcomes, at));
+      for (const o of outcomes)
+        events.push(
+          o.delivered
+            ? { type: 'Event', eventType: 'Normal', reason: 'Resumed', message: `phase ${o.phase}: ${o.how}` }
+            : { type: 'Event', eventType: 'Warning', reason: 'ResumeFailed', message: `phase ${o.phase}: ${o.how}` },
+        );
+    }
+    // After the write: a write that lost a race is planned again, and its Events with it.
+    for (const e of events)
+      if (e.type === 'Event') await this.d.recorder.record(written ?? p, e.eventType, e.reason, e.message);
+  }
+
+  /** The phases' sessions, by phase name, as the cache has them. */
+  private sessionsOf(p: Pipeline): Map<string, AgentSession> {
+    const out = new Map<string, AgentSession>();
+    for (const ph of p.spec?.phases ?? []) {
+      const s = this.d.sessions.get(p.metadata.namespace ?? '', phaseSessionName(p.metadata.name, ph.name));
+      if (s) out.set(ph.name, s as AgentSession);
+    }
+    return out;
+  }
+
+  private async perform(
+    p: Pipeline,
+    fx: PipelineEffect,
+    sessions: Map<string, AgentSession>,
+    events: PipelineEffect[],
+  ): Promise<void> {
+    const warn = (reason: string, message: string) =>
+      events.push({ type: 'Event', eventType: 'Warning', reason, message });
+    switch (fx.type) {
+      case 'Create': {
+        const phase = p.spec!.phases.find((x) => x.name === fx.phase)!;
+        const session = phaseSession(p, phase, this.prompt(phase, fx.dependsOn, sessions, warn));
+        try {
+          await this.d.store.create(session);
+        } catch (e) {
+          // Created by an earlier pass whose status write never happened (or the cache is behind).
+          if (!isApiError(e, 'AlreadyExists')) throw e;
+        }
+        return;
+      }
+      case 'Stop': {
+        const s = sessions.get(fx.phase);
+        if (!s?.spec) return;
+        await this.d.store.update({ ...s, spec: { ...s.spec, desiredState: 'Stopped' } });
+        return;
+      }
+      case 'Recover': {
+        const s = sessions.get(fx.phase);
+        if (!s) return;
+        const annotations = {
+          ...(s.metadata.annotations ?? {}),
+          [RESTARTED_AT_ANNOTATION]: new Date(this.now()).toISOString(),
+          [RESTART_NOTE_ANNOTATION]: fx.note,
+          [RECOVERED_RUN_ANNOTATION]: String(fx.run),
+        };
+        // resourceVersion as read: a conflict means someone else moved first; the next pass looks again.
+        await this.d.store.update({ ...s, metadata: { ...s.metadata, annotations } });
+        return;
+      }
+    }
+  }
+
+  /**
+   * The phase's task with its dependencies' handoffs below it. Without dependencies the template
+   * is used as it is; a promptFile is read here only to add the handoff to it.
+   */
+  private prompt(
+    phase: PipelinePhaseSpec,
+    deps: string[],
+    sessions: Map<string, AgentSession>,
+    warn: (reason: string, message: string) => void,
+  ): string | undefined {
+    if (!deps.length) return undefined;
+    let task = phase.template.prompt ?? '';
+    const file = phase.template.promptFile;
+    if (file) {
+      try {
+        const st = fs.statSync(file);
+        if (st.size > MAX_PROMPT_FILE) throw new Error(`${file} is ${st.size} bytes, over ${MAX_PROMPT_FILE}`);
+        task = fs.readFileSync(file, 'utf8');
+      } catch (e) {
+        // The session then reads the file itself (and fails the run if it cannot); the handoff is lost.
+        warn('HandoffNotAdded', `phase ${phase.name}: prompt file unreadable here: ${(e as Error).message}`);
+        return undefined;
+      }
+    }
+    const bytes = Math.floor(HANDOFF_LIMITS.handoffBytes / deps.length);
+    return composePhasePrompt(
+      task,
+      deps.map((d) => readHandoff(d, sessions.get(d), bytes)),
+    );
+  }
+
+  /** Writes the status when it changed (CAS on the read's resourceVersion); returns the object as stored. */
+  private async writeStatus(p: Pipeline, status: PipelineStatus): Promise<Pipeline | undefined> {
+    if (JSON.stringify(p.status ?? {}) === JSON.stringify(status)) return p;
+    return (await this.d.store.updateStatus({ ...p, status })) as Pipeline;
+  }
+}
+
+/** The status after a resume was delivered: each phase it reached is answered (resumedAt) and runs on. */
+function resumed(plan: PipelinePlan, outcomes: ResumeOutcome[], at: string): PipelineStatus {
+  const status = structuredClone(plan.status);
+  const ok = new Set(outcomes.filter((o) => o.delivered).map((o) => o.phase));
+  status.phases = (status.phases ?? []).map(
+    (x): PhaseStatus =>
+      ok.has(x.name) ? { ...x, state: 'Running', resumedAt: at, reason: 'Resumed', message: 'resume delivered' } : x,
+  );
+  const failed = outcomes.filter((o) => !o.delivered);
+  status.resume = {
+    ...status.resume!,
+    state: failed.length ? 'Failed' : 'Delivered',
+    at,
+    message: outcomes.map((o) => `${o.phase}: ${o.how}`).join('; '),
+  };
+  return status;
+}
