@@ -23,6 +23,7 @@ import { type FieldError, formatPath, type PathPart, validateObject } from '../a
 import { validateDetection } from '../agents/detection.js';
 import { specProblem } from '../notify/spec.js';
 import { autopilotErrors } from './autopilot-admission.js';
+import { nodeSelectorErrors } from './node-selector-admission.js';
 import { pipelineErrors } from './pipeline-admission.js';
 
 type Obj = Record<string, unknown>;
@@ -208,7 +209,10 @@ export function admissionErrors(o: Resource, kind: KindInfo): FieldError[] {
       return [
         ...detection(obj(spec.agent)?.detection, 'spec.agent.detection'),
         ...commandLine(obj(spec.agent), spec.prompt, ['spec', 'agent'], ['spec', 'prompt']),
+        ...nodeSelectorErrors(spec.nodeSelector, ['spec', 'nodeSelector']),
       ];
+    case 'Project':
+      return nodeSelectorErrors(spec.nodeSelector, ['spec', 'nodeSelector']);
     case 'NotificationChannel':
       return notificationChannel(spec);
     case 'NotificationPolicy':
