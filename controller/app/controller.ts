@@ -24,6 +24,7 @@ import { setup as setupJudge } from '../reconcilers/judge/setup.js';
 import { setup as setupNode } from '../reconcilers/node/setup.js';
 import { setup as setupNotifier } from '../reconcilers/notifier/setup.js';
 import { setup as setupPipeline } from '../reconcilers/pipeline/setup.js';
+import { setup as setupPolicy } from '../reconcilers/policy/setup.js';
 import { setup as setupProject } from '../reconcilers/project/setup.js';
 import type { ControllerServices } from '../reconcilers/services.js';
 import { setup as setupSession } from '../reconcilers/session/setup.js';
@@ -171,6 +172,7 @@ export class ControllerApp {
     setupJudge(mgr, { ...shared, resyncMs, metrics: this.metrics.judge });
     setupAssessment(mgr, { ...shared, resyncMs, logs: this.logs, metrics: this.metrics.assessment });
     setupProject(mgr, { git: shared.git });
+    setupPolicy(mgr, { recorder: shared.recorder });
     setupNotifier(mgr, { recorder: shared.recorder, log, metrics: this.metrics.notifications });
     setupHousekeeping(mgr, { eventTtlMs: opts.eventTtlMs });
     setupAutopilot(mgr, { log, metrics: this.metrics.autopilot });
