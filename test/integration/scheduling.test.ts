@@ -260,7 +260,7 @@ describe('a node lost', () => {
     for (const name of ['always', 'onfailure']) {
       const s = await until(`${name} rebound`, async () => {
         const x = await get(name);
-        return x.status?.binding?.nodeName && x.status.binding.nodeName !== 'n1' && x;
+        return !!x.status?.binding && x.status.binding.nodeName !== 'n1' && x;
       });
       expect(s.status?.binding?.epoch).toBe(2);
       expect(cond(s, 'NodeLost')).toMatchObject({ status: 'False', reason: 'Rescheduled' });
