@@ -13,6 +13,7 @@ import { paneClassifyBench } from './modules/pane-classify.js';
 import { detectorBench } from './modules/detector.js';
 import { notifyLatencyBench } from './modules/notify-latency.js';
 import { autopilotBench } from './modules/autopilot.js';
+import { storeEtcdBench } from './modules/store-etcd.js';
 
 export const benches: Bench[] = [
   cliGetBench,
@@ -25,4 +26,5 @@ export const benches: Bench[] = [
   detectorBench,
   notifyLatencyBench,
   autopilotBench,
+  storeEtcdBench,
 ];

@@ -5,7 +5,8 @@
  * without a bound: a call past its deadline fails with reason Timeout, naming the endpoints.
  */
 import fs from 'node:fs';
-import { Etcd3, GRPCDeadlineExceededError, GRPCUnavailableError, type IOptions } from 'etcd3';
+import { handleWhen, noop, retry } from 'cockatiel';
+import { Etcd3, GRPCDeadlineExceededError, GRPCUnavailableError, type IOptions, isRecoverableError } from 'etcd3';
 import { ApiError, isApiError } from '../api/errors.js';
 
 export interface EtcdTls {
@@ -65,6 +66,13 @@ export function connectEtcd(endpoints: string[], tls: EtcdTls | undefined, attem
     // is cut short and retried on another one (etcd3 retries deadline and unavailable errors).
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + attemptTimeoutMs }),
     dialTimeout: attemptTimeoutMs,
+    faultHandling: {
+      // No per-member circuit breaker: etcd3's default one, tripped by the failures of an election,
+      // refused every call to the live members for 5 s after it. An attempt that fails is tried on
+      // another member at once; past that, withDeadline retries with a pause until the deadline.
+      host: () => noop,
+      global: retry(handleWhen(isRecoverableError), { maxAttempts: endpoints.length }),
+    },
     grpcOptions: {
       // Reconnect to a restarted member within a second, and notice a silent (stopped) one.
       'grpc.initial_reconnect_backoff_ms': 100,
@@ -79,9 +87,20 @@ export function connectEtcd(endpoints: string[], tls: EtcdTls | undefined, attem
   return new Etcd3(options);
 }
 
+/** A failure that another try may not meet: no leader yet, a member gone, an attempt cut short. */
+export function isTransient(e: unknown): boolean {
+  if (isApiError(e)) return false;
+  if (e instanceof Error && isRecoverableError(e)) return true;
+  return /leader changed|no leader|request timed out|too many requests|circuit breaker/i.test(
+    (e as Error)?.message ?? '',
+  );
+}
+
 /**
- * Runs `fn` within `ms`: past it the call fails with reason Timeout (its RPCs are cut by their own
- * deadlines). A Timeout on a write means the outcome is unknown, as with any distributed store.
+ * Runs `fn` within `ms`, again after a short pause while it fails for a transient reason (an
+ * election, a member killed); past `ms` the call fails with reason Timeout (its RPCs are cut by
+ * their own deadlines). A Timeout on a write means its outcome is unknown, as with any
+ * distributed store; `fn` must be safe to run again (EtcdTxn keeps its identity across tries).
  */
 export async function withDeadline<T>(
   what: string,
@@ -91,11 +110,25 @@ export async function withDeadline<T>(
 ): Promise<T> {
   const deadline = Date.now() + ms;
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(timeoutError(what, endpoints, ms)), ms);
+  let expired = false;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      expired = true;
+      reject(timeoutError(what, endpoints, ms));
+    }, ms);
   });
+  const attempt = async (): Promise<T> => {
+    for (let pause = 50; ; pause = Math.min(pause * 2, 400)) {
+      try {
+        return await fn(deadline);
+      } catch (e) {
+        if (expired || !isTransient(e) || Date.now() + pause >= deadline) throw etcdError(e, what, endpoints, ms);
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
+  };
   try {
-    return await Promise.race([fn(deadline).catch((e) => Promise.reject(etcdError(e, what, endpoints, ms))), expired]);
+    return await Promise.race([attempt(), timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -115,7 +148,7 @@ export function etcdError(e: unknown, what: string, endpoints: string[], ms: num
   const msg = (e as Error)?.message ?? String(e);
   if (e instanceof GRPCDeadlineExceededError || /request timed out|DEADLINE_EXCEEDED/i.test(msg))
     return timeoutError(what, endpoints, ms);
-  if (e instanceof GRPCUnavailableError || /no leader|UNAVAILABLE|ECONNREFUSED|connect/i.test(msg))
+  if (e instanceof GRPCUnavailableError || /no leader|UNAVAILABLE|ECONNREFUSED|connect|circuit breaker/i.test(msg))
     return new ApiError(
       'Unavailable',
       `etcd store: ${what} failed: no member answered (endpoints ${endpoints.join(', ')}): ${msg}`,

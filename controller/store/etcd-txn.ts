@@ -51,37 +51,63 @@ interface Slot {
 
 const MAX_ATTEMPTS = 30;
 
+/**
+ * One Store.txn call, which may be run more than once (withDeadline retries it after a transient
+ * failure): its id marks the commit, so a commit whose answer was lost is recognised, not redone.
+ */
 export class EtcdTxn {
+  private readonly txnId = randomUUID();
+  private readonly uids: string[] = [];
+  private attempt = 0;
+  /** The last commit sent whose outcome is not known (its answer was lost). */
+  private sent?: { plan: Plan; results: Resource[] };
+
   constructor(
     private readonly client: Etcd3,
     private readonly keys: EtcdKeys,
+    private readonly ops: WriteOp[],
+    private readonly opts: TxnOptions,
   ) {}
 
   /** Runs the ops until they commit, fail for a reason, or `deadline` (ms since epoch) passes. */
-  async run(ops: WriteOp[], opts: TxnOptions, deadline: number): Promise<{ results: Resource[]; revision?: number }> {
-    const txnId = randomUUID();
-    const uids: string[] = [];
-    for (let attempt = 1; ; attempt++) {
+  async run(deadline: number): Promise<{ results: Resource[]; revision?: number }> {
+    if (this.sent) {
+      const res = await this.client.kv.range({ key: Buffer.from(this.keys.revision) });
+      const applied = this.applied(this.sent, res.kvs[0]);
+      if (applied) return applied;
+      this.sent = undefined;
+    }
+    for (;;) {
+      this.attempt++;
       // The first attempt trusts the compares in the If; a retry, a dry run or a write-less txn asks why first.
-      const plan = new Plan(this.client, this.keys, uids, attempt > 1 || !!opts.dryRun);
-      const results = await plan.apply(ops, opts);
-      if (opts.dryRun) return { results: plan.finish(results, plan.snapshot + 1) };
+      const plan = new Plan(this.client, this.keys, this.uids, this.attempt > 1 || !!this.opts.dryRun);
+      const results = await plan.apply(this.ops, this.opts);
+      if (this.opts.dryRun) return { results: plan.finish(results, plan.snapshot + 1) };
       if (!plan.needsCommit()) return { results };
-      const res = await this.client.kv.txn(plan.commit(txnId));
+      this.sent = { plan, results };
+      const res = await this.client.kv.txn(plan.commit(this.txnId));
+      this.sent = undefined;
       if (res.succeeded) {
         const rev = Number(res.header.revision);
         return { results: plan.finish(results, rev), revision: plan.writes() ? rev : undefined };
       }
       // etcd3 resends a txn whose answer was lost (deadline, member killed): it may have applied.
-      const marker = res.responses[0]?.response_range?.kvs?.[0];
-      if (marker?.value.toString() === txnId) {
-        const rev = Number(marker.mod_revision);
-        return { results: plan.finish(results, rev), revision: rev };
-      }
-      if (attempt >= MAX_ATTEMPTS || Date.now() > deadline)
-        throw new ApiError('Conflict', `the transaction kept meeting concurrent writes (${attempt} attempts); retry`);
-      await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, attempt * 5)));
+      const applied = this.applied({ plan, results }, res.responses[0]?.response_range?.kvs?.[0]);
+      if (applied) return applied;
+      if (this.attempt >= MAX_ATTEMPTS || Date.now() > deadline)
+        throw new ApiError(
+          'Conflict',
+          `the transaction kept meeting concurrent writes (${this.attempt} attempts); retry`,
+        );
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, this.attempt * 5)));
     }
+  }
+
+  /** The outcome of an earlier commit of this txn when the revision key still carries its id. */
+  private applied(sent: { plan: Plan; results: Resource[] }, marker: IKeyValue | undefined) {
+    if (marker?.value.toString() !== this.txnId) return undefined;
+    const rev = Number(marker.mod_revision);
+    return { results: sent.plan.finish(sent.results, rev), revision: rev };
   }
 }
 

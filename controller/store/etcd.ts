@@ -52,7 +52,6 @@ export class EtcdStore implements Store {
   readonly prefix: string;
   private readonly client: Etcd3;
   private readonly keys: EtcdKeys;
-  private readonly txns: EtcdTxn;
   private readonly leases: EtcdLeases;
   private readonly callTimeoutMs: number;
   private readonly watches = new Set<WatchHandle>();
@@ -64,9 +63,8 @@ export class EtcdStore implements Store {
     this.prefix = opts.prefix ?? DEFAULT_PREFIX;
     if (!this.prefix.endsWith('/')) this.prefix += '/';
     this.callTimeoutMs = opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-    this.client = connectEtcd(this.endpoints, opts.tls, Math.max(250, Math.floor(this.callTimeoutMs / 2)));
+    this.client = connectEtcd(this.endpoints, opts.tls, attemptTimeout(this.callTimeoutMs));
     this.keys = new EtcdKeys(this.prefix);
-    this.txns = new EtcdTxn(this.client, this.keys);
     this.leases = new EtcdLeases(this.client, this.keys);
   }
 
@@ -156,8 +154,9 @@ export class EtcdStore implements Store {
   }
 
   txn(ops: WriteOp[], opts: TxnOptions = {}): Promise<Resource[]> {
+    const txn = new EtcdTxn(this.client, this.keys, ops, opts);
     return this.call(opts.dryRun ? 'dry-run transaction' : 'write', async (deadline) => {
-      const { results, revision } = await this.txns.run(ops, opts, deadline);
+      const { results, revision } = await txn.run(deadline);
       if (revision !== undefined) await this.compact(revision);
       return results;
     });
@@ -218,3 +217,10 @@ export class EtcdStore implements Store {
 }
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * How long one RPC attempt may take before etcd3 retries it on another member. A request caught
+ * by a leader's death waits out this (measured: the first write after a SIGKILL of the leader
+ * took this long with 2.5 s), so it is short; a call has several attempts within its deadline.
+ */
+const attemptTimeout = (callTimeoutMs: number) => Math.max(250, Math.min(1000, Math.floor(callTimeoutMs / 3)));
