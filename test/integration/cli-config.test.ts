@@ -78,6 +78,11 @@ describe('orchctl config', () => {
     await applyAgent('in-env', [], envStore);
     expect(await agents([], envStore)).toEqual(['agent.orchctl.io/in-env']);
     expect(await agents(['--context', 'team'], envStore)).toEqual(['agent.orchctl.io/in-team']);
+    const noted = await run(['config', 'use-context', 'team'], envStore);
+    expect([noted.stdout, noted.stderr]).toEqual([
+      'Switched to context "team".\n',
+      'note: $ORCHCTL_STORE is set and takes precedence over the current context\n',
+    ]);
 
     // The controller's `version` and `doctor` say which store they use.
     const v = JSON.parse(await ok(['version', '-o', 'json']));

@@ -8,7 +8,7 @@ import { configPath, describeLocation } from '../../api/config-location.js';
 import { ConfigError, type LoadedConfig, locationOf, readConfig } from '../../api/config.js';
 import { type ContextChange, deleteContext, setContext, useContext, writeConfigFile } from '../../api/config-edit.js';
 import { type GlobalOptions, storeChoice } from '../context.js';
-import { out } from '../output.js';
+import { err, out } from '../output.js';
 import { renderTable } from '../printers/table.js';
 
 const fileOf = (g: GlobalOptions) => configPath(storeChoice(g).home);
@@ -51,6 +51,8 @@ export async function useContextCommand(name: string, g: GlobalOptions): Promise
   const r = useContext(loaded, name);
   writeConfigFile(file, r.text);
   out(`${r.message}\n`);
+  // Said, not refused: the switch is recorded, but this shell would go on using the other store.
+  if (process.env.ORCHCTL_STORE) err('note: $ORCHCTL_STORE is set and takes precedence over the current context\n');
 }
 
 export async function deleteContextCommand(name: string, g: GlobalOptions): Promise<void> {
