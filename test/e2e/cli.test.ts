@@ -308,6 +308,7 @@ describe('get', () => {
       'TOKENS',
       'EXIT',
       'TMUX',
+      'NODE',
       'MESSAGE',
       'AGE',
     ]);

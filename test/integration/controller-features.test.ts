@@ -152,7 +152,7 @@ it('the Node object describes the host, and untagged tmux sessions on the socket
   // Reported, never touched.
   expect((await h.tmuxSessions()).map((t) => t.name)).toContain('somebody-elses');
   const get = await h.orchctl(['get', 'nodes']);
-  expect(get.stdout).toMatch(/^NAME\s+CPUS\s+LOAD/m);
+  expect(get.stdout).toMatch(/^NAME\s+STATUS\s+SESSIONS\s+CPU\s+MEMORY\s+AGE\n\S+\s+Ready\s/);
 });
 
 it('a second controller stands by while the first holds the lease, and takes over when it stops', async () => {

@@ -5,6 +5,9 @@ import { namespaceFor, openContext, parseTargets, type GlobalOptions } from '../
 import { err, out } from '../output.js';
 import { describeObject } from '../printers/describe.js';
 import { describeAutopilot, describeDecision } from '../printers/autopilot.js';
+import { describeNode } from '../printers/nodes.js';
+import type { Node } from '../../api/node.js';
+import type { AgentSession } from '../../api/session.js';
 import { describePipeline } from '../printers/pipeline.js';
 import type { Pipeline } from '../../api/pipeline.js';
 import type { Autopilot, Decision } from '../../api/autopilot.js';
@@ -16,6 +19,11 @@ import type { Store } from '../../store/store.js';
 async function describeOne(store: Store, kind: KindInfo, o: Resource): Promise<string> {
   const events = await eventsFor(store, o);
   if (kind.kind === 'Decision') return describeDecision(kind, o as Decision, events);
+  if (kind.kind === 'Node') {
+    const { items } = await store.list('AgentSession');
+    const bound = (items as AgentSession[]).filter((s) => s.status?.binding?.nodeName === o.metadata.name);
+    return describeNode(kind, o as Node, bound, events);
+  }
   if (kind.kind === 'Pipeline') return describePipeline(kind, o as Pipeline, events);
   if (kind.kind !== 'Autopilot') return describeObject(kind, o, events);
   const { items } = await store.list('Decision', { namespace: o.metadata.namespace });

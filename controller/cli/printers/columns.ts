@@ -3,6 +3,7 @@ import type { KindInfo, PrinterColumn } from '../../api/crds.js';
 import { age } from '../../api/duration.js';
 import type { Resource } from '../../api/types.js';
 import { evalPath, simpleKeys, valueAt } from '../jsonpath.js';
+import { computedCell } from './nodes.js';
 
 export interface TableOptions {
   wide?: boolean;
@@ -31,6 +32,8 @@ interface ColumnPlan {
   first: boolean;
   /** An AgentSession's phase: Pending rather than <none> before a controller has seen it. */
   phase: boolean;
+  /** A cell its jsonPath cannot give (a Node's STATUS, CPU, MEMORY: nodes.ts). */
+  computed?: (o: Resource) => string;
 }
 
 const plans = new WeakMap<KindInfo, { narrow?: ColumnPlan[]; wide?: ColumnPlan[] }>();
@@ -49,6 +52,7 @@ function columnPlans(kind: KindInfo, wide: boolean): ColumnPlan[] {
     message: /^(message|why)$/i.test(col.name),
     first: /^why$/i.test(col.name),
     phase: col.jsonPath === '.status.phase',
+    computed: computedCell(kind.kind, col.name),
   }));
   return byWidth[key];
 }
@@ -101,7 +105,7 @@ export function rows(kind: KindInfo, objs: Resource[], opts: TableOptions): stri
     if (opts.allNamespaces && kind.namespaced) r.push(obj.metadata.namespace ?? '');
     if (!kind.hideNameColumn) r.push(obj.metadata.name);
     for (const plan of plans) {
-      let v = cell(plan, obj, now);
+      let v = plan.computed ? plan.computed(obj) : cell(plan, obj, now);
       // kubectl shows objects being deleted as Terminating in their status column.
       if (obj.metadata.deletionTimestamp && plan.status) v = 'Terminating';
       // A session no controller has looked at yet is Pending (what it will be), not "<none>".
