@@ -80,6 +80,8 @@ export function connectEtcd(endpoints: string[], tls: EtcdTls | undefined, attem
       'grpc.keepalive_time_ms': 10_000,
       'grpc.keepalive_timeout_ms': 5000,
       'grpc.keepalive_permit_without_calls': 1,
+      // A list is one range (no paging yet): let it exceed gRPC's default 4 MiB answer.
+      'grpc.max_receive_message_length': 256 * 2 ** 20,
     },
   };
   // With a CA (and maybe a client pair) the channel is TLS; https:// without a CA uses the system roots.
@@ -146,6 +148,12 @@ function timeoutError(what: string, endpoints: string[], ms: number): ApiError {
 export function etcdError(e: unknown, what: string, endpoints: string[], ms: number): Error {
   if (isApiError(e)) return e;
   const msg = (e as Error)?.message ?? String(e);
+  if (/too many operations in txn|request is too large/i.test(msg))
+    return new ApiError(
+      'BadRequest',
+      `etcd store: ${what} refused by etcd (${msg}): one transaction holds every object it writes and the ` +
+        'compares of every key it read; raise --max-txn-ops and --max-request-bytes on every member (docs/store.md)',
+    );
   if (e instanceof GRPCDeadlineExceededError || /request timed out|DEADLINE_EXCEEDED/i.test(msg))
     return timeoutError(what, endpoints, ms);
   if (e instanceof GRPCUnavailableError || /no leader|UNAVAILABLE|ECONNREFUSED|connect|circuit breaker/i.test(msg))

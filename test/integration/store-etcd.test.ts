@@ -135,6 +135,16 @@ describe.skipIf(!etcdAvailable)('EtcdStore', () => {
     await store.close();
   });
 
+  it('a transaction of 300 creates (an apply of a directory) is one etcd txn at one revision', async () => {
+    const store = open();
+    const res = await store.txn(
+      Array.from({ length: 300 }, (_, k) => ({ op: 'create' as const, object: session(`m${k}`) })),
+    );
+    expect(new Set(res.map((o) => o.metadata.resourceVersion)).size).toBe(1);
+    expect((await store.list('AgentSession')).items).toHaveLength(300);
+    await store.close();
+  });
+
   it('a fenced transaction fails on etcd in the same txn as the lease check', async () => {
     const store = open();
     const other = open();

@@ -141,6 +141,8 @@ export async function startEtcdCluster(opts: { size?: number } = {}): Promise<Et
       `--initial-cluster-token=${token}`,
       '--heartbeat-interval=100',
       '--election-timeout=1000',
+      // As docs/store.md recommends: `apply` of a directory is one transaction of every object.
+      '--max-txn-ops=10000',
       '--log-level=error',
       '--logger=zap',
     ];
