@@ -12,7 +12,7 @@ const armed = new Set(
 );
 
 /** The failpoints the code has; a name not listed here is a typo in a test. */
-export const FAILPOINTS = ['notifier-before-send', 'notifier-after-send'] as const;
+export const FAILPOINTS = ['notifier-before-send', 'notifier-after-send', 'pipeline-after-create'] as const;
 export type Failpoint = (typeof FAILPOINTS)[number];
 
 export function failpoint(name: Failpoint): void {

@@ -288,7 +288,7 @@ export function planPipeline(o: PipelineObserved): PipelinePlan {
           type: 'Event',
           eventType: 'Normal',
           reason: 'PhaseStarted',
-          message: `phase ${ph.name}: ${v.message}`,
+          message: `phase ${ph.name} started: session ${v.session}`,
         });
       if (v.state === 'Running' && was === 'Blocked')
         event('Normal', 'PhaseResumed', `phase ${ph.name} goes on: ${v.message}`);

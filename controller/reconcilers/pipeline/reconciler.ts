@@ -28,6 +28,7 @@ import type { AgentSession } from '../../api/session.js';
 import type { EventRecorder } from '../../client/events.js';
 import type { Tmux } from '../../observers/tmux.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
+import { failpoint } from '../../runtime/failpoints.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Store } from '../../store/store.js';
 import { composePhasePrompt, readHandoff } from './handoff.js';
@@ -126,7 +127,9 @@ export class PipelineReconciler implements Reconciler {
         } catch (e) {
           // Created by an earlier pass whose status write never happened (or the cache is behind).
           if (!isApiError(e, 'AlreadyExists')) throw e;
+          return;
         }
+        failpoint('pipeline-after-create'); // crash tests: created, the pipeline's status not yet written
         return;
       }
       case 'Stop': {

@@ -92,7 +92,7 @@ describe('planPipeline', () => {
         reason: 'PhaseSucceeded',
         message: 'phase design completed: the agent reported complete (3/3 tasks)',
       },
-      { type: 'Event', eventType: 'Normal', reason: 'PhaseStarted', message: 'phase build: session pl-build created' },
+      { type: 'Event', eventType: 'Normal', reason: 'PhaseStarted', message: 'phase build started: session pl-build' },
     ]);
     expect(r3.status).toMatchObject({ current: '2/3', completed: 1, active: ['build'] });
     expect(r3.status.phases?.[0]).toMatchObject({ state: 'Succeeded', reason: 'ReportedComplete', run: 1 });
