@@ -128,6 +128,7 @@ export const GUARDRAILS = [
   'ResourceFloor',
   'AlreadyRunning',
   'NotRunning',
+  'Paused',
   'Person',
 ] as const;
 export type Guardrail = (typeof GUARDRAILS)[number];

@@ -14,6 +14,8 @@ export interface SessionMetricsHooks {
   onRunEnded?(session: AgentSession, run: number, phase: Phase, durationSeconds: number): void;
   /** A verified delivery finished (prompt, `orchctl send` through the controller, intervention). */
   onDelivery?(session: AgentSession, result: DeliveryResult): void;
+  /** A run was paused (status.pause): for a rate limit or a budget. */
+  onPaused?(session: AgentSession, reason: string): void;
 }
 
 export type LlmRequestResult = 'success' | 'error' | 'timeout' | 'invalid';

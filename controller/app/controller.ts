@@ -100,6 +100,7 @@ export class ControllerApp {
       decisions: this.mgr.informer('Decision'),
       projects: this.mgr.informer('Project'),
       pipelines: this.mgr.informer('Pipeline'),
+      policies: this.mgr.informer('SessionPolicy'),
     });
     this.logs = new EventLogs(this.home);
     this.mgr.add(this.feedFiles);

@@ -66,7 +66,15 @@ function sessionPolicy(spec: Obj): FieldError[] {
     ...positive(breaker, 'correctionWindow', ['spec', 'breaker']),
     ...positive(breaker, 'cooldown', ['spec', 'breaker']),
     ...positive(checkpoints, 'interval', ['spec', 'checkpoints']),
+    ...budgetErrors(obj(spec.budget)),
+    ...positive(obj(spec.budget), 'window', ['spec', 'budget']),
   ];
+}
+
+/** A budget limits tokens, cost or both: one with neither would never be reached. */
+function budgetErrors(budget: Obj | undefined): FieldError[] {
+  if (!budget || budget.maxTokens !== undefined || budget.maxCostUSD !== undefined) return [];
+  return [{ path: ['spec', 'budget'], message: 'needs maxTokens, maxCostUSD or both' }];
 }
 
 function detection(v: unknown, at: string): FieldError[] {

@@ -13,7 +13,7 @@
  * hooks interface declared in api/metrics-hooks.ts, implemented by a class here.
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { AgentSession, Autopilot, Decision, Node, Project } from '../api/kinds.js';
+import type { AgentSession, Autopilot, Decision, Node, Project, SessionPolicy } from '../api/kinds.js';
 import type { Informer } from '../runtime/informer.js';
 import { AssessmentMetrics, registerAssessmentSessionMetrics } from './assessment.js';
 import { AutopilotMetrics, registerAutopilotObjectMetrics } from './autopilot.js';
@@ -25,6 +25,7 @@ import { JudgeMetrics } from './judge.js';
 import { type NotificationChannelObject, NotifierMetrics, registerChannelMetrics } from './notifications.js';
 import { RunMetrics } from './runs.js';
 import { RuntimeMetrics } from './runtime.js';
+import { registerPauseMetrics } from './pauses.js';
 import { registerSessionMetrics } from './sessions.js';
 
 export interface MetricsOptions {
@@ -44,6 +45,8 @@ export interface MetricsOptions {
   projects?: Pick<Informer, 'list'>;
   /** Pipelines, for orchctl_pipeline_status_phase and orchctl_pipeline_phases. */
   pipelines?: Pick<Informer, 'list'>;
+  /** SessionPolicies, for the budget gauges (orchctl_sessionpolicy_*). */
+  policies?: Pick<Informer, 'list'>;
   /** Node.js process metrics (default true). */
   processMetrics?: boolean;
 }
@@ -81,6 +84,8 @@ export class ControllerMetrics {
     // The informer holds what the store admitted (validated against the CRD): AgentSessions.
     const sessions = () => opts.sessions.list() as AgentSession[];
     registerSessionMetrics(this.registry, sessions);
+    const policies = opts.policies;
+    this.runs.pauses = registerPauseMetrics(this.registry, sessions, () => (policies?.list() ?? []) as SessionPolicy[]);
     this.assessment = new AssessmentMetrics(this.registry);
     registerAssessmentSessionMetrics(this.registry, sessions);
     registerNodeMetrics(this.registry, () => opts.nodes.list() as Node[], sessions);

@@ -56,6 +56,13 @@ export class RunMetrics implements SessionMetricsHooks {
     if (r.retries) this.retries.inc({ namespace }, r.retries);
   }
 
+  /** Pauses begun (metrics/pauses.ts makes the counter: it is registered with the pause gauges). */
+  pauses?: Counter<'namespace' | 'reason'>;
+
+  onPaused(session: AgentSession, reason: string): void {
+    this.pauses?.inc({ namespace: session.metadata.namespace ?? '', reason });
+  }
+
   onRunEnded(session: AgentSession, run: number, phase: string, durationSeconds: number): void {
     const uid = session.metadata.uid ?? `${session.metadata.namespace}/${session.metadata.name}`;
     if ((this.observed.get(uid) ?? 0) >= run) return;

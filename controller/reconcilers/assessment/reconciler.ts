@@ -289,6 +289,14 @@ export class AssessmentReconciler implements Reconciler {
         message: `the session is ${phase ?? 'Pending'}, not Running: nothing to send to`,
         at: this.now(),
       };
+    else if (obj.status?.pause && obj.status.pause.run === obj.status.run)
+      // A paused run is sent nothing but its continue message (reconcilers/session/pause.ts).
+      outcome = {
+        delivered: false,
+        result: 'Paused',
+        message: `the session is paused (${obj.status.pause.reason}): the intervention is recorded, not sent`,
+        at: this.now(),
+      };
     else if (p.attemptTime && this.arrived(obj, p))
       outcome = {
         delivered: true,

@@ -276,6 +276,7 @@ function sessionView(x: AgentSession, w: World): SessionView {
     ...(st.startTime ? { startTime: st.startTime } : {}),
     ...(isActive(x) && Number.isFinite(start) ? { runningMinutes: Math.round((w.now - start) / 60_000) } : {}),
     ...(st.agent?.state ? { agentState: st.agent.state } : {}),
+    ...(st.pause && st.pause.run === st.run && st.phase === 'Running' ? { paused: st.pause.reason } : {}),
     ours: x.metadata.labels?.[AUTOPILOT_LABEL] === w.autopilot.metadata.name,
   };
 }
@@ -477,6 +478,7 @@ export function decide(d: DecideInput): Draft[] {
       const failed = !!rec || ['Failed', 'TimedOut', 'Killed'].includes(t.phase);
       if (prop.action === 'stop' && TERMINAL_PHASES.has(t.phase))
         return refuse('NotRunning', `session ${t.name} is already ${t.phase}`);
+      if (t.paused) return refuse('Paused', `session ${t.name} is paused (${t.paused}): it resumes by itself`);
       if (!failed && t.runningMinutes !== undefined && t.runningMinutes * 60_000 < s.youngMs)
         return refuse(
           'YoungSession',

@@ -18,6 +18,8 @@ export interface SessionView {
   agentState?: string;
   /** Created by this autopilot. */
   ours: boolean;
+  /** Held by orchctl (status.pause): RateLimited or BudgetExceeded; it resumes by itself. */
+  paused?: string;
 }
 
 /** A failed run the autopilot has not dealt with yet, classified (classify.ts). */

@@ -136,6 +136,9 @@ export class SessionActuator implements Actuator {
       case 'Kill':
         await this.d.tmux.kill(e.tmuxSession);
         this.d.panes.invalidate();
+      case 'Paused':
+        this.d.metrics?.onPaused?.(obj, e.reason);
+        return;
         return;
       case 'Capture':
         return { type: 'Captured', text: outputTail(await this.d.tmux.capture(e.paneId, 200)) };

@@ -42,6 +42,8 @@ export type Effect =
   | { type: 'SendContinue'; run: number; text: string }
   /** The continue message's outcome is in status: the actuator may forget it. */
   | { type: 'ResumeRecorded'; run: number }
+  /** A pause began (for the pauses counter). */
+  | { type: 'Paused'; reason: string }
   | { type: 'Kill'; tmuxSession: string }
   /** Outcome: Captured. */
   | { type: 'Capture'; paneId: string }

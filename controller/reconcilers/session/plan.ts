@@ -653,8 +653,10 @@ function pauseInto(p: Step): number | undefined {
   if (r.reason) {
     s.reason = r.reason.reason;
     s.message = r.reason.message;
-    if (r.pause) p.cond('Paused', 'True', r.pause.reason, r.pause.message);
-    else p.cond('Paused', 'False', 'Resumed', r.reason.message);
+    if (r.pause) {
+      p.cond('Paused', 'True', r.pause.reason, r.pause.message);
+      p.fx.push({ type: 'Paused', reason: r.pause.reason });
+    } else p.cond('Paused', 'False', 'Resumed', r.reason.message);
   }
   for (const e of r.events) p.event(e.type, e.reason, e.message);
   const run = s.run ?? 0;
