@@ -5,11 +5,14 @@
  * without a quorum failing within its deadline, leader fencing, TLS rules.
  */
 import { execa } from 'execa';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isApiError } from '../../controller/api/errors.js';
 import { EtcdStore } from '../../controller/store/etcd.js';
 import type { WatchEvent } from '../../controller/store/store.js';
-import { type EtcdCluster, etcdAvailable, startEtcdCluster } from '../support/etcd-cluster.js';
+import { type EtcdCluster, etcdAvailable, makeTlsFiles, startEtcdCluster } from '../support/etcd-cluster.js';
 import { apiError, describeStoreConformance, session } from '../support/store-conformance.js';
 import { until } from '../support/until.js';
 
@@ -159,6 +162,42 @@ describe.skipIf(!etcdAvailable)('EtcdStore', () => {
     expect(e.message).toContain('orchctl-controller');
     await store.close();
     await other.close();
+  });
+});
+
+const opensslAvailable = fs.existsSync('/usr/bin/openssl');
+
+describe.skipIf(!etcdAvailable || !opensslAvailable)('EtcdStore over TLS with client certificates', () => {
+  let tlsCluster: EtcdCluster;
+  let files: ReturnType<typeof makeTlsFiles>;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-etcd-tls-'));
+  beforeAll(async () => {
+    files = makeTlsFiles(dir);
+    tlsCluster = await startEtcdCluster({ size: 1, tls: files.server, clientTls: files.client });
+  });
+  afterAll(async () => {
+    await tlsCluster?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('works with the CA and a client certificate, and fails clearly without the certificate', async () => {
+    expect(tlsCluster.endpoints[0]).toMatch(/^https:/);
+    const store = new EtcdStore({ endpoints: tlsCluster.endpoints, tls: files.client });
+    const a = await store.create(session('a'));
+    expect((await store.get({ kind: 'AgentSession', namespace: 'default', name: 'a' }))?.metadata.uid).toBe(
+      a.metadata.uid,
+    );
+    await store.close();
+    // The server asks for a client certificate: with the CA alone the handshake fails, within the deadline.
+    const anonymous = new EtcdStore({
+      endpoints: tlsCluster.endpoints,
+      tls: { ca: files.client.ca },
+      callTimeoutMs: 1500,
+    });
+    const e = await apiError(anonymous.get({ kind: 'AgentSession', namespace: 'default', name: 'a' }));
+    expect(['Unavailable', 'Timeout']).toContain(e.reason);
+    expect(e.message).toContain(tlsCluster.endpoints[0]);
+    await anonymous.close();
   });
 });
 

@@ -10,9 +10,15 @@
  *   await cluster.kill(i);                     // SIGKILL (or another signal: SIGSTOP, SIGTERM)
  *   await cluster.restart(i);                  // same name, ports and data: rejoins
  *   await cluster.stop();                      // kills every member, removes the data
+ *
+ * TLS: `const files = makeTlsFiles(dir)` (a throwaway CA, server and client certificates), then
+ * `startEtcdCluster({ tls: files.server, clientTls: files.client })` serves https:// and requires a
+ * client certificate; `new EtcdStore({ endpoints, tls: files.client })` connects.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,32 +80,77 @@ interface StatusReply {
   leader?: string;
 }
 
-/** etcd's v3 JSON gateway: maintenance status of one member (its id and who it thinks leads). */
-async function status(clientUrl: string, timeoutMs = 1000): Promise<StatusReply | undefined> {
-  try {
-    const res = await fetch(`${clientUrl}/v3/maintenance/status`, {
-      method: 'POST',
-      body: '{}',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    return res.ok ? ((await res.json()) as StatusReply) : undefined;
-  } catch {
-    return undefined;
-  }
+/** PEM files: a CA, and a certificate and key signed by it (see makeTlsFiles). */
+export interface TlsFiles {
+  ca: string;
+  cert: string;
+  key: string;
 }
 
-/** Healthy = answers a linearizable read (which needs a leader and a quorum). */
-async function healthy(clientUrl: string): Promise<boolean> {
-  try {
-    const res = await fetch(`${clientUrl}/v3/kv/range`, {
-      method: 'POST',
-      body: JSON.stringify({ key: Buffer.from('health').toString('base64') }),
-      signal: AbortSignal.timeout(1000),
+/** POST to etcd's v3 JSON gateway (over TLS with a client certificate when given); undefined on any failure. */
+function gateway(clientUrl: string, route: string, body: unknown, tls?: TlsFiles): Promise<unknown> {
+  const url = new URL(route, clientUrl);
+  const opts: https.RequestOptions = { method: 'POST', timeout: 1000 };
+  if (tls)
+    Object.assign(opts, {
+      ca: fs.readFileSync(tls.ca),
+      cert: fs.readFileSync(tls.cert),
+      key: fs.readFileSync(tls.key),
     });
-    return res.ok;
-  } catch {
-    return false;
+  return new Promise((resolve) => {
+    const req = (url.protocol === 'https:' ? https : http).request(url, opts, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve(res.statusCode === 200 ? JSON.parse(text) : undefined));
+      res.on('error', () => resolve(undefined));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(undefined));
+    req.end(JSON.stringify(body));
+  });
+}
+
+/** Maintenance status of one member (its id and who it thinks leads). */
+const status = (m: EtcdMember, tls?: TlsFiles) =>
+  gateway(m.clientUrl, '/v3/maintenance/status', {}, tls) as Promise<StatusReply | undefined>;
+
+/** Healthy = answers a linearizable read (which needs a leader and a quorum). */
+const healthy = async (m: EtcdMember, tls?: TlsFiles) =>
+  (await gateway(m.clientUrl, '/v3/kv/range', { key: Buffer.from('health').toString('base64') }, tls)) !== undefined;
+
+/**
+ * A throwaway CA and, signed by it, a server certificate for 127.0.0.1/localhost and a client
+ * certificate (openssl, EC P-256, valid 2 days), in `dir`.
+ */
+export function makeTlsFiles(dir: string): { server: TlsFiles; client: TlsFiles } {
+  fs.mkdirSync(dir, { recursive: true });
+  const f = (name: string) => path.join(dir, name);
+  const openssl = (args: string[]) => {
+    const r = spawnSync('openssl', args, { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl ${args[0]} failed: ${r.stderr || r.error}`);
+  };
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(['req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '2', '-subj', '/CN=test-ca']);
+  for (const [who, usage] of [
+    // etcd's own JSON gateway dials the server with its server certificate: it needs clientAuth too.
+    ['server', 'serverAuth,clientAuth'],
+    ['client', 'clientAuth'],
+  ]) {
+    fs.writeFileSync(f(`${who}.ext`), `subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=${usage}\n`);
+    openssl(['req', ...ec, '-keyout', f(`${who}.key`), '-out', f(`${who}.csr`), '-subj', `/CN=${who}`]);
+    openssl(
+      ['x509', '-req', '-in', f(`${who}.csr`), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial'].concat([
+        '-out',
+        f(`${who}.crt`),
+        '-days',
+        '2',
+        '-extfile',
+        f(`${who}.ext`),
+      ]),
+    );
   }
+  const files = (who: string) => ({ ca: f('ca.crt'), cert: f(`${who}.crt`), key: f(`${who}.key`) });
+  return { server: files('server'), client: files('client') };
 }
 
 async function waitFor(what: string, cond: () => Promise<boolean>, ms: number): Promise<void> {
@@ -110,7 +161,13 @@ async function waitFor(what: string, cond: () => Promise<boolean>, ms: number): 
   }
 }
 
-export async function startEtcdCluster(opts: { size?: number } = {}): Promise<EtcdCluster> {
+/**
+ * `size` members (default 3). With `tls`, clients must speak TLS and show a certificate signed by
+ * `tls.ca` (--client-cert-auth); `clientTls` is what the helper itself uses to check health.
+ */
+export async function startEtcdCluster(
+  opts: { size?: number; tls?: TlsFiles; clientTls?: TlsFiles } = {},
+): Promise<EtcdCluster> {
   if (!etcdAvailable) throw new Error(`${ETCD_BIN} is missing: install Debian's etcd-server`);
   installExitHook();
   const size = opts.size ?? 3;
@@ -121,7 +178,7 @@ export async function startEtcdCluster(opts: { size?: number } = {}): Promise<Et
     const name = `m${i}`;
     members.push({
       name,
-      clientUrl: `http://127.0.0.1:${await freePort()}`,
+      clientUrl: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${await freePort()}`,
       peerUrl: `http://127.0.0.1:${await freePort()}`,
       dataDir: path.join(root, name),
     });
@@ -143,6 +200,14 @@ export async function startEtcdCluster(opts: { size?: number } = {}): Promise<Et
       '--election-timeout=1000',
       // As docs/store.md recommends: `apply` of a directory is one transaction of every object.
       '--max-txn-ops=10000',
+      ...(opts.tls
+        ? [
+            `--cert-file=${opts.tls.cert}`,
+            `--key-file=${opts.tls.key}`,
+            `--trusted-ca-file=${opts.tls.ca}`,
+            '--client-cert-auth',
+          ]
+        : []),
       '--log-level=error',
       '--logger=zap',
     ];
@@ -165,9 +230,9 @@ export async function startEtcdCluster(opts: { size?: number } = {}): Promise<Et
         async () => {
           for (const m of members) {
             if (!m.process) continue;
-            const s = await status(m.clientUrl);
+            const s = await status(m, opts.clientTls);
             if (!s?.leader || s.leader === '0') continue;
-            const ids = await Promise.all(members.map((x) => (x.process ? status(x.clientUrl) : undefined)));
+            const ids = await Promise.all(members.map((x) => (x.process ? status(x, opts.clientTls) : undefined)));
             found = ids.findIndex((x) => x?.header?.member_id === s.leader);
             if (found >= 0) return true;
           }
@@ -191,7 +256,7 @@ export async function startEtcdCluster(opts: { size?: number } = {}): Promise<Et
       const m = members[i];
       if (m.process) await cluster.kill(i);
       launch(m, 'existing');
-      await waitFor(`${m.name} to rejoin`, () => healthy(m.clientUrl), 20_000);
+      await waitFor(`${m.name} to rejoin`, () => healthy(m, opts.clientTls), 20_000);
     },
     async stop() {
       await Promise.all(members.map((_, i) => cluster.kill(i)));
@@ -201,7 +266,7 @@ export async function startEtcdCluster(opts: { size?: number } = {}): Promise<Et
   try {
     await waitFor(
       'every member healthy',
-      async () => (await Promise.all(members.map((m) => healthy(m.clientUrl)))).every(Boolean),
+      async () => (await Promise.all(members.map((m) => healthy(m, opts.clientTls)))).every(Boolean),
       20_000,
     );
   } catch (e) {
