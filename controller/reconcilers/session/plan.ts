@@ -11,7 +11,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { type SnapshotFrom, transition } from 'xstate';
-import { setCondition } from '../../api/conditions.js';
+import { isTrue, setCondition } from '../../api/conditions.js';
 import { formatDuration } from '../../api/duration.js';
 import type { AgentSession, AgentSessionStatus } from '../../api/kinds.js';
 import type { Condition } from '../../api/types.js';
@@ -702,7 +702,8 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
       at: a.dialog === 'permission' ? (r.agent.permission?.since ?? iso(i.now)) : iso(i.now),
     };
     p.fx.push({ type: 'AutoAnswer', paneId: pane.paneId, agent: i.resolved.agent, dialog: a.dialog, keys: a.keys });
-  }
+  } else if (!s.pause && isTrue(s.conditions, 'Paused'))
+    p.cond('Paused', 'False', 'NotPaused', `run ${s.run} is not paused`); // its run ended while paused
   s.agent = r.agent;
 }
 

@@ -243,6 +243,18 @@ describe('rate-limit pause', () => {
     expect(sent(pass(r.status, screen('idle'), { policy: NO_JITTER, now: T0 + 201_000 + 121_000 }))).toHaveLength(1);
   });
 
+  it('a pause of an earlier run is over: the Paused condition turns False, without a Resumed', () => {
+    const hit = pass(running, limitScreen('Your usage resets in 10 seconds.'), { policy: NO_JITTER });
+    const stale = { ...hit.status, pause: { ...hit.status.pause!, run: 0 } };
+    const next = pass(stale, screen('idle'), { policy: policy({ rateLimit: { pause: false } }), now: T0 + 1000 });
+    expect(next.status.pause).toBeUndefined();
+    expect(next.status.conditions?.find((c) => c.type === 'Paused')).toMatchObject({
+      status: 'False',
+      reason: 'NotPaused',
+    });
+    expect(events(next).filter((e) => e.startsWith('Resumed'))).toEqual([]);
+  });
+
   it('a run that ends while paused takes its pause with it (no Resumed, no continue)', () => {
     const hit = pass(running, limitScreen('Your usage resets in 10 seconds.'), { policy: NO_JITTER });
     const ended = planPause({ status: { ...hit.status, phase: 'Failed' }, uid: 'u-1', now: T0 + 1000 });
