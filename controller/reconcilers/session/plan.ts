@@ -657,7 +657,8 @@ function pauseInto(p: Step): number | undefined {
       p.cond('Paused', 'True', r.pause.reason, r.pause.message);
       p.fx.push({ type: 'Paused', reason: r.pause.reason });
     } else p.cond('Paused', 'False', 'Resumed', r.reason.message);
-  }
+  } else if (!s.pause && isTrue(s.conditions, 'Paused'))
+    p.cond('Paused', 'False', 'NotPaused', `run ${s.run} is not paused`); // its run ended while paused
   for (const e of r.events) p.event(e.type, e.reason, e.message);
   const run = s.run ?? 0;
   if (r.sendContinue) p.fx.push({ type: 'SendContinue', run, text: r.sendContinue });
@@ -702,8 +703,7 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
       at: a.dialog === 'permission' ? (r.agent.permission?.since ?? iso(i.now)) : iso(i.now),
     };
     p.fx.push({ type: 'AutoAnswer', paneId: pane.paneId, agent: i.resolved.agent, dialog: a.dialog, keys: a.keys });
-  } else if (!s.pause && isTrue(s.conditions, 'Paused'))
-    p.cond('Paused', 'False', 'NotPaused', `run ${s.run} is not paused`); // its run ended while paused
+  }
   s.agent = r.agent;
 }
 
