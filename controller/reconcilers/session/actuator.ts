@@ -133,12 +133,12 @@ export class SessionActuator implements Actuator {
       case 'ResumeRecorded':
         this.resumes.delete(`${key}#${e.run}`);
         return;
-      case 'Kill':
-        await this.d.tmux.kill(e.tmuxSession);
-        this.d.panes.invalidate();
       case 'Paused':
         this.d.metrics?.onPaused?.(obj, e.reason);
         return;
+      case 'Kill':
+        await this.d.tmux.kill(e.tmuxSession);
+        this.d.panes.invalidate();
         return;
       case 'Capture':
         return { type: 'Captured', text: outputTail(await this.d.tmux.capture(e.paneId, 200)) };
