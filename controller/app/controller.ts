@@ -1,14 +1,18 @@
 /**
- * The controller process (`orchctl controller`): the composition root. It builds the manager and
- * the services the reconcilers share, and each reconciler's setup() declares its own controller
- * and what wakes it (reconcilers/<name>/setup.ts). Holds the leader lease and runs until stop()
- * (or one pass with --once). Crash-only: nothing here needs a clean shutdown to be correct; a
- * restarted controller adopts what runs. A later `node` role (one host's runs) goes beside this.
+ * The orchctl process (`orchctl controller`, `orchctl node`): the composition root. It builds the
+ * store, the observers and the services the reconcilers share, and one manager per role — the
+ * control plane (control-plane.ts, leader-elected on the controller lease) and the node agent
+ * (node-agent.ts, under its node lease) — sharing one store handle and one informer per kind.
+ * `orchctl controller` runs both (a single host works as before); `--no-node` only the control
+ * plane; `orchctl node` only a node agent. Each reconciler's setup() declares its own controller
+ * and what wakes it (reconcilers/<name>/setup.ts). Runs until stop() (or one pass with --once).
+ * Crash-only: nothing here needs a clean shutdown to be correct; a restarted process adopts what
+ * runs. docs/multi-host.md says what runs where and why.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { describeChoice } from '../api/config-location.js';
-import { orchctlHome, packageRoot } from '../api/paths.js';
+import { orchctlHome } from '../api/paths.js';
 import { EventRecorder } from '../client/events.js';
 import { ControllerMetrics } from '../metrics/index.js';
 import { AgentFeed } from '../observers/agent-feed.js';
@@ -17,25 +21,24 @@ import { GitObserver } from '../observers/git.js';
 import { type HostSnapshot, hostSnapshot } from '../observers/host.js';
 import { PaneObserver } from '../observers/panes.js';
 import { Tmux } from '../observers/tmux.js';
-import { setup as setupAssessment } from '../reconcilers/assessment/setup.js';
-import { setup as setupAutopilot } from '../reconcilers/autopilot/setup.js';
-import { setup as setupHousekeeping } from '../reconcilers/housekeeping/setup.js';
-import { setup as setupJudge } from '../reconcilers/judge/setup.js';
-import { setup as setupNode } from '../reconcilers/node/setup.js';
-import { setup as setupNotifier } from '../reconcilers/notifier/setup.js';
-import { setup as setupPipeline } from '../reconcilers/pipeline/setup.js';
-import { setup as setupPolicy } from '../reconcilers/policy/setup.js';
-import { setup as setupProject } from '../reconcilers/project/setup.js';
+import { checkGrace, nodeLeaseName } from '../reconcilers/nodelifecycle/plan.js';
 import type { ControllerServices } from '../reconcilers/services.js';
-import { setup as setupSession } from '../reconcilers/session/setup.js';
 import { FileWatchSource } from '../runtime/file-source.js';
-import { CONTROLLER_LEASE } from '../runtime/lease.js';
+import { CONTROLLER_LEASE, holderIdentity, NODE_LEASE_TIMING } from '../runtime/lease.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager, type Readiness } from '../runtime/manager.js';
 import { EventLogs } from '../store/eventlog.js';
-import { storeFor } from '../store/open.js';
-import { applyManifests, ManifestWatcher } from './manifests.js';
-import { PaneDeaths } from './pane-deaths.js';
+import { storeFor, storeTarget } from '../store/open.js';
+import { setupControlPlane } from './control-plane.js';
+import {
+  acceptsFor,
+  defaultNodeName,
+  fuseFor,
+  type NodeAgentOptions,
+  nodeLeaseHooks,
+  setupNodeAgent,
+} from './node-agent.js';
+import { LeaderStore, NodeStore } from './role-stores.js';
 
 export interface ControllerAppOptions {
   home?: string;
@@ -51,6 +54,12 @@ export interface ControllerAppOptions {
   eventTtlMs?: number;
   /** Kill tmux sessions on the socket that this store cannot account for (orphans). */
   gcOrphans?: boolean;
+  /** The control plane (default true; `orchctl node` runs without one). */
+  controlPlane?: boolean;
+  /** This process's node agent (default: one, named as this home was first started); false: none (--no-node). */
+  node?: NodeAgentOptions | false;
+  /** From a lost node's last renewal to moving its sessions (control plane; default 40 s). */
+  nodeGraceMs?: number;
   /** orchctl's version, as the Node reports it. */
   version: string;
   log: Logger;
@@ -58,126 +67,195 @@ export interface ControllerAppOptions {
 
 export class ControllerApp {
   readonly metrics: ControllerMetrics;
-  private readonly mgr: Manager;
+  /** The control plane's manager, when this process runs one; it owns the store and the informers. */
+  private readonly cp?: Manager;
+  /** The node agent's manager, when this process runs one. */
+  private readonly nodeMgr?: Manager;
+  private readonly nodeName?: string;
   private readonly home: string;
+  private readonly where: { home: string; context?: string };
   private readonly tmux: Tmux;
   private readonly panes: PaneObserver;
   private readonly git = new GitObserver();
-  /** Per-session event logs (written by this process only while it holds the lease). */
+  /** Per-session event logs (written by this process's node agent only while it holds its lease). */
   private readonly logs: EventLogs;
   private readonly feedFiles = new FileWatchSource();
   private hostCache?: { at: number; snap: HostSnapshot };
+  private stopping?: Promise<void>;
 
   constructor(private readonly opts: ControllerAppOptions) {
+    const badGrace = opts.nodeGraceMs === undefined ? undefined : checkGrace(opts.nodeGraceMs);
+    if (badGrace) throw new Error(`--node-grace: ${badGrace}`);
     this.home = opts.home ? path.resolve(opts.home) : orchctlHome();
     fs.mkdirSync(this.home, { recursive: true, mode: 0o700 });
-    const where = { home: this.home, context: opts.context };
+    this.where = { home: this.home, context: opts.context };
     this.tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
     this.panes = new PaneObserver(this.tmux);
-    this.mgr = new Manager({
-      store: storeFor(where),
-      log: opts.log,
-      once: opts.once,
-      describe: `store ${describeChoice(where)}, tmux socket ${this.tmux.socket}`,
-      onLeading: (leading) => this.metrics.runtime.setLeader(leading),
-      instrument: (name) =>
-        name === this.metrics.runtime.controller
-          ? {
-              queue: this.metrics.runtime.queueHooks,
-              reconcile: this.metrics.runtime.controllerHooks,
-              maxConcurrentReconciles: (n) => this.metrics.runtime.setMaxConcurrentReconciles(n),
-            }
-          : undefined,
-    });
-    // Built before the lease is won: a standby serves /metrics too.
+    const store = storeFor(this.where);
+    const node = opts.node === false ? undefined : (opts.node ?? {});
+    this.nodeName = node ? (node.name ?? defaultNodeName(this.home)) : undefined;
+    const identity = holderIdentity(this.nodeName);
+    const describe = `store ${describeChoice(this.where)}, tmux socket ${this.tmux.socket}`;
+    const instrument = (name: string) =>
+      name === this.metrics.runtime.controller
+        ? {
+            queue: this.metrics.runtime.queueHooks,
+            reconcile: this.metrics.runtime.controllerHooks,
+            maxConcurrentReconciles: (n: number) => this.metrics.runtime.setMaxConcurrentReconciles(n),
+          }
+        : undefined;
+    const leading = (on: boolean) => this.metrics.runtime.setLeader(on);
+    if (opts.controlPlane !== false)
+      this.cp = new Manager({
+        store: new LeaderStore(store, { lease: CONTROLLER_LEASE, holder: identity }),
+        identity,
+        log: opts.log,
+        once: opts.once,
+        describe,
+        onLeading: leading,
+        instrument,
+        alsoBusy: () => !!this.nodeMgr?.busy(),
+      });
+    if (this.nodeName) {
+      const name = this.nodeName;
+      const hooks = nodeLeaseHooks(() => this.nodeMgr!, {
+        name,
+        fuse: () => this.fuse(),
+        log: opts.log,
+        tmux: this.tmux,
+        panes: this.panes,
+      });
+      this.nodeMgr = new Manager({
+        store: new NodeStore(store, name),
+        identity,
+        log: opts.log,
+        once: opts.once,
+        describe: this.cp ? undefined : describe,
+        lease: { name: nodeLeaseName(name), timing: NODE_LEASE_TIMING, what: `node agent ${name}`, ...hooks },
+        informers: this.cp?.sharedInformers,
+        accepts: acceptsFor(() => this.nodeMgr!, name),
+        ...(this.cp ? {} : { onLeading: leading }),
+        instrument,
+        alsoBusy: () => !!this.cp?.busy(),
+      });
+    }
+    const any = (this.cp ?? this.nodeMgr)!;
+    // Built before a lease is won: a standby serves /metrics too.
     this.metrics = new ControllerMetrics({
       controller: 'agentsession',
-      leaseName: CONTROLLER_LEASE,
-      sessions: this.mgr.informer('AgentSession'),
-      nodes: this.mgr.informer('Node'),
-      notificationChannels: this.mgr.informer('NotificationChannel'),
-      autopilots: this.mgr.informer('Autopilot'),
-      decisions: this.mgr.informer('Decision'),
-      projects: this.mgr.informer('Project'),
-      pipelines: this.mgr.informer('Pipeline'),
-      policies: this.mgr.informer('SessionPolicy'),
+      leaseName: this.cp ? CONTROLLER_LEASE : nodeLeaseName(this.nodeName!),
+      sessions: any.informer('AgentSession'),
+      nodes: any.informer('Node'),
+      notificationChannels: any.informer('NotificationChannel'),
+      autopilots: any.informer('Autopilot'),
+      decisions: any.informer('Decision'),
+      projects: any.informer('Project'),
+      pipelines: any.informer('Pipeline'),
+      policies: any.informer('SessionPolicy'),
     });
     this.logs = new EventLogs(this.home);
-    this.mgr.add(this.feedFiles);
-    this.mgr.onShutdown(() => this.logs.closeAll());
+    if (this.nodeMgr) {
+      this.nodeMgr.add(this.feedFiles);
+      this.nodeMgr.onShutdown(() => this.logs.closeAll());
+    }
   }
 
-  /** /readyz: ready only while this process leads and its caches are filled. */
+  /** /readyz: the control plane's (leading, caches filled), else the node agent's. */
   readiness(): Readiness {
-    return this.mgr.readiness();
+    return (this.cp ?? this.nodeMgr)!.readiness();
   }
 
-  /** Waits for the lease, then runs until stop() (with --once: until the pass is done). */
-  run(): Promise<void> {
-    return this.mgr.run(() => this.setup());
+  /**
+   * Waits for each role's lease, then runs until stop() (with --once: until every role's pass is
+   * done). A role that stops on its own (its lease lost) stops the process.
+   */
+  async run(): Promise<void> {
+    const roles = [this.cp?.run(() => this.setupControlPlane()), this.nodeMgr?.run(() => this.setupNodeAgent())].filter(
+      (r): r is Promise<void> => !!r,
+    );
+    try {
+      await Promise.all(roles.map((r) => r.then(() => (this.opts.once ? undefined : this.stop()))));
+    } catch (e) {
+      await this.stop();
+      throw e;
+    }
   }
 
-  /** Idempotent; every caller waits for the whole shutdown (the store closed, its WAL checkpointed). */
+  /** Idempotent; every caller waits for the whole shutdown (the node's lease released, the store closed). */
   stop(): Promise<void> {
-    return this.mgr.stop();
+    // The manager that owns the store (the control plane's, when there is one) stops last.
+    this.stopping ??= (async () => {
+      if (this.cp) await this.nodeMgr?.stop();
+      await (this.cp ?? this.nodeMgr)!.stop();
+    })();
+    return this.stopping;
   }
 
-  /** Once leading: the shared services, then every reconciler's controller and watches. */
-  private async setup(): Promise<void> {
-    const { mgr, opts } = this;
-    const log = opts.log;
-    const storeUid = await mgr.store.uid();
-    const [tmuxVersion, gitVersion] = await Promise.all([
-      this.tmux.version().catch(() => 'not found'),
-      this.git.version().catch(() => 'not found'),
-    ]);
-    const shared: ControllerServices = {
+  /** Multi-node mode (an `orchctl node`, or any process on etcd): the runs' self-fencing fuse is on. */
+  private fuse() {
+    if (this.cp && !this.multiNodeStore) return undefined;
+    return fuseFor(this.home);
+  }
+
+  /** Set once the store is known: a store other than SQLite may have other nodes. */
+  private multiNodeStore = false;
+
+  private async services(mgr: Manager, component: string): Promise<ControllerServices> {
+    const log = this.opts.log;
+    return {
       home: this.home,
       log,
-      recorder: new EventRecorder(mgr.store, 'orchctl-controller', undefined, (m) => log.warn(m)),
+      recorder: new EventRecorder(mgr.store, component, undefined, (m) => log.warn(m)),
       tmux: this.tmux,
       panes: this.panes,
       git: this.git,
       host: () => this.host(),
-      storeUid,
+      storeUid: await mgr.store.uid(),
     };
-    const resyncMs = opts.resyncMs ?? 30_000;
-    const manifests = opts.manifests;
-    if (manifests) {
-      // Before the node's first pass, as the caches fill: what they declare is there from the first reconcile.
-      mgr.onSynced('manifests', () => applyManifests(mgr.store, manifests, log));
-      mgr.add(new ManifestWatcher(mgr.store, manifests, log));
-    }
-    const node = setupNode(mgr, {
-      ...shared,
-      versions: { node: process.version, tmux: tmuxVersion, git: gitVersion, orchctl: opts.version },
-      controller: { holderIdentity: mgr.identity, pid: process.pid, startTime: new Date().toISOString() },
-      gcOrphans: !!opts.gcOrphans,
+  }
+
+  /** Once leading: the control plane's services and controllers. */
+  private async setupControlPlane(): Promise<void> {
+    const mgr = this.cp!;
+    const o = this.opts;
+    setupControlPlane(mgr, {
+      ...(await this.services(mgr, 'orchctl-controller')),
+      metrics: this.metrics,
+      manifests: o.manifests,
+      eventTtlMs: o.eventTtlMs,
+      nodeGraceMs: o.nodeGraceMs,
     });
-    const paneDeaths = new PaneDeaths(this.tmux, this.panes);
-    mgr.add(paneDeaths);
-    setupSession(mgr, {
-      ...shared,
-      workers: opts.workers ?? 4,
-      resyncMs,
-      observeEveryMs: opts.observeEveryMs ?? 5000,
-      nodeUnschedulable: () => node.unschedulable(),
+  }
+
+  /** Once the node lease is held: the node agent's services and controllers. */
+  private async setupNodeAgent(): Promise<void> {
+    const mgr = this.nodeMgr!;
+    const o = this.opts;
+    this.multiNodeStore = (await storeTarget(this.where)).location.backend !== 'sqlite';
+    const [tmuxVersion, gitVersion] = await Promise.all([
+      this.tmux.version().catch(() => 'not found'),
+      this.git.version().catch(() => 'not found'),
+    ]);
+    const fuse = this.fuse();
+    // The heartbeat the fuse watches exists before the first run is launched under it.
+    if (fuse) mgr.lease.onRenewed?.();
+    setupNodeAgent(mgr, {
+      ...(await this.services(mgr, 'orchctl-node')),
+      name: this.nodeName!,
+      options: (o.node || {}) as NodeAgentOptions,
+      fuse,
+      versions: { node: process.version, tmux: tmuxVersion, git: gitVersion, orchctl: o.version },
+      startTime: new Date().toISOString(),
+      gcOrphans: !!o.gcOrphans,
+      workers: o.workers ?? 4,
+      resyncMs: o.resyncMs ?? 30_000,
+      observeEveryMs: o.observeEveryMs ?? 5000,
       audit: new AuditLog(this.home),
       logs: this.logs,
       feed: new AgentFeed(),
-      hookCommand: [process.execPath, path.join(packageRoot(), 'bin', 'orchctl'), 'hook'],
       feedFiles: this.feedFiles,
-      paneDeaths,
-      metrics: this.metrics.runs,
+      metrics: this.metrics,
     });
-    setupJudge(mgr, { ...shared, resyncMs, metrics: this.metrics.judge });
-    setupAssessment(mgr, { ...shared, resyncMs, logs: this.logs, metrics: this.metrics.assessment });
-    setupProject(mgr, { git: shared.git });
-    setupPolicy(mgr, { recorder: shared.recorder });
-    setupNotifier(mgr, { recorder: shared.recorder, log, metrics: this.metrics.notifications });
-    setupHousekeeping(mgr, { eventTtlMs: opts.eventTtlMs });
-    setupAutopilot(mgr, { log, metrics: this.metrics.autopilot });
-    setupPipeline(mgr, shared);
   }
 
   private host(): HostSnapshot {

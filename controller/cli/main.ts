@@ -145,6 +145,9 @@ export function buildProgram(): Command {
     .command('controller')
     .description('Run the controller: reconcile AgentSessions against tmux, git and the host')
     .option('--once', 'run one full pass and exit')
+    .option('--no-node', 'run the control plane only: no node agent (runs) in this process (docs/multi-host.md)')
+    .option('--node-name <name>', "the embedded node agent's name (default: as first started here, else the hostname)")
+    .option('--node-grace <duration>', "a lost node's sessions move (or fail) this long after it was last seen", '40s')
     .option('--manifests <dir>', 'also apply this directory (recursively) now and on every change')
     .option('--workers <n>', 'concurrent session reconciles', '4')
     .option('--resync <duration>', 'period of the full resync', '30s')
@@ -161,6 +164,23 @@ export function buildProgram(): Command {
       'serve /metrics, /healthz and /readyz here; 0 or off disables (default $ORCHCTL_METRICS_ADDR or 127.0.0.1:9464)',
     )
     .action(async (opts, cmd) => (await import('./commands/controller.js')).controllerCommand(opts, globals(cmd)));
+
+  program
+    .command('node')
+    .description('Run a node agent: register this host as a Node and run the sessions bound to it (docs/multi-host.md)')
+    .option('--name <name>', 'the Node name (default: as first started in this ORCHCTL_HOME, else the hostname)')
+    .option('--label <key=value>', 'a label of the Node (repeatable); nodeSelectors match these', collect, [])
+    .option('--max-sessions <n>', 'at most this many sessions bound here (spec.maxSessions)')
+    .option('--once', 'run one full pass and exit')
+    .option('--workers <n>', 'concurrent session reconciles', '4')
+    .option('--resync <duration>', 'period of the full resync', '30s')
+    .option('--observe-interval <duration>', 'how often a running session is observed', '5s')
+    .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
+    .option('--gc-orphans', 'kill tmux sessions on the socket that this store cannot account for')
+    .option('--log-format <format>', 'text or json (default: text on a terminal)')
+    .option('--log-level <level>', 'debug, info, warn or error', 'info')
+    .option('--metrics-addr <host:port>', 'serve /metrics, /healthz and /readyz here; 0 or off disables')
+    .action(async (opts, cmd) => (await import('./commands/node.js')).nodeCommand(opts, globals(cmd)));
 
   const config = program
     .command('config')

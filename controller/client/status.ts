@@ -5,9 +5,14 @@
  * not undo what another wrote in between. So a write is a three-way merge: of what this writer
  * changed since it read (`base` → `mine`), applied to what the store holds now (`theirs`), field
  * by field and condition by condition, with compare-and-swap and a retry on Conflict.
+ *
+ * Fencing (several nodes): an AgentSession's writers work for the node its status.binding names,
+ * at that binding's epoch. A retry after a Conflict goes on only while the binding is the one the
+ * writer read; otherwise the session was moved (or its node lost) meanwhile, and what this writer
+ * computed belongs to a run it no longer owns: the write fails with a fenced Conflict instead.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { isApiError } from '../api/errors.js';
+import { ApiError, isApiError } from '../api/errors.js';
 import type { AgentSession, AgentSessionStatus } from '../api/session.js';
 import {
   CONDITION_OWNERS,
@@ -68,11 +73,14 @@ export async function writeStatusMerged<T extends Resource>(
   read: T,
   mine: Status,
   attempts = 8,
+  stillMine?: (cur: Resource) => string | undefined,
 ): Promise<T | undefined> {
   const base: Status | undefined = read.status;
   const wanted: Status = JSON.parse(JSON.stringify(mine));
   let cur: Resource | undefined = read;
   for (let i = 0; i < attempts && cur; i++) {
+    const lost = i === 0 ? undefined : stillMine?.(cur);
+    if (lost) throw fencedByBinding(read, lost);
     const merged = i === 0 ? wanted : mergeStatus(base, wanted, cur.status);
     if (isDeepStrictEqual(cur.status, merged)) return sameKind(read, cur);
     try {
@@ -85,6 +93,35 @@ export async function writeStatusMerged<T extends Resource>(
   if (cur)
     throw new Error(`status of ${read.kind} ${read.metadata.name}: still conflicting after ${attempts} attempts`);
   return undefined;
+}
+
+/** The cause a Conflict carries when the session's binding changed under a writer (see the file's comment). */
+export const BINDING_CHANGED = 'BindingChanged';
+
+/** A status write refused because the session is no longer bound where (or at the epoch) the writer read it. */
+export const isBindingFenced = (e: unknown): boolean =>
+  isApiError(e, 'Conflict') &&
+  e.causes.some((c) => c.field === 'status.binding' && c.message.startsWith(BINDING_CHANGED));
+
+/** The Conflict of a write for a session that is not (or no longer) bound where the writer read it. */
+export function fencedByBinding(read: Resource, why: string): ApiError {
+  return new ApiError(
+    'Conflict',
+    `Operation cannot be fulfilled on ${read.kind} ${read.metadata.name}: ${why}; ` +
+      "the run this write was computed for is no longer this writer's",
+    [{ field: 'status.binding', message: `${BINDING_CHANGED}: ${why}` }],
+  );
+}
+
+type Binding = AgentSessionStatus['binding'];
+const bindingText = (b: Binding) => (b ? `node ${b.nodeName} (epoch ${b.epoch})` : 'no node');
+
+/** Why `cur`'s binding is not the one `read` had (a different node or epoch), or undefined when it is. */
+export function bindingChanged(read: AgentSession, cur: Resource): string | undefined {
+  const was = read.status?.binding;
+  const now = (cur.status as AgentSessionStatus | undefined)?.binding;
+  if (was?.nodeName === now?.nodeName && was?.epoch === now?.epoch) return undefined;
+  return `bound to ${bindingText(now)}, was ${bindingText(was)}`;
 }
 
 /** The store hands back what was stored under `read`'s key: the same kind, so the same type. */
@@ -120,5 +157,5 @@ export async function writeOwnedStatus<M extends StatusManager>(
     throw new Error(
       `conditions ${foreign.join(', ')} of ${what}: the ${manager} writer writes only ${only?.join(', ')}`,
     );
-  return writeStatusMerged(store, read, mine, attempts);
+  return writeStatusMerged(store, read, mine, attempts, (cur) => bindingChanged(read, cur));
 }

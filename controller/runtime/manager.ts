@@ -17,11 +17,25 @@
  * every inFlight probe says 0, run the onDrained hooks and return; otherwise start the periodic
  * sources and the runnables and return when stop() is called. Watches say "look at this key now";
  * what to do is decided by the reconciler from the whole object.
+ *
+ * One manager per role of a process (app/): the control plane's holds the controller lease, a
+ * node agent's its node lease. Two managers of one process (a controller with its embedded node)
+ * share one store handle and one informer per kind (`informers`); the one that owns them closes
+ * them. A lease not renewed within its duration has lapsed (the process was stopped, or cut off
+ * from the store): before any controller of the role reconciles again, the lease is taken back
+ * and `onLapse` runs (the node agent kills its stale runs there).
  */
 import type { Store } from '../store/store.js';
-import { ControllerBuilder, type Instrumentation, type ReconcileOutcomes, type Registration } from './builder.js';
+import {
+  type BuilderContext,
+  ControllerBuilder,
+  type Instrumentation,
+  type ReconcileOutcomes,
+  type Registration,
+} from './builder.js';
+import type { Reconciler } from './controller.js';
 import { Informer } from './informer.js';
-import { acquireLease, CONTROLLER_LEASE, holderIdentity } from './lease.js';
+import { acquireLease, CONTROLLER_LEASE, CONTROLLER_LEASE_TIMING, holderIdentity, type LeaseTiming } from './lease.js';
 import type { Logger } from './log.js';
 import { WorkQueue } from './workqueue.js';
 
@@ -45,6 +59,61 @@ export interface ManagerOptions {
   onLeading?(leading: boolean): void;
   /** Metrics hooks for a controller by name, if it has any. */
   instrument?(controller: string): Instrumentation | undefined;
+  /** The lease this manager's controllers run under (default: the controller lease, 15 s, renewed every 2 s). */
+  lease?: RoleLease;
+  /** This process as a lease holder (default holderIdentity()). */
+  identity?: string;
+  /** The informers of the process, when another manager shares them (their owner stops them, closes the store). */
+  informers?: Informers;
+  /** Whether a controller reconciles `key` now (a node agent: only sessions bound to it); false skips it. */
+  accepts?(controller: string, key: string): boolean;
+  /** --once: work of another manager of this process that the drain waits for too. */
+  alsoBusy?(): boolean;
+}
+
+/** A role's lease and what happens around it. */
+export interface RoleLease {
+  name: string;
+  timing: LeaseTiming;
+  /** What holds it, in logs and /readyz ("controller", "node agent n1"). */
+  what: string;
+  /** After every successful acquisition and renewal (a node agent's heartbeat file). */
+  onRenewed?(): void;
+  /** The lease had lapsed and is held again: runs before any controller of the role reconciles. */
+  onLapse?(): Promise<void>;
+}
+
+const CONTROLLER_ROLE: RoleLease = { name: CONTROLLER_LEASE, timing: CONTROLLER_LEASE_TIMING, what: 'controller' };
+
+/** One informer (cache + watch) per kind, shared by the managers of a process; each is started once. */
+export class Informers {
+  private readonly byKind = new Map<string, { informer: Informer; started?: Promise<void> }>();
+  private stopped = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+  ) {}
+
+  get(kind: string): Informer {
+    let e = this.byKind.get(kind);
+    if (!e) {
+      e = { informer: new Informer(this.store, kind, (m) => this.log.warn(m)) };
+      this.byKind.set(kind, e);
+    }
+    return e.informer;
+  }
+
+  /** Starts those not started yet; resolves when every cache is filled. */
+  async start(): Promise<void> {
+    await Promise.all([...this.byKind.values()].map((e) => (e.started ??= e.informer.start())));
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const e of this.byKind.values()) e.informer.stop();
+  }
 }
 
 /** /readyz's answer. */
@@ -63,8 +132,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class Manager {
   readonly store: Store;
   readonly log: Logger;
-  readonly identity = holderIdentity();
-  private readonly informers = new Map<string, Informer>();
+  readonly identity: string;
+  readonly lease: RoleLease;
+  private readonly informers: Informers;
+  /** Whether this manager owns the store and the informers (closes and stops them). */
+  private readonly owner: boolean;
+  /** When the lease was last acquired or renewed (this process's clock, ms). */
+  private renewedAt = 0;
+  /** Taking a lapsed lease back (onLapse included): every reconcile of the role waits for it. */
+  private recovering?: Promise<void>;
   private readonly registrations: Registration[] = [];
   private readonly runnables: Runnable[] = [];
   private readonly synced: Hook[] = [];
@@ -82,17 +158,22 @@ export class Manager {
   constructor(private readonly opts: ManagerOptions) {
     this.store = opts.store;
     this.log = opts.log;
+    this.identity = opts.identity ?? holderIdentity();
+    this.lease = opts.lease ?? CONTROLLER_ROLE;
+    this.owner = !opts.informers;
+    this.informers = opts.informers ?? new Informers(opts.store, opts.log);
   }
 
   /** The shared informer (cache + watch) of `kind`, created on first use and started by run(). */
   informer(kind: string): Informer {
-    let inf = this.informers.get(kind);
-    if (!inf) {
-      inf = new Informer(this.store, kind, (m) => this.log.warn(m));
-      this.informers.set(kind, inf);
-      if (this.cachesFilled) void inf.start(); // asked for late: fill it now
-    }
+    const inf = this.informers.get(kind);
+    if (this.cachesFilled) void this.informers.start(); // asked for late: fill it now
     return inf;
+  }
+
+  /** The informers of this process, for another manager to share. */
+  get sharedInformers(): Informers {
+    return this.informers;
   }
 
   /** Registers a controller named `name` (its work queue and `workers` workers); declare its watches on the builder. */
@@ -109,7 +190,19 @@ export class Manager {
       onStop: [],
     };
     this.registrations.push(r);
-    return new ControllerBuilder(r, { informer: (kind) => this.informer(kind), log: this.log, instrumentation });
+    const ctx = { informer: (kind: string) => this.informer(kind), log: this.log, instrumentation };
+    return new GatedBuilder(r, ctx, (rec) => this.gated(name, rec));
+  }
+
+  /** The reconciler behind the role's lease: nothing reconciles while a lapsed lease is taken back. */
+  private gated(name: string, rec: Reconciler): Reconciler {
+    return {
+      reconcile: async (key) => {
+        await this.held();
+        if (this.opts.accepts && !this.opts.accepts(name, key)) return;
+        return rec.reconcile(key);
+      },
+    };
   }
 
   /** A runnable: started after the controllers (not with --once), stopped on stop() before them. */
@@ -141,15 +234,18 @@ export class Manager {
     await this.lead();
     if (this.stopped) return;
     this.leading = true;
+    this.renewedAt = Date.now();
+    this.lease.onRenewed?.();
     this.opts.onLeading?.(true);
+    const lease = this.lease.name === CONTROLLER_LEASE ? 'the lease' : `the lease ${this.lease.name}`;
     this.log.info(
-      `controller ${this.identity} acquired the lease${this.opts.describe ? ` (${this.opts.describe})` : ''}`,
+      `${this.lease.what} ${this.identity} acquired ${lease}${this.opts.describe ? ` (${this.opts.describe})` : ''}`,
     );
-    this.timers.push(setInterval(() => void this.renew(), 2000));
+    this.timers.push(setInterval(() => void this.renew(), this.lease.timing.renewMs));
     await whenLeading?.();
     const unfinished = this.registrations.find((r) => !r.controller);
     if (unfinished) throw new Error(`controller ${unfinished.name} was registered without complete(reconciler)`);
-    await Promise.all([...this.informers.values()].map((i) => i.start()));
+    await this.informers.start();
     this.cachesFilled = true;
     if (this.stopped) return;
     for (const h of this.synced) {
@@ -185,45 +281,85 @@ export class Manager {
   /** /readyz: ready only while this process leads and its caches are filled. */
   readiness(): Readiness {
     if (this.stopped) return { ready: false, reason: 'shutting down' };
-    if (!this.leading) return { ready: false, reason: 'standing by for the controller lease' };
+    if (!this.leading) return { ready: false, reason: `standing by for the ${this.lease.what} lease` };
     if (!this.cachesFilled) return { ready: false, reason: 'filling the informer caches' };
     return { ready: true, reason: `leading as ${this.identity}` };
   }
 
-  /** Waits for the lease (standby while another live controller holds it). */
+  /** Waits for the lease (standby while another live holder has it). */
   private async lead(): Promise<void> {
+    const { name, timing, what } = this.lease;
     let said = false;
     while (!this.stopped) {
-      if (await acquireLease(this.store, this.identity)) return;
+      if (await acquireLease(this.store, this.identity, timing.seconds, name)) return;
       if (!said) {
-        const cur = await this.store.getLease(CONTROLLER_LEASE);
-        this.log.info(`another controller (${cur?.holderIdentity}) holds the lease; standing by`);
+        const cur = await this.store.getLease(name);
+        const lease = name === CONTROLLER_LEASE ? 'the lease' : `the lease ${name}`;
+        this.log.info(`another ${what} (${cur?.holderIdentity}) holds ${lease}; standing by`);
         if (this.opts.once)
-          throw new Error(
-            `another controller (${cur?.holderIdentity}) is running on this store; --once needs the lease`,
-          );
+          throw new Error(`another ${what} (${cur?.holderIdentity}) is running on this store; --once needs ${lease}`);
         said = true;
       }
-      await sleep(2000);
+      await sleep(Math.min(2000, timing.renewMs));
     }
+  }
+
+  /** Whether the lease went unrenewed for its whole duration (another holder may have taken over meanwhile). */
+  lapsed(now = Date.now()): boolean {
+    return this.leading && now - this.renewedAt > this.lease.timing.seconds * 1000;
+  }
+
+  /**
+   * Resolves when the lease is held: at once while it is renewed in time; after a lapse, once it
+   * has been taken back and onLapse has run. Throws when it cannot be (the store is unreachable,
+   * or another holder has it: then the process stops).
+   */
+  held(): Promise<void> {
+    if (this.recovering) return this.recovering;
+    if (!this.lapsed()) return Promise.resolve();
+    this.recovering = this.recover().finally(() => (this.recovering = undefined));
+    return this.recovering;
+  }
+
+  private async recover(): Promise<void> {
+    const gap = Math.round((Date.now() - this.renewedAt) / 1000);
+    this.log.warn(`the ${this.lease.what} lease ${this.lease.name} was not renewed for ${gap}s; taking it back`);
+    if (!(await this.renewOnce())) throw new Error(`lost the lease ${this.lease.name}`);
+    await this.lease.onLapse?.();
   }
 
   private async renew(): Promise<void> {
     if (this.stopped) return;
     try {
-      if (!(await this.store.tryAcquireLease(CONTROLLER_LEASE, this.identity, 15))) {
-        this.log.error('lost the controller lease to another controller; stopping');
-        process.exitCode = 1;
-        await this.stop();
-      }
+      if (this.recovering || this.lapsed()) await this.held();
+      else await this.renewOnce();
     } catch (e) {
-      this.log.error('could not renew the controller lease', e);
+      if (!this.stopped) this.log.error(`could not renew the ${this.lease.what} lease`, e);
     }
+  }
+
+  /** One renewal; false (and the process stops) when another holder has the lease. */
+  private async renewOnce(): Promise<boolean> {
+    const { name, timing, what } = this.lease;
+    if (await this.store.tryAcquireLease(name, this.identity, timing.seconds)) {
+      this.renewedAt = Date.now();
+      this.lease.onRenewed?.();
+      return true;
+    }
+    this.log.error(`lost the ${what} lease to another ${what}; stopping`);
+    process.exitCode = 1;
+    void this.stop();
+    return false;
+  }
+
+  /** Work queued or in flight (--once drains until there is none, here and in `alsoBusy`). */
+  busy(): boolean {
+    return this.registrations.some((r) => r.queue.busy() > 0 || r.inFlight.some((count) => count() > 0));
   }
 
   /** --once: until nothing is queued or being reconciled, and no background work is in flight. */
   private async drain(): Promise<void> {
-    const busy = () => this.registrations.some((r) => r.queue.busy() > 0 || r.inFlight.some((count) => count() > 0));
+    const busy = () => this.busy() || !!this.opts.alsoBusy?.();
     await sleep(20);
     while (!this.stopped && busy()) await sleep(20);
   }
@@ -266,9 +402,24 @@ export class Manager {
       for (const fn of r.onStop) await fn();
       await r.controller?.stop();
     }
-    for (const i of this.informers.values()) i.stop();
-    if (this.leading) await this.store.releaseLease(CONTROLLER_LEASE, this.identity).catch(() => undefined);
+    if (this.owner) this.informers.stop();
+    if (this.leading) await this.store.releaseLease(this.lease.name, this.identity).catch(() => undefined);
     for (const fn of this.shutdownHooks) await fn();
-    await this.store.close();
+    if (this.owner) await this.store.close();
+  }
+}
+
+/** A builder whose reconciler goes through its manager's gate (the lease held, the key accepted). */
+class GatedBuilder extends ControllerBuilder {
+  constructor(
+    r: Registration,
+    ctx: BuilderContext,
+    private readonly gate: (rec: Reconciler) => Reconciler,
+  ) {
+    super(r, ctx);
+  }
+
+  override complete(reconciler: Reconciler): void {
+    super.complete(this.gate(reconciler));
   }
 }

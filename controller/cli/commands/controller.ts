@@ -1,9 +1,12 @@
 /**
  * `orchctl controller`: parses the flags, serves /metrics, /healthz and /readyz, and runs the
- * controller process (controller/app/controller.ts) until SIGINT/SIGTERM or, with --once, one pass.
+ * controller process (controller/app/controller.ts: the control plane and, unless --no-node, this
+ * host's node agent) until SIGINT/SIGTERM or, with --once, one pass. `orchctl node` (node.ts) runs
+ * the same process without the control plane, through runProcess().
  */
 import { parseDuration } from '../../api/duration.js';
-import { ControllerApp } from '../../app/controller.js';
+import { checkDns1123Subdomain } from '../../api/names.js';
+import { ControllerApp, type ControllerAppOptions } from '../../app/controller.js';
 import {
   DEFAULT_METRICS_ADDR,
   formatAddr,
@@ -26,9 +29,33 @@ export interface ControllerOptions {
   logLevel?: string;
   metricsAddr?: string;
   gcOrphans?: boolean;
+  /** commander's --no-node: false runs the control plane only. */
+  node?: boolean;
+  nodeName?: string;
+  nodeGrace?: string;
 }
 
+/** The flags `orchctl controller` and `orchctl node` share. */
+export type ProcessOptions = Omit<ControllerOptions, 'manifests' | 'node' | 'nodeName' | 'nodeGrace'>;
+
 export async function controllerCommand(opts: ControllerOptions, g: GlobalOptions): Promise<void> {
+  const nodeGraceMs = opts.nodeGrace ? parseDuration(opts.nodeGrace) : undefined;
+  if (opts.node === false && opts.nodeName) throw new Error('--node-name names the embedded node: not with --no-node');
+  const badName = opts.nodeName === undefined ? undefined : checkDns1123Subdomain(opts.nodeName);
+  if (badName) throw new Error(`--node-name ${opts.nodeName}: ${badName}`);
+  await runProcess(opts, g, {
+    manifests: opts.manifests,
+    node: opts.node === false ? false : { name: opts.nodeName },
+    nodeGraceMs,
+  });
+}
+
+/** Runs the process `roles` describe with the shared flags, serving metrics, until a signal (or one pass). */
+export async function runProcess(
+  opts: ProcessOptions,
+  g: GlobalOptions,
+  roles: Pick<ControllerAppOptions, 'manifests' | 'controlPlane' | 'node' | 'nodeGraceMs'>,
+): Promise<void> {
   const log = createLogger({ format: opts.logFormat, level: opts.logLevel });
   const workers = opts.workers ? Number(opts.workers) : undefined;
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1))
@@ -41,7 +68,6 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     home: g.home,
     context: g.context,
     once: opts.once,
-    manifests: opts.manifests,
     workers,
     resyncMs: opts.resync ? parseDuration(opts.resync) : undefined,
     observeEveryMs: opts.observeInterval ? parseDuration(opts.observeInterval) : undefined,
@@ -49,6 +75,7 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     gcOrphans: opts.gcOrphans,
     version: orchctlVersion(),
     log,
+    ...roles,
   });
   // Served from before the lease is won, so a standby answers /healthz (and /readyz with 503).
   let server: MetricsServer | undefined;

@@ -15,7 +15,7 @@ import { deliverKeys, deliverText, type DeliveryResult, sanitizePaste } from '..
 import { profileFor } from '../../agents/detection.js';
 import { driverFor } from '../../agents/drivers.js';
 import { EnvSourceError, resolveEnv, writePrivateEnv } from '../../agents/env.js';
-import { buildLaunch, composePrompt } from '../../agents/launch.js';
+import { buildLaunch, composePrompt, type Fuse } from '../../agents/launch.js';
 import { REPORT_PROTOCOL } from '../../agents/report-protocol.js';
 import { paneTargetFor, sendToSession, showing, textDeliveryFor } from '../../agents/send.js';
 import type { EventRecorder } from '../../client/events.js';
@@ -40,6 +40,7 @@ import type { Store } from '../../store/store.js';
 import type { Actuator, Effect, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { isDirectory } from './observe.js';
 import { outputTail } from './output.js';
+import { runKey } from './sweep.js';
 
 export interface ActuatorDeps {
   store: Store;
@@ -64,6 +65,8 @@ export interface ActuatorDeps {
   resumeNotes?: (s: AgentSession) => string | undefined;
   /** Drops the observer's per-run memory. */
   forget: (key: string, workspace?: string) => void;
+  /** Several nodes: the self-fencing fuse every run is launched with (agents/launch.ts). */
+  fuse?: Fuse;
 }
 
 export class SessionActuator implements Actuator {
@@ -252,6 +255,7 @@ export class SessionActuator implements Actuator {
       sessionKey: key,
       uid,
       run,
+      fuse: this.d.fuse,
     });
     if (plan.tmuxEnv.ORCHCTL_ENV_DIR)
       this.privateEnv.set(`${key}#${run}`, { dir: plan.tmuxEnv.ORCHCTL_ENV_DIR, env: plan.privateEnv });
@@ -270,7 +274,8 @@ export class SessionActuator implements Actuator {
         cwd: workdir,
         argv: plan.argv,
         env: plan.tmuxEnv,
-        tags: { uid, key: `${key}#${run}`, store: this.d.storeUid },
+        // The epoch rides on the key tag: a node's stale-run sweep reads it from tmux (sweep.ts).
+        tags: { uid, key: runKey(key, run, obj.status?.binding?.epoch), store: this.d.storeUid },
       },
     };
     return { type: 'Prepared', run: prepared };

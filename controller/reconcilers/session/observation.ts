@@ -40,6 +40,8 @@ export interface Observed {
   paneInfo?: PaneInfo;
   /** A live pane of a newer run, launched by a controller that died before recording it. */
   adopt?: { pane: PaneInfo; workspace: string; state: Record<string, unknown> };
+  /** The run was on a lost node and this node starts the next one (epoch.ts): the new run's note. */
+  moved?: { note: string };
   /** Whether tmux holds any session of this object (a launch must clear the name first). */
   hasPanes: boolean;
   /** Live sessions of this object tagged with another store identity: ours now. */

@@ -175,6 +175,7 @@ export function plan(i: PlanInput): PlanOutput {
     p.s.lifecycle = {
       ...(prev.runGeneration !== undefined ? { runGeneration: prev.runGeneration } : {}),
       ...(prev.restartedAt !== undefined ? { restartedAt: prev.restartedAt } : {}),
+      ...(prev.epoch !== undefined ? { epoch: prev.epoch } : {}),
       ...(next.context.stopReason ? { stopReason: next.context.stopReason } : {}),
     };
     const to = next.value as Phase;
@@ -288,6 +289,9 @@ function launchRun(p: Step): PlanOutput | LifecycleEvent {
   const { s, i } = p;
   const restart = p.restartAsked;
   s.lifecycle = { ...(s.lifecycle ?? {}), runGeneration: i.obj.metadata.generation };
+  // The binding's epoch the run starts under (epoch.ts): a later binding makes this run stale.
+  const epoch = i.obj.status?.binding?.epoch;
+  if (epoch !== undefined) s.lifecycle.epoch = epoch;
   // Recorded with the run (the Launch effect writes it before tmux starts): the value is honoured once.
   if (restart) {
     s.lifecycle.restartedAt = restart;
@@ -299,7 +303,8 @@ function launchRun(p: Step): PlanOutput | LifecycleEvent {
   const failed = (reason: string, message: string): LifecycleEvent => ({ type: 'START_FAILED', reason, message });
   if (!agent) return failed('AgentNotFound', 'no agent to run');
   if (!workdir) return failed('NoWorkdir', 'neither a Project nor a workdir gives a working directory');
-  const note = restart ? i.obj.metadata.annotations?.[RESTART_NOTE_ANNOTATION] : undefined;
+  // A run that replaces one lost with its node (epoch.ts) is told so, like a restart with a note.
+  const note = restart ? i.obj.metadata.annotations?.[RESTART_NOTE_ANNOTATION] : p.observed.moved?.note;
   p.fx.push({ type: 'PrepareRun', run: p.snap.context.run, agent, workdir, ...(note ? { note } : {}) });
   return p.out({ continuation: { kind: 'prepare' } });
 }

@@ -4,10 +4,14 @@
  * actuator (actuator.ts) performs the plan's effects and feeds their outcomes back. Everything a
  * restarted controller needs is in status (phase, run, restarts, due times) or tagged on the tmux
  * session (@orchctl-uid / @orchctl-key / @orchctl-store), so a killed controller resumes by adoption.
+ *
+ * On a node (`node` set), it acts only on sessions bound to that node, and a run left active by a
+ * lost node is taken over at the top of the pass (epoch.ts). Its status writes are fenced on the
+ * binding it read (client/status.ts): a write for a session moved meanwhile is dropped.
  */
 import type { AgentSession, AgentSessionStatus } from '../../api/kinds.js';
 import { ownedBy } from '../../api/status-fields.js';
-import { writeOwnedStatus } from '../../client/status.js';
+import { isBindingFenced, writeOwnedStatus } from '../../client/status.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import { type ActuatorDeps, SESSION_FINALIZER, SessionActuator } from './actuator.js';
 import { effective } from './decide.js';
@@ -15,6 +19,7 @@ import type { Actuator, Outcome } from './effects.js';
 import { ACTIVE_PHASES, type Phase } from './machine.js';
 import { type ObserverDeps, SessionObserver, type SessionObservation } from './observe.js';
 import { type Continuation, gitKey, type Observed, plan, planFinalize } from './plan.js';
+import { boundTo, takeOver } from './epoch.js';
 
 export { SESSION_FINALIZER } from './actuator.js';
 export type { SessionMetricsHooks } from '../../api/metrics-hooks.js';
@@ -30,6 +35,8 @@ export type SessionDeps = ObserverDeps &
       resumed?(key: string, run: number): unknown;
       deliveriesInFlight?(): number;
     };
+    /** This node's name: only sessions bound to it are reconciled (unset: every session, as in unit tests). */
+    node?: string;
   };
 
 /** Plan steps one pass may take (a launch is three: prepare, record and start, go on). */
@@ -54,7 +61,7 @@ export class SessionReconciler implements Reconciler {
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
     let obj = (await this.d.store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
-    if (!obj) {
+    if (!obj || (this.d.node !== undefined && !boundTo(obj, this.d.node))) {
       this.reservations.delete(key);
       return;
     }
@@ -66,8 +73,11 @@ export class SessionReconciler implements Reconciler {
       return { requeueAfterMs: 0 };
     }
     const resolved = this.observer.resolve(obj);
+    const moved = this.d.node !== undefined ? takeOver(obj, this.d.node, Date.now()) : undefined;
+    if (moved) await this.actuator.run(key, obj, moved.effects);
     let observed: Observed = await this.observer.observe(key, obj, resolved);
-    let status: AgentSessionStatus = obj.status ?? {};
+    if (moved) observed.moved = { note: moved.note };
+    let status: AgentSessionStatus = moved?.status ?? obj.status ?? {};
     let outcomes: Outcome[] = [];
     let continuation: Continuation | undefined;
     let admitting = (status.phase ?? 'Pending') === 'Pending';
@@ -103,7 +113,12 @@ export class SessionReconciler implements Reconciler {
   /** The one status write of a pass: this reconciler's fields, merged onto what others wrote meanwhile. */
   private async write(obj: AgentSession, status: AgentSessionStatus): Promise<void> {
     const mine = { ...status, observedGeneration: obj.metadata.generation };
-    await writeOwnedStatus(this.d.store, obj, 'session', ownedBy('session', mine));
+    try {
+      await writeOwnedStatus(this.d.store, obj, 'session', ownedBy('session', mine));
+    } catch (e) {
+      if (!isBindingFenced(e)) throw e;
+      this.d.log.info(`agentsession ${obj.metadata.namespace}/${obj.metadata.name}: ${(e as Error).message}`);
+    }
   }
 
   private async finalize(key: string, obj: AgentSession): Promise<Result | undefined> {

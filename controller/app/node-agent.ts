@@ -1,0 +1,162 @@
+/**
+ * The node agent role (kubelet-like; `orchctl node`, or embedded in `orchctl controller`): under
+ * its node lease `orchctl-node-<name>` it keeps its Node current, and runs, observes and adopts the
+ * runs of the sessions bound to it — the session reconciler, and the assessment and judge, which
+ * read a run's event log and transcript from this node's disk. Before its first reconcile, and
+ * again whenever its lease had lapsed, it kills its stale runs (reconcilers/session/sweep.ts).
+ * In multi-node mode each lease renewal touches $ORCHCTL_HOME/heartbeat, the file the runs'
+ * self-fencing fuse watches (agents/launch.ts). docs/multi-host.md tells the whole story.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Fuse } from '../agents/launch.js';
+import { packageRoot } from '../api/paths.js';
+import type { ControllerMetrics } from '../metrics/index.js';
+import type { AgentFeed } from '../observers/agent-feed.js';
+import type { AuditLog } from '../observers/audit.js';
+import { setup as setupAssessment } from '../reconcilers/assessment/setup.js';
+import { setup as setupJudge } from '../reconcilers/judge/setup.js';
+import { nodeName } from '../reconcilers/node/reconciler.js';
+import { setup as setupNode } from '../reconcilers/node/setup.js';
+import type { ControllerServices } from '../reconcilers/services.js';
+import { boundTo } from '../reconcilers/session/epoch.js';
+import { setup as setupSession } from '../reconcilers/session/setup.js';
+import { sweepStaleRuns } from '../reconcilers/session/sweep.js';
+import type { AgentSession } from '../api/session.js';
+import type { FileWatchSource } from '../runtime/file-source.js';
+import { NODE_LEASE_TIMING } from '../runtime/lease.js';
+import type { Manager } from '../runtime/manager.js';
+import type { EventLogs } from '../store/eventlog.js';
+import { PaneDeaths } from './pane-deaths.js';
+
+/** How a node agent was started (`orchctl node --name --label --max-sessions`). */
+export interface NodeAgentOptions {
+  name?: string;
+  labels?: Record<string, string>;
+  maxSessions?: number;
+}
+
+/** The fuse trips this long after the heartbeat's last touch beyond the lease: well before the 40 s grace. */
+export const FUSE_MARGIN_SECONDS = 5;
+
+export const heartbeatFile = (home: string) => path.join(home, 'heartbeat');
+
+/** The fuse for this home, when runs may be started elsewhere after this node is lost. */
+export const fuseFor = (home: string): Fuse => ({
+  heartbeatFile: heartbeatFile(home),
+  seconds: NODE_LEASE_TIMING.seconds + FUSE_MARGIN_SECONDS,
+});
+
+/**
+ * The node name when none is given: the one this home was first started with, else this host's.
+ * Kept in $ORCHCTL_HOME/node-name because sessions are bound to a name: a host whose name changes
+ * (a laptop on another network) must not find its own runs bound to a node that no longer exists.
+ */
+export function defaultNodeName(home: string): string {
+  const file = path.join(home, 'node-name');
+  try {
+    const kept = fs.readFileSync(file, 'utf8').trim();
+    if (kept) return kept;
+  } catch {
+    /* first start in this home */
+  }
+  const name = nodeName();
+  fs.writeFileSync(file, `${name}\n`, { mode: 0o600 });
+  return name;
+}
+
+/** The controllers whose keys are sessions: a node reconciles only those bound to it. */
+const SESSION_KEYED = new Set(['agentsession', 'judge', 'assessment']);
+
+/** The manager's `accepts`: a session-keyed controller acts only on sessions bound to `node` (or gone). */
+export function acceptsFor(mgr: () => Manager, node: string) {
+  return (controller: string, key: string): boolean => {
+    if (!SESSION_KEYED.has(controller)) return true;
+    const slash = key.indexOf('/');
+    const s = mgr()
+      .informer('AgentSession')
+      .get(key.slice(0, slash), key.slice(slash + 1));
+    return !s || boundTo(s as AgentSession, node);
+  };
+}
+
+export interface NodeAgentDeps extends ControllerServices {
+  name: string;
+  options: NodeAgentOptions;
+  fuse?: Fuse;
+  versions: { node: string; tmux: string; git: string; orchctl: string };
+  startTime: string;
+  gcOrphans: boolean;
+  workers: number;
+  resyncMs: number;
+  observeEveryMs: number;
+  audit: AuditLog;
+  logs: EventLogs;
+  feed: AgentFeed;
+  feedFiles: FileWatchSource;
+  metrics: ControllerMetrics;
+}
+
+/** Registers the node agent's controllers on `mgr` (whose lease is the node lease). */
+export function setupNodeAgent(mgr: Manager, d: NodeAgentDeps): void {
+  // First of the synced hooks: nothing of this node acts before its stale runs are gone.
+  mgr.onSynced('stale runs', async () => void (await sweep(mgr, d)));
+  const node = setupNode(mgr, {
+    ...d,
+    versions: d.versions,
+    controller: { holderIdentity: mgr.identity, pid: process.pid, startTime: d.startTime },
+    gcOrphans: d.gcOrphans,
+    nodeName: d.name,
+    labels: d.options.labels,
+    maxSessions: d.options.maxSessions,
+  });
+  const paneDeaths = new PaneDeaths(d.tmux, d.panes);
+  mgr.add(paneDeaths);
+  setupSession(mgr, {
+    ...d,
+    workers: d.workers,
+    resyncMs: d.resyncMs,
+    observeEveryMs: d.observeEveryMs,
+    nodeUnschedulable: () => node.unschedulable(),
+    hookCommand: [process.execPath, path.join(packageRoot(), 'bin', 'orchctl'), 'hook'],
+    paneDeaths,
+    metrics: d.metrics.runs,
+    node: d.name,
+    fuse: d.fuse,
+  });
+  setupJudge(mgr, { ...d, metrics: d.metrics.judge });
+  setupAssessment(mgr, { ...d, metrics: d.metrics.assessment });
+}
+
+/** The node lease's hooks: the heartbeat file (multi-node mode: `fuse` says) and the sweep after a lapse. */
+export function nodeLeaseHooks(
+  mgr: () => Manager,
+  d: Pick<NodeAgentDeps, 'name' | 'log' | 'tmux' | 'panes'> & { fuse: () => Fuse | undefined },
+) {
+  return {
+    onRenewed: () => {
+      const fuse = d.fuse();
+      if (fuse) fs.writeFileSync(fuse.heartbeatFile, `${new Date().toISOString()}\n`);
+    },
+    onLapse: async () => {
+      const m = mgr();
+      await sweep(m, { ...d, storeUid: await m.store.uid() });
+    },
+  };
+}
+
+async function sweep(
+  mgr: Manager,
+  d: Pick<NodeAgentDeps, 'name' | 'tmux' | 'panes' | 'storeUid' | 'log'>,
+): Promise<number> {
+  const n = await sweepStaleRuns({
+    store: mgr.store,
+    tmux: d.tmux,
+    panes: d.panes,
+    node: d.name,
+    storeUid: d.storeUid,
+    log: d.log,
+  });
+  if (n) d.log.info(`node ${d.name}: killed ${n} stale run${n === 1 ? '' : 's'} before reconciling`);
+  return n;
+}
