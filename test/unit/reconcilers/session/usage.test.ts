@@ -226,7 +226,7 @@ describe('the budget ledger (status.usage.hourly)', () => {
     expect(mixed.hourly?.at(-1)).toEqual({ hour: '2026-11-25T05:00:00.000Z', tokens: 1010 });
   });
 
-  it('a new run carries it over (through the agent fold) and adds to it; the same run refolded does not double it', () => {
+  it('a new run carries it over (through the agent fold) and adds to it; a refold of the same run does not', () => {
     const run1 = foldUsage(undefined, 1, [at('2026-11-24T10:05:00Z', 'a', 500)], PRICES);
     const launched: AgentStatus = { run: 2, position: LOG_START, counts: {}, hooks: false, turns: 0 };
     const run2 = foldRunUsage(launched, run1, 2, [{ ...at('2026-11-24T10:20:00Z', 'b', 300), run: 2 }], {
