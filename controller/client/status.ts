@@ -22,7 +22,7 @@ import {
   type StatusPatch,
 } from '../api/status-fields.js';
 import { keyOf, type Condition, type Resource } from '../api/types.js';
-import type { Store } from '../store/store.js';
+import { isFenced, type Store } from '../store/store.js';
 
 /** Any kind's status, as far as the merge is concerned: top-level fields and a condition list. */
 type Status = { [field: string]: unknown; conditions?: Condition[] };
@@ -86,7 +86,8 @@ export async function writeStatusMerged<T extends Resource>(
     try {
       return sameKind(read, await store.updateStatus({ ...cur, status: merged }));
     } catch (e) {
-      if (!isApiError(e, 'Conflict')) throw e;
+      // A fence (a lease or a binding not held) is not a stale read: no retry helps.
+      if (!isApiError(e, 'Conflict') || isFenced(e) || isBindingFenced(e)) throw e;
       cur = await store.get(keyOf(read));
     }
   }
