@@ -143,6 +143,8 @@ export type LifecycleStatus = {
   restartedAt?: string;
   /** status.binding.epoch the current run was started under: a run of an older epoch is stale (fencing). */
   epoch?: number;
+  /** The Node the current run was started on (status.binding.nodeName then). */
+  nodeName?: string;
 };
 
 /**

@@ -4,7 +4,9 @@
  * host's node agent) until SIGINT/SIGTERM or, with --once, one pass. `orchctl node` (node.ts) runs
  * the same process without the control plane, through runProcess().
  */
+import path from 'node:path';
 import { parseDuration } from '../../api/duration.js';
+import { orchctlHome } from '../../api/paths.js';
 import { checkDns1123Subdomain } from '../../api/names.js';
 import { ControllerApp, type ControllerAppOptions } from '../../app/controller.js';
 import {
@@ -15,6 +17,7 @@ import {
   type MetricsServer,
 } from '../../metrics/index.js';
 import { createLogger } from '../../runtime/log.js';
+import { storeTarget } from '../../store/open.js';
 import type { GlobalOptions } from '../context.js';
 import { orchctlVersion } from './version.js';
 
@@ -64,6 +67,12 @@ export async function runProcess(
   const metricsAddr = opts.once
     ? undefined
     : parseMetricsAddr(opts.metricsAddr ?? process.env.ORCHCTL_METRICS_ADDR ?? DEFAULT_METRICS_ADDR);
+  // A node's name: the flag, else the context's `node` (docs/contexts.md), else as this home was first started.
+  const node = roles.node;
+  if (node && !node.name) {
+    const t = await storeTarget({ home: g.home ? path.resolve(g.home) : orchctlHome(), context: g.context });
+    if (t.node) roles = { ...roles, node: { ...node, name: t.node } };
+  }
   const m = new ControllerApp({
     home: g.home,
     context: g.context,

@@ -83,9 +83,8 @@ export function takeOver(obj: AgentSession, node: string, now: number): Moved | 
   };
 }
 
-/** Which node the lost run was on, as far as status tells (the run records its epoch, not its node). */
+/** Which node the lost run was on (recorded with the run; runs before that recorded only the epoch). */
 function previousNode(st: AgentSessionStatus): string {
-  const lost = st.conditions?.find((c) => c.type === 'NodeLost' && c.status === 'True');
-  const named = lost?.message.match(/^node (\S+)/)?.[1];
-  return named ? `node ${named}` : `the node of epoch ${st.lifecycle?.epoch}`;
+  const node = st.lifecycle?.nodeName;
+  return node ? `node ${node}` : `the node of epoch ${st.lifecycle?.epoch}`;
 }

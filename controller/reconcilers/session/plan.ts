@@ -176,6 +176,7 @@ export function plan(i: PlanInput): PlanOutput {
       ...(prev.runGeneration !== undefined ? { runGeneration: prev.runGeneration } : {}),
       ...(prev.restartedAt !== undefined ? { restartedAt: prev.restartedAt } : {}),
       ...(prev.epoch !== undefined ? { epoch: prev.epoch } : {}),
+      ...(prev.nodeName !== undefined ? { nodeName: prev.nodeName } : {}),
       ...(next.context.stopReason ? { stopReason: next.context.stopReason } : {}),
     };
     const to = next.value as Phase;
@@ -289,9 +290,9 @@ function launchRun(p: Step): PlanOutput | LifecycleEvent {
   const { s, i } = p;
   const restart = p.restartAsked;
   s.lifecycle = { ...(s.lifecycle ?? {}), runGeneration: i.obj.metadata.generation };
-  // The binding's epoch the run starts under (epoch.ts): a later binding makes this run stale.
-  const epoch = i.obj.status?.binding?.epoch;
-  if (epoch !== undefined) s.lifecycle.epoch = epoch;
+  // The binding the run starts under (epoch.ts): a later binding makes this run stale.
+  const binding = i.obj.status?.binding;
+  if (binding) Object.assign(s.lifecycle, { epoch: binding.epoch, nodeName: binding.nodeName });
   // Recorded with the run (the Launch effect writes it before tmux starts): the value is honoured once.
   if (restart) {
     s.lifecycle.restartedAt = restart;

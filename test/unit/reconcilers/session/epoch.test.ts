@@ -41,7 +41,7 @@ const lostOnA: AgentSessionStatus = {
   tmuxSession: 'orchctl-default-s',
   workspace: '/home-a/runs/default/s/3',
   deadlineTime: '2026-03-01T11:00:00Z',
-  lifecycle: { runGeneration: 1, epoch: 1 },
+  lifecycle: { runGeneration: 1, epoch: 1, nodeName: 'a' },
   binding: binding('b', 2),
   conditions: [
     {
@@ -93,6 +93,11 @@ describe('takeOver', () => {
     expect(m.effects[0]).toMatchObject({ eventType: 'Warning', reason: 'RunMoved' });
   });
 
+  it('names the epoch when the run did not record its node', () => {
+    const m = takeOver(session({ ...lostOnA, lifecycle: { epoch: 1 } }), 'b', NOW)!;
+    expect(m.status.message).toBe('run 3 was on the node of epoch 1, which was lost; starting run 4 on node b');
+  });
+
   it('takes nothing over when the run is current', () => {
     expect(takeOver(session({ ...lostOnA, lifecycle: { epoch: 2 } }), 'b', NOW)).toBeUndefined();
   });
@@ -119,6 +124,6 @@ describe('takeOver', () => {
     expect(prepare).toMatchObject({ type: 'PrepareRun', run: 4, note: m.note });
     expect(out.status.phase).toBe('Starting');
     expect(out.status.restarts).toBe(1); // a move is not a restart
-    expect(out.status.lifecycle?.epoch).toBe(2);
+    expect(out.status.lifecycle).toMatchObject({ epoch: 2, nodeName: 'b' });
   });
 });
