@@ -18,7 +18,6 @@ import type { AgentSession } from '../../controller/api/session.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { BIN, ROOT } from '../support/cli.js';
 import { git, shellSession } from '../support/controller-harness.js';
-import { until } from '../support/until.js';
 
 const GRACE = '25s'; // the shortest grace node lifecycle allows (above the fuse's 20 s)
 
@@ -161,7 +160,7 @@ async function apply(docs: object[]): Promise<void> {
 
 const running = (s: AgentSession | undefined) => s?.status?.phase === 'Running' && s;
 
-it('binds sessions by selector and name, each runs on its node; kill -9 of a node keeps its runs, which are adopted', async () => {
+it('binds by selector and name, each on its node; kill -9 of a node keeps its runs, adopted on restart', async () => {
   const runningOn = async (name: string, node: 'a' | 'b') => {
     const s = await waitFor(`${name} Running`, async () => running(await get(name)), 40_000);
     expect(s.status?.binding).toMatchObject({ nodeName: node, epoch: 1 });
@@ -198,7 +197,7 @@ it('binds sessions by selector and name, each runs on its node; kill -9 of a nod
   expect(started.filter((e) => JSON.stringify(e).includes('"sel-a"'))).toHaveLength(1);
 }, 120_000);
 
-it('a node stopped past its lease: its runs are fused and move after the grace; when it continues it kills what is stale first', async () => {
+it('a node stopped past its lease: fused, its runs move after the grace; on SIGCONT it kills stale runs first', async () => {
   const b = procs['node b'];
   const mover = (await get('mover'))!;
   b.p!.kill('SIGSTOP');
