@@ -197,7 +197,7 @@ it('binds by selector and name, each on its node; kill -9 of a node keeps its ru
   expect(started.filter((e) => JSON.stringify(e).includes('"sel-a"'))).toHaveLength(1);
 }, 120_000);
 
-it('a node stopped past its lease: fused, its runs move after the grace; on SIGCONT it kills stale runs first', async () => {
+it('SIGSTOP past the lease: fused, runs move after the grace; on SIGCONT stale runs die first', async () => {
   const b = procs['node b'];
   const mover = (await get('mover'))!;
   b.p!.kill('SIGSTOP');
