@@ -85,7 +85,7 @@ export class ControllerApp {
 
   constructor(private readonly opts: ControllerAppOptions) {
     const badGrace = opts.nodeGraceMs === undefined ? undefined : checkGrace(opts.nodeGraceMs);
-    if (badGrace) throw new Error(`--node-grace: ${badGrace}`);
+    if (badGrace) throw new Error(`--node-lost-grace: ${badGrace}`);
     this.home = opts.home ? path.resolve(opts.home) : orchctlHome();
     fs.mkdirSync(this.home, { recursive: true, mode: 0o700 });
     this.where = { home: this.home, context: opts.context };

@@ -147,7 +147,7 @@ export function buildProgram(): Command {
     .option('--once', 'run one full pass and exit')
     .option('--no-node', 'run the control plane only: no node agent (runs) in this process (docs/multi-host.md)')
     .option('--node-name <name>', "the embedded node agent's name (default: as first started here, else the hostname)")
-    .option('--node-grace <duration>', "a lost node's sessions move (or fail) this long after it was last seen", '40s')
+    .option('--node-lost-grace <duration>', "a lost node's sessions move (or fail) this long after it was seen", '40s')
     .option('--manifests <dir>', 'also apply this directory (recursively) now and on every change')
     .option('--workers <n>', 'concurrent session reconciles', '4')
     .option('--resync <duration>', 'period of the full resync', '30s')

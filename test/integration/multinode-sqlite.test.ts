@@ -110,7 +110,7 @@ beforeAll(async () => {
     return h;
   };
   const fast = ['--observe-interval', '1s', '--resync', '3s'];
-  proc('control plane', ['controller', '--no-node', '--node-grace', GRACE], {
+  proc('control plane', ['controller', '--no-node', '--node-lost-grace', GRACE], {
     ...base,
     ORCHCTL_HOME: home('cp'),
     ORCHCTL_TMUX_SOCKET: `orchctl-mn-${process.pid}-cp`,

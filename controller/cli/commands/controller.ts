@@ -35,14 +35,14 @@ export interface ControllerOptions {
   /** commander's --no-node: false runs the control plane only. */
   node?: boolean;
   nodeName?: string;
-  nodeGrace?: string;
+  nodeLostGrace?: string;
 }
 
 /** The flags `orchctl controller` and `orchctl node` share. */
-export type ProcessOptions = Omit<ControllerOptions, 'manifests' | 'node' | 'nodeName' | 'nodeGrace'>;
+export type ProcessOptions = Omit<ControllerOptions, 'manifests' | 'node' | 'nodeName' | 'nodeLostGrace'>;
 
 export async function controllerCommand(opts: ControllerOptions, g: GlobalOptions): Promise<void> {
-  const nodeGraceMs = opts.nodeGrace ? parseDuration(opts.nodeGrace) : undefined;
+  const nodeGraceMs = opts.nodeLostGrace ? parseDuration(opts.nodeLostGrace) : undefined;
   if (opts.node === false && opts.nodeName) throw new Error('--node-name names the embedded node: not with --no-node');
   const badName = opts.nodeName === undefined ? undefined : checkDns1123Subdomain(opts.nodeName);
   if (badName) throw new Error(`--node-name ${opts.nodeName}: ${badName}`);
