@@ -24,7 +24,7 @@ import { Tmux } from '../observers/tmux.js';
 import { checkGrace, nodeLeaseName } from '../reconcilers/nodelifecycle/plan.js';
 import type { ControllerServices } from '../reconcilers/services.js';
 import { FileWatchSource } from '../runtime/file-source.js';
-import { CONTROLLER_LEASE, holderIdentity, NODE_LEASE_TIMING } from '../runtime/lease.js';
+import { CONTROLLER_LEASE, CONTROLLER_LEASE_TIMING, holderIdentity, NODE_LEASE_TIMING } from '../runtime/lease.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager, type Readiness } from '../runtime/manager.js';
 import { EventLogs } from '../store/eventlog.js';
@@ -109,6 +109,13 @@ export class ControllerApp {
       this.cp = new Manager({
         store: new LeaderStore(store, { lease: CONTROLLER_LEASE, holder: identity }),
         identity,
+        lease: {
+          name: CONTROLLER_LEASE,
+          timing: CONTROLLER_LEASE_TIMING,
+          what: 'controller',
+          // After a suspend the embedded node renews first: node lifecycle must not judge its own host lost.
+          onLapse: async () => this.nodeMgr?.held(),
+        },
         log: opts.log,
         once: opts.once,
         describe,
