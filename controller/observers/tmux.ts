@@ -17,6 +17,8 @@ export const UID_OPTION = '@orchctl-uid';
 export const KEY_OPTION = '@orchctl-key';
 export const LOG_OPTION = '@orchctl-log';
 export const STORE_OPTION = '@orchctl-store';
+/** The binding epoch a run was started under (several nodes: a node's stale-run sweep reads it). */
+export const EPOCH_OPTION = '@orchctl-epoch';
 export const DIED_CHANNEL = 'orchctl-pane-died';
 /** tmux refuses a client command much over 16 KB ("command too long"); leave room for the log path. */
 const MAX_COMMAND_BYTES = 15_000;
@@ -35,6 +37,7 @@ const FIELDS = [
   'pane_current_command',
   'pid',
   STORE_OPTION,
+  EPOCH_OPTION,
 ] as const;
 const FORMAT = FIELDS.map((f) => `#{${f}}`).join('\x1f');
 
@@ -54,6 +57,8 @@ export interface PaneInfo {
   serverPid: number;
   /** The identity of the store whose controller launched it ('' for none or an older orchctl). */
   store: string;
+  /** The binding epoch its run was started under ('' when unbound, or launched by an older orchctl). */
+  epoch: string;
 }
 
 export interface LaunchSpec {
@@ -61,7 +66,7 @@ export interface LaunchSpec {
   cwd: string;
   argv: string[]; // executed directly by tmux (execvp), at least two elements
   env: Record<string, string>;
-  tags: { uid: string; key: string; store?: string };
+  tags: { uid: string; key: string; store?: string; epoch?: number };
   width?: number;
   height?: number;
 }
@@ -126,6 +131,7 @@ export class Tmux {
         currentCommand: f[10] ?? '',
         serverPid: Number(f[11]),
         store: f[12] ?? '',
+        epoch: f[13] ?? '',
       });
     }
     return { serverRunning: true, panes };
@@ -198,6 +204,9 @@ export class Tmux {
       KEY_OPTION,
       spec.tags.key,
       ...(spec.tags.store ? [';', 'set-option', '-t', target, STORE_OPTION, spec.tags.store] : []),
+      ...(spec.tags.epoch !== undefined
+        ? [';', 'set-option', '-t', target, EPOCH_OPTION, String(spec.tags.epoch)]
+        : []),
     ];
     const bytes = args.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0);
     if (bytes > MAX_COMMAND_BYTES)

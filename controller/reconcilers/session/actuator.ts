@@ -40,7 +40,6 @@ import type { Store } from '../../store/store.js';
 import type { Actuator, Effect, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { isDirectory } from './observe.js';
 import { outputTail } from './output.js';
-import { runKey } from './sweep.js';
 
 export interface ActuatorDeps {
   store: Store;
@@ -274,8 +273,8 @@ export class SessionActuator implements Actuator {
         cwd: workdir,
         argv: plan.argv,
         env: plan.tmuxEnv,
-        // The epoch rides on the key tag: a node's stale-run sweep reads it from tmux (sweep.ts).
-        tags: { uid, key: runKey(key, run, obj.status?.binding?.epoch), store: this.d.storeUid },
+        // The epoch is tagged too: a node's stale-run sweep reads it from tmux (sweep.ts).
+        tags: { uid, key: `${key}#${run}`, store: this.d.storeUid, epoch: obj.status?.binding?.epoch },
       },
     };
     return { type: 'Prepared', run: prepared };

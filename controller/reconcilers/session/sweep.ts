@@ -5,9 +5,9 @@
  * or to a newer epoch meanwhile, unbound (its node was declared lost), or deleted. Runs that are
  * still its own are left to be adopted.
  *
- * A run's epoch travels with its tmux session: the `@orchctl-key` tag is `namespace/name#run#epoch`
- * (the launch writes it; `#epoch` is absent on runs started before bindings existed, which are
- * adopted, never swept). What a run is judged against is read fresh from the store, not a cache.
+ * A run's epoch travels with its tmux session, in its `@orchctl-epoch` option (the launch sets it;
+ * it is absent on runs started before bindings existed, which are adopted, never swept). What a run
+ * is judged against is read fresh from the store, not a cache.
  */
 import type { AgentSession } from '../../api/session.js';
 import type { PaneObserver } from '../../observers/panes.js';
@@ -15,14 +15,9 @@ import type { PaneInfo, Tmux } from '../../observers/tmux.js';
 import type { Logger } from '../../runtime/log.js';
 import type { Store } from '../../store/store.js';
 
-/** The `@orchctl-key` tag of a run: whose, which run and (when bound) under which epoch. */
-export const runKey = (key: string, run: number, epoch?: number) =>
-  `${key}#${run}${epoch === undefined ? '' : `#${epoch}`}`;
-
-/** The epoch a pane's run was started under, if its tag carries one. */
-export function paneEpoch(pane: Pick<PaneInfo, 'key'>): number | undefined {
-  const e = pane.key.split('#')[2];
-  return e && /^\d+$/.test(e) ? Number(e) : undefined;
+/** The epoch a pane's run was started under, if it carries one. */
+export function paneEpoch(pane: Pick<PaneInfo, 'epoch'>): number | undefined {
+  return /^\d+$/.test(pane.epoch) ? Number(pane.epoch) : undefined;
 }
 
 /**
@@ -31,7 +26,7 @@ export function paneEpoch(pane: Pick<PaneInfo, 'key'>): number | undefined {
  * `session`: the object whose uid the pane carries, as the store has it now (undefined: none).
  */
 export function staleRun(
-  pane: Pick<PaneInfo, 'uid' | 'key' | 'store'>,
+  pane: Pick<PaneInfo, 'uid' | 'epoch' | 'store'>,
   session: AgentSession | undefined,
   node: string,
   storeUid: string,
