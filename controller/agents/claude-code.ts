@@ -30,6 +30,8 @@ export const CLAUDE_HOOK_EVENTS = [
   'Stop',
   'StopFailure',
   'SessionEnd',
+  'PreCompact',
+  'PostCompact',
 ] as const;
 
 const TOOL_EVENTS = new Set<string>(['PreToolUse', 'PermissionRequest', 'PostToolUse', 'PostToolUseFailure']);
@@ -77,7 +79,10 @@ export function claudeSettings(cfg: ClaudeHooksConfig, hookCommand: string[]): R
   const extraHooks = (extra.hooks ?? {}) as Record<string, unknown[]>;
   for (const [ev, list] of Object.entries(extraHooks))
     hooks[ev] = [...(hooks[ev] ?? []), ...(Array.isArray(list) ? list : [])];
-  return { ...extra, hooks };
+  // The statusline gives the exact context figure and rate limits (agents/statusline.ts); an
+  // Agent's own statusLine wins, and then the transcript's figure is used.
+  const statusLine = { type: 'command', command: `${command} statusline`, padding: 0 };
+  return { statusLine, ...extra, hooks };
 }
 
 /** Claude Code's config directory for an agent environment (CLAUDE_CONFIG_DIR, else ~/.claude). */
@@ -271,6 +276,9 @@ export const jsonlTranscript = jsonl as TranscriptReader;
 
 export const claudeCodeDriver: AgentDriver = {
   name: 'claude-code',
+  // Typed at idle: no hook or API starts a compaction (verified on 2.1.330: PreCompact manual,
+  // SessionStart compact, PostCompact with compact_summary; /clear: SessionEnd clear, SessionStart clear).
+  context: { compact: '/compact', clear: '/clear' },
   hooks: (agent) => !!claudeHooks(agent?.hooks),
   /** A settings file installing our hooks, and a --session-id fixed by uid and run (so the transcript's path). */
   launch(agent: AgentSpec, f: LaunchFacts): LaunchAdditions {

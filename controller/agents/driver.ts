@@ -44,8 +44,19 @@ export interface TranscriptReader<S = unknown> {
   restore(state: S, counters: Record<string, number | undefined>, toolUses: NewEvent[]): void;
 }
 
+/**
+ * Commands typed into an idle agent to shrink its context (docs/long-running.md): `compact` is
+ * followed by the policy's focus; `clear` starts a new conversation (then the rehydrate prompt).
+ */
+export interface ContextCommands {
+  compact?: string;
+  clear?: string;
+}
+
 export interface AgentDriver {
   readonly name: string;
+  /** What the agent can do about a full context window; undefined: only a new run helps. */
+  readonly context?: ContextCommands;
   launch(agent: AgentSpec, facts: LaunchFacts): LaunchAdditions;
   /** Whether the agent's hooks report prompt submission (UserPromptSubmit) into the run's hook file. */
   hooks(agent: AgentSpec | undefined): boolean;

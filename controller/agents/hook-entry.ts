@@ -4,11 +4,13 @@
  * line to $ORCHCTL_WORKSPACE/hooks.jsonl, which the controller ingests into the session's event
  * log. It must never block or fail the agent: it prints nothing (Claude Code would read stdout
  * as hook output), always exits 0, and gives up on stdin after a short deadline — bad payloads,
- * no workspace, no controller and a full disk included. It imports nothing but node:fs/path so
- * it starts fast (bin/orchctl loads it before the rest of the CLI).
+ * no workspace, no controller and a full disk included. It imports nothing but node:fs/path (and
+ * the import-free statusline.ts) so it starts fast (bin/orchctl loads it before the rest of the CLI).
+ * `orchctl hook statusline` is Claude Code's statusline command (runStatusline below).
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { STATUSLINE_FILE, statuslineRecord, statuslineText } from './statusline.js';
 
 /**
  * Longest a hook waits for its payload before writing what it has. The payload is one JSON line
@@ -59,8 +61,9 @@ function isJson(text: string): boolean {
   }
 }
 
-/** Runs the hook; resolves to the exit code, which is always 0. */
-export async function runHook(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/** Runs the hook (`orchctl hook statusline`: the statusline); resolves to the exit code, which is always 0. */
+export async function runHook(env: NodeJS.ProcessEnv = process.env, args = process.argv.slice(3)): Promise<number> {
+  if (args[0] === 'statusline') return runStatusline(env);
   try {
     const ws = env.ORCHCTL_WORKSPACE;
     if (!ws || !path.isAbsolute(ws)) {
@@ -84,5 +87,49 @@ export async function runHook(env: NodeJS.ProcessEnv = process.env): Promise<num
   } catch {
     // ENOSPC, EACCES, a removed workspace: the agent must not notice.
   }
+  return 0;
+}
+
+/** The statusline payload is read like a hook's, with a shorter bound (Claude Code redraws with it). */
+const STATUSLINE_MAX_BYTES = 64 * 1024;
+
+/**
+ * `orchctl hook statusline`: Claude Code's statusline command. Writes the payload's figures to
+ * $ORCHCTL_WORKSPACE/statusline.json — atomically (a temp file renamed over it), and only when
+ * they changed, so the controller's stat sees a change only when there is one — and prints the
+ * short text the statusline shows. Like a hook it never fails the agent.
+ */
+export async function runStatusline(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let text = 'orchctl';
+  try {
+    const ws = env.ORCHCTL_WORKSPACE;
+    const input = await readStdin(HOOK_STDIN_DEADLINE_MS, STATUSLINE_MAX_BYTES);
+    let payload: unknown;
+    try {
+      payload = JSON.parse(input.text);
+    } catch {
+      payload = undefined;
+    }
+    const rec = statuslineRecord(payload);
+    text = statuslineText(rec);
+    if (ws && path.isAbsolute(ws) && payload !== undefined) {
+      const file = path.join(ws, STATUSLINE_FILE);
+      const json = `${JSON.stringify(rec)}\n`;
+      let old: string | undefined;
+      try {
+        old = fs.readFileSync(file, 'utf8');
+      } catch {
+        old = undefined;
+      }
+      if (old !== json) {
+        const tmp = `${file}.${process.pid}.tmp`;
+        fs.writeFileSync(tmp, json, { mode: 0o600 });
+        fs.renameSync(tmp, file);
+      }
+    }
+  } catch {
+    // a removed workspace, a full disk: the statusline still prints
+  }
+  process.stdout.write(`${text}\n`);
   return 0;
 }

@@ -106,7 +106,21 @@ export type ContextStatus = {
   /** Where the figure came from: the statusline is exact and cheap; the transcript is the fallback. */
   source?: 'transcript' | 'statusline';
   /** The context action in progress (checkpoint → compact → clear/rehydrate), if any. */
-  step?: { name: 'Handoff' | 'Compact' | 'Clear' | 'Rehydrate'; since: string; deadline: string };
+  step?: {
+    name: 'Handoff' | 'Compact' | 'Clear' | 'Rehydrate';
+    since: string;
+    deadline: string;
+    /** When its message or command went to the agent (it waits for an idle agent first). */
+    sentAt?: string;
+    /** When the agent confirmed it (Compact: PostCompact or SessionStart compact; the figure must drop too). */
+    confirmedAt?: string;
+    /** The figure when the sequence started (a compaction must bring it down). */
+    percent?: number;
+  };
+  /** size:mtime of the statusline file last read (read again only when it changes). */
+  stamp?: string;
+  /** The agent's rate-limit windows as its statusline last reported them. */
+  rateLimits?: { window: string; usedPercent?: number; resetsAt: string }[];
   /** Context actions started in this run (bounded by policy maxActionsPerRun). */
   actionsThisRun?: number;
   actions?: ContextAction[];
@@ -189,6 +203,7 @@ export type ContextActionType =
   | 'Compacted'
   | 'CompactFailed'
   | 'ClearSent'
+  | 'Cleared'
   | 'RehydrateDelivered'
   | 'AutoCompacted'
   | 'RestartedWithRehydrate';

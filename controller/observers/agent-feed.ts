@@ -76,8 +76,13 @@ export class AgentFeed {
       const p = rec.payload;
       if (!p || typeof p !== 'object') continue;
       const hook = typeof p.hook_event_name === 'string' ? p.hook_event_name : 'Unknown';
-      if (typeof p.transcript_path === 'string' && path.isAbsolute(p.transcript_path))
-        cursor[`transcript@${src.run}:path`] = p.transcript_path;
+      if (typeof p.transcript_path === 'string' && path.isAbsolute(p.transcript_path)) {
+        const pathKey = `transcript@${src.run}:path`;
+        const known = cursor[pathKey] ?? log.cursor(pathKey);
+        // /clear starts a new conversation in a new transcript file: read it from its start.
+        if (known !== undefined && known !== p.transcript_path) cursor[`transcript@${src.run}`] = 0;
+        cursor[pathKey] = p.transcript_path;
+      }
       events.push({
         ts: new Date(typeof rec.t === 'number' ? rec.t : Date.now()).toISOString(),
         run: src.run,

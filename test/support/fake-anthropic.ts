@@ -80,6 +80,8 @@ export interface ScriptedTurn {
   holdMs?: number;
   /** Never finish the stream (until the client goes away or the fake closes): a stalled API. */
   stall?: boolean;
+  /** Extra response headers (e.g. `anthropic-ratelimit-unified-5h-reset`, which Claude Code reads). */
+  headers?: Record<string, string>;
   /** Output/input token counts to report; defaults are small made-up numbers. */
   usage?: {
     input_tokens?: number;
@@ -252,6 +254,14 @@ export function toolResults(body: MessagesBody | undefined): ToolResult[] {
     .map((b) => ({ toolUseId: String(b.tool_use_id ?? ''), isError: b.is_error === true, content: textOf(b.content) }));
 }
 
+/**
+ * Whether a request is Claude Code's compaction (`/compact`, or its own auto-compaction): 2.1.330
+ * sends the conversation with a last user text that starts "CRITICAL: Respond with TEXT ONLY".
+ */
+export function isCompactionRequest(body: MessagesBody | undefined): boolean {
+  return /^CRITICAL: Respond with TEXT ONLY\b/m.test(userText(body));
+}
+
 /** Names of the tools a request offers. */
 export function toolNames(body: MessagesBody | undefined): string[] {
   return (body?.tools ?? []).map((t) => t.name ?? t.type ?? '?');
@@ -327,6 +337,12 @@ export class FakeAnthropic extends EventEmitter {
   /** Queue answers for the next main requests, in order. */
   script(...steps: ScriptStep[]): this {
     this.queue.push(...steps);
+    return this;
+  }
+
+  /** Answer main requests with `fn` from now on whenever the script queue is empty. */
+  answerUnscripted(fn: NonNullable<FakeAnthropicOptions['onUnscripted']>): this {
+    this.opts.onUnscripted = fn;
     return this;
   }
 
@@ -538,7 +554,7 @@ export class FakeAnthropic extends EventEmitter {
     };
 
     if (rec.body?.stream !== true) {
-      res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId });
+      res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId, ...answer.headers });
       res.end(
         JSON.stringify({
           id: msgId,
@@ -559,6 +575,7 @@ export class FakeAnthropic extends EventEmitter {
       'cache-control': 'no-cache',
       connection: 'keep-alive',
       'request-id': requestId,
+      ...answer.headers,
     });
     this.open.add(res);
     let gone = false;

@@ -40,6 +40,12 @@ import type { Store } from '../../store/store.js';
 import type { Actuator, Effect, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { isDirectory } from './observe.js';
 import { outputTail } from './output.js';
+import { lastCheckpointSummary, readHandoff } from '../../observers/context-files.js';
+import { HOOKS_FILE } from '../../agents/hook-entry.js';
+import { RESTARTED_AT_ANNOTATION, RESTART_NOTE_ANNOTATION } from '../../api/autopilot.js';
+import { isApiError } from '../../api/errors.js';
+import { restartRequested } from './decide.js';
+import { rehydratePrompt } from './rehydrate.js';
 
 export interface ActuatorDeps {
   store: Store;
@@ -110,7 +116,7 @@ export class SessionActuator implements Actuator {
     const ws = (run: number) => this.ws(obj, run);
     switch (e.type) {
       case 'PrepareRun':
-        return this.prepare(key, obj, e.run, e.agent, e.workdir, e.note);
+        return this.prepare(key, obj, e.run, e.agent, e.workdir, e.note, e.handoffFrom);
       case 'Launch':
         return this.launch(key, obj, e);
       case 'Deliver':
@@ -118,8 +124,13 @@ export class SessionActuator implements Actuator {
       case 'AutoAnswer':
         return void this.autoAnswer(key, obj, e.paneId, e.agent, e.dialog, e.keys);
       case 'SendKeys':
+        if (e.literal !== undefined) return void this.typeCommand(key, obj, e.paneId, e.literal, e.keys);
         await this.d.tmux.sendKeys(e.paneId, e.keys).catch(() => undefined);
         return;
+      case 'DeliverText':
+        return void this.deliverContext(key, obj, e.run, e.text);
+      case 'RequestRestart':
+        return void (await requestRestart(this.d.store, obj, e.note));
       case 'SendContinue':
         return void this.sendContinue(key, obj, e.run, e.text);
       case 'ResumeRecorded':
@@ -188,6 +199,7 @@ export class SessionActuator implements Actuator {
     agent: AgentSpec,
     dir: string,
     restartNote?: string,
+    handoffFrom?: number,
   ): Promise<Outcome> {
     const spec = obj.spec ?? {};
     const fail = (reason: string, message: string): Outcome => ({ type: 'StartFailed', reason, message });
@@ -233,6 +245,7 @@ export class SessionActuator implements Actuator {
       ...(system ? [REPORT_PROTOCOL] : []),
       ...(notes ? [notes] : []),
       ...(restartNote ? [`## Why this run was restarted\n\n${restartNote}`] : []),
+      ...(handoffFrom ? [this.handoffSection(obj, handoffFrom, !!notes)] : []).filter(Boolean),
     ];
     const prompt = composePrompt(system, task, sections);
     fs.writeFileSync(ws.promptFile, prompt, { mode: 0o600 });
@@ -358,6 +371,60 @@ export class SessionActuator implements Actuator {
       });
   }
 
+  /**
+   * A restarted run continues from the previous run's handoff (rehydrate.ts): its handoff.md, the
+   * last checkpoint summary, and the last evaluation unless resumeNotes already gave it.
+   */
+  private handoffSection(obj: AgentSession, from: number, evaluated: boolean): string {
+    const m = obj.metadata;
+    const handoff = readHandoff(this.ws(obj, from).dir);
+    if (!handoff) return '';
+    return rehydratePrompt({
+      handoff: handoff.text,
+      checkpointSummary: lastCheckpointSummary(this.d.home, m.namespace ?? 'default', m.name),
+      lastEvaluation: evaluated ? undefined : obj.status?.lastEvaluation,
+      reason: 'restarted',
+    });
+  }
+
+  /** A context message (context.ts) by the path `orchctl send` takes: verified, under the pane's lock. */
+  private deliverContext(key: string, obj: AgentSession, run: number, text: string): void {
+    const [namespace, name] = key.split('/');
+    void sendToSession(this.d.store, this.d.tmux, namespace, name, { text })
+      .catch((e: Error) => ({ delivered: false, reason: 'SendFailed', message: e.message }))
+      .then((r: DeliveryResult) => {
+        logLine(this.ws(obj, run), r.delivered ? 'INFO' : 'WARN', `context message: ${r.reason}: ${r.message}`);
+        this.d.enqueue(key);
+      });
+  }
+
+  /**
+   * A command typed into the agent's input (`/compact <focus>`, `/clear`): the line cleared, the text
+   * typed, then the submit keys. Slash commands fire no UserPromptSubmit, but they do fire hooks
+   * (PreCompact; SessionEnd clear): while the hook file does not grow, submit is pressed again (an
+   * Enter that came while the command menu was still drawing was lost on 2.1.330). The hooks that
+   * say the command worked (PostCompact, SessionStart) are context.ts's to read.
+   */
+  private typeCommand(key: string, obj: AgentSession, paneId: string, text: string, keys: string[]): void {
+    const t = this.d.tmux;
+    const hooks = path.join(this.ws(obj, obj.status?.run ?? 0).dir, HOOKS_FILE);
+    const size = () => fs.statSync(hooks, { throwIfNoEntry: false })?.size ?? 0;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    void (async () => {
+      await t.sendKeys(paneId, ['C-u']);
+      await t.sendLiteral(paneId, text);
+      await sleep(400); // the command menu opens as the text is typed
+      const before = size();
+      for (let attempt = 0; attempt < COMMAND_SUBMITS; attempt++) {
+        await t.sendKeys(paneId, keys);
+        for (let waited = 0; waited < 2000 && size() === before; waited += 100) await sleep(100);
+        if (size() !== before) return;
+      }
+    })()
+      .catch((e: Error) => logLine(this.ws(obj, obj.status?.run ?? 0), 'WARN', `typing ${text}: ${e.message}`))
+      .finally(() => this.d.enqueue(key));
+  }
+
   /** Answers a startup dialog (or, if the Agent says so, a permission prompt) the Agent opted in to. */
   private autoAnswer(key: string, obj: AgentSession, paneId: string, agent: AgentSpec, dialog: string, keys: string[]) {
     if (this.answering.has(key)) return;
@@ -406,3 +473,30 @@ export class SessionActuator implements Actuator {
 }
 
 export const SESSION_FINALIZER = 'orchctl.io/session-cleanup';
+/** Presses of submit for a typed command before giving up (context.ts then times the step out). */
+const COMMAND_SUBMITS = 3;
+
+/**
+ * Asks for a new run the way `orchctl restart` does (the restart annotation, compare-and-swap),
+ * with a note for its prompt; nothing when a restart is already asked and not yet honoured.
+ */
+async function requestRestart(store: Store, obj: AgentSession, note: string): Promise<void> {
+  const m = obj.metadata;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const fresh = (await store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name })) as
+      | AgentSession
+      | undefined;
+    if (!fresh || fresh.metadata.deletionTimestamp || restartRequested(fresh)) return;
+    const annotations = {
+      ...(fresh.metadata.annotations ?? {}),
+      [RESTARTED_AT_ANNOTATION]: new Date().toISOString(),
+      [RESTART_NOTE_ANNOTATION]: note,
+    };
+    try {
+      await store.update({ ...fresh, metadata: { ...fresh.metadata, annotations } });
+      return;
+    } catch (e) {
+      if (!isApiError(e, 'Conflict')) throw e; // someone else wrote first: read again
+    }
+  }
+}

@@ -131,19 +131,23 @@ export function foldAgent(i: FoldInput): FoldResult {
   // Gone: a later appearance may be answered again.
   if (st.state !== 'dialog' && out.autoAnswered && out.autoAnswered.dialog !== 'permission') delete out.autoAnswered;
 
-  // Context window (seed 003): status and an event at every 10 % step.
-  if (obs.contextTokens !== undefined) {
+  // Context window (seed 003): status and an event at every reportEvery (10) % step. The
+  // statusline's figure, once seen in the run, wins (context.ts); the rest of status.context stays.
+  const ctx = s.context?.run === run ? s.context : undefined;
+  if (obs.contextTokens !== undefined && ctx?.source !== 'statusline') {
     const window = profile?.contextWindowTokens ?? DEFAULT_CONTEXT_WINDOW;
-    const ctx = s.context;
-    const lastStep = ctx?.run === run ? ctx.lastStep : undefined;
-    const step = contextStep(obs.contextTokens, window, lastStep);
+    const lastStep = ctx?.lastStep;
+    const every = i.policy?.spec?.context?.reportEvery;
+    const step = contextStep(obs.contextTokens, window, lastStep, every);
     const percent = Math.round((obs.contextTokens / window) * 1000) / 10;
     s.context = {
+      ...ctx,
       run,
       usedTokens: obs.contextTokens,
       windowTokens: window,
       percent,
       lastStep: step?.step ?? lastStep ?? 0,
+      source: 'transcript',
     };
     if (step) result.contextStep = { ...step, used: obs.contextTokens, window };
   }

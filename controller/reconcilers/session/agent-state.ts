@@ -136,6 +136,8 @@ function foldHook(o: AgentObservation, hook: string, p: Record<string, unknown>,
       break;
     }
     case 'SessionEnd':
+      // /clear ends the conversation, not the process: Claude Code goes on (SessionStart clear).
+      if (p.reason === 'clear') break;
       o.ended = { reason: str(p.reason) ?? 'unknown', at: ts };
       o.reported = { state: 'exited', since: ts, detail: str(p.reason) };
       break;
@@ -300,15 +302,20 @@ function reasonFor(state: AgentActivity): string {
   }
 }
 
-/** Context-window step crossed (multiples of 10 %): the new step to report, or undefined. */
+/**
+ * Context-window step crossed (multiples of `every` %, the policy's reportEvery): the new step to
+ * report, or undefined. `exact`: the percent as the agent reported it (its statusline).
+ */
 export function contextStep(
   usedTokens: number,
   windowTokens: number,
   lastStep: number | undefined,
+  every = 10,
+  exact?: number,
 ): { percent: number; step: number } | undefined {
-  if (windowTokens <= 0) return undefined;
-  const percent = Math.round((usedTokens / windowTokens) * 1000) / 10;
-  const step = Math.min(100, Math.floor(percent / 10) * 10);
-  if (step > (lastStep ?? 0) && step >= 10) return { percent, step };
+  if (windowTokens <= 0 || every <= 0) return undefined;
+  const percent = exact ?? Math.round((usedTokens / windowTokens) * 1000) / 10;
+  const step = Math.min(100, Math.floor(percent / every) * every);
+  if (step > (lastStep ?? 0) && step >= every) return { percent, step };
   return undefined;
 }

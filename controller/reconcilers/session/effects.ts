@@ -18,8 +18,11 @@ export type Effect =
    * Everything a run needs before tmux: worktree, workspace, prompt file, env, driver files.
    * Outcome: Prepared | StartFailed.
    */
-  /** `note`: the restart note (orchctl.io/restart-note) when a restart annotation started this run. */
-  | { type: 'PrepareRun'; run: number; agent: AgentSpec; workdir: string; note?: string }
+  /**
+   * `note`: the restart note (orchctl.io/restart-note) when a restart annotation started this run;
+   * `handoffFrom`: then, the run whose handoff.md (if any) goes into the prompt (rehydrate.ts).
+   */
+  | { type: 'PrepareRun'; run: number; agent: AgentSpec; workdir: string; note?: string; handoffFrom?: number }
   /**
    * Records the run in status (so a controller that dies now adopts it), then starts tmux.
    * Outcome: Launched | StartFailed.
@@ -27,9 +30,14 @@ export type Effect =
   | { type: 'Launch'; record: AgentSessionStatus; launch: LaunchSpec; outputLog: string; clearFirst: boolean }
   /** Verified delivery of the run's prompt, beside the loop; its result comes back as an observation. */
   | { type: 'Deliver'; run: number; target: string; agent: AgentSpec; promptFile: string }
+  /** Verified delivery of a context message (context.ts), beside the loop; confirmed through the agent's events. */
+  | { type: 'DeliverText'; run: number; text: string }
   /** Answers a dialog (or a permission prompt) the Agent opted in to, beside the loop. */
   | { type: 'AutoAnswer'; paneId: string; agent: AgentSpec; dialog: string; keys: string[] }
-  | { type: 'SendKeys'; paneId: string; keys: string[] }
+  /** `literal`: typed first (the input line cleared before), beside the loop — a command such as /compact. */
+  | { type: 'SendKeys'; paneId: string; keys: string[]; literal?: string }
+  /** A new run through the restart annotation (and its note), as a person or the autopilot would ask. */
+  | { type: 'RequestRestart'; note: string }
   /** A paused run's continue message (pause.ts), verified delivery beside the loop; its result comes back observed. */
   | { type: 'SendContinue'; run: number; text: string }
   /** The continue message's outcome is in status: the actuator may forget it. */

@@ -2,6 +2,7 @@
 import type { AgentSpec, SessionPolicy } from '../../api/kinds.js';
 import type { DeliveryResult } from '../../agents/delivery.js';
 import type { GitProgress } from '../../observers/git.js';
+import type { HandoffReading, StatuslineReading } from '../../observers/context-files.js';
 import type { HostSnapshot } from '../../observers/host.js';
 import type { ReportReading } from '../../observers/report.js';
 import type { PaneInfo } from '../../observers/tmux.js';
@@ -58,6 +59,8 @@ export interface Observed {
   report?: ReportReading & { run: number };
   /** A background prompt delivery of the current run that finished. */
   delivery?: DeliveryResult;
+  /** Context handling's files (context.ts): the statusline when it changed; during a step, the handoff. */
+  context?: { statusline?: StatuslineReading; handoff?: HandoffReading; checkpointSummary?: string };
   /** A paused run's continue message that finished (pause.ts). */
   resumed?: DeliveryResult;
 }

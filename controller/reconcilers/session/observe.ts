@@ -20,6 +20,7 @@ import { outputTail } from './output.js';
 import type { PaneObserver, PaneSnapshot } from '../../observers/panes.js';
 import { processAlive, processInfo } from '../../observers/process.js';
 import { readReport } from '../../observers/report.js';
+import { lastCheckpointSummary, readHandoff, readStatusline } from '../../observers/context-files.js';
 import type { PaneInfo, Tmux } from '../../observers/tmux.js';
 import { readExitCode, readTail, runWorkspace } from '../../observers/workspace.js';
 import type { Informer } from '../../runtime/informer.js';
@@ -131,10 +132,26 @@ export class SessionObserver implements SessionObservation {
       // A stat per pass; read only when it differs from what status.report was made from.
       const report = readReport(status.workspace, status.report?.run === run ? status.report.stamp : undefined);
       if (report) o.report = { ...report, run };
+      o.context = this.contextFiles(obj, status);
       o.agent = await this.agent(key, obj, status, resolved, o.paneInfo);
       Object.assign(o, await this.git(status));
     }
     return o;
+  }
+
+  /** The statusline when it changed (a stat per pass); the handoff and checkpoint summary while a step runs. */
+  private contextFiles(obj: AgentSession, status: AgentSessionStatus): Observed['context'] {
+    const run = status.run ?? 0;
+    const ctx = status.context?.run === run ? status.context : undefined;
+    const statusline = readStatusline(status.workspace!, ctx?.stamp);
+    const step = ctx?.step?.name;
+    if (!step || step === 'Compact') return statusline ? { statusline } : undefined;
+    const m = obj.metadata;
+    return {
+      ...(statusline ? { statusline } : {}),
+      handoff: readHandoff(status.workspace!),
+      checkpointSummary: lastCheckpointSummary(this.d.home, m.namespace ?? 'default', m.name),
+    };
   }
 
   /** The current run's pane; a live pane of a newer run to adopt; panes to re-tag as this store's. */

@@ -28,6 +28,8 @@ import { MAX_REPORT_BYTES } from '../../observers/report.js';
 import { applyReport } from './report.js';
 import { newUsage } from './usage.js';
 import { budgetStopDue, budgetStopMessage, planPause } from './pause.js';
+import { driverFor } from '../../agents/drivers.js';
+import { planContext } from './context.js';
 
 import type { Observed, Problem, Resolved } from './observation.js';
 
@@ -305,8 +307,11 @@ function launchRun(p: Step): PlanOutput | LifecycleEvent {
   if (!agent) return failed('AgentNotFound', 'no agent to run');
   if (!workdir) return failed('NoWorkdir', 'neither a Project nor a workdir gives a working directory');
   // A run that replaces one lost with its node (epoch.ts) is told so, like a restart with a note.
-  const note = restart ? i.obj.metadata.annotations?.[RESTART_NOTE_ANNOTATION] : p.observed.moved?.note;
-  p.fx.push({ type: 'PrepareRun', run: p.snap.context.run, agent, workdir, ...(note ? { note } : {}) });
+  const moved = p.observed.moved?.note;
+  const note = restart ? i.obj.metadata.annotations?.[RESTART_NOTE_ANNOTATION] : moved;
+  // A restarted run is given the previous run's handoff, if it left one (rehydrate.ts).
+  const handoffFrom = (restart || moved) && p.snap.context.run > 1 ? { handoffFrom: p.snap.context.run - 1 } : {};
+  p.fx.push({ type: 'PrepareRun', run: p.snap.context.run, agent, workdir, ...(note ? { note } : {}), ...handoffFrom });
   return p.out({ continuation: { kind: 'prepare' } });
 }
 
@@ -638,9 +643,49 @@ function finish(p: Step): PlanOutput {
     };
     p.fx.push({ type: 'DeliveryRecorded', run: s.run ?? 0 });
   }
+  const contextDue = contextInto(p);
   const next = nextLookMs(phase, { ...i.obj, status: s }, i.now, i.resolved.effective);
   const requeueAfterMs = next === undefined || pauseDue === undefined ? (next ?? pauseDue) : Math.min(next, pauseDue);
-  return p.out({ done: true, requeueAfterMs });
+  return p.out({ done: true, requeueAfterMs: sooner(requeueAfterMs, contextDue) });
+}
+
+const sooner = (a: number | undefined, b: number | undefined) =>
+  a === undefined || b === undefined ? (a ?? b) : Math.min(a, b);
+
+/** status.context (context.ts): the statusline's figure; the policy's handoff → compact → clear → rehydrate. */
+function contextInto(p: Step): number | undefined {
+  const { s, i } = p;
+  const c = p.observed.context;
+  p.observed = { ...p.observed, context: undefined }; // once per reading, not once per step
+  if (p.phase !== 'Running' || !s.workspace) return undefined;
+  const run = s.run ?? 0;
+  const pane = p.observed.paneInfo;
+  const live = !!pane && !pane.dead;
+  const delivered = s.conditions?.some((x) => x.type === 'PromptDelivered' && x.reason !== 'Delivering');
+  const paused = s.pause?.run === run;
+  const facts = p.observed.agent?.run === run ? p.observed.agent : undefined;
+  const r = planContext({
+    status: s,
+    policy: i.resolved.policy?.spec?.context,
+    commands: driverFor(i.resolved.agent).context,
+    statusline: c?.statusline,
+    events: facts?.events ?? [],
+    handoff: c?.handoff,
+    checkpointSummary: c?.checkpointSummary,
+    lastEvaluation: s.lastEvaluation,
+    ready: live && s.agent?.state === 'idle' && !!delivered && !paused,
+    now: i.now,
+  });
+  for (const e of r.effects) {
+    if (e.kind === 'event') {
+      p.event(e.warning ? 'Warning' : 'Normal', e.reason, e.message);
+      if (e.reason !== 'ContextWindow') p.wsLog(e.warning ? 'WARN' : 'INFO', `context: ${e.reason}: ${e.message}`);
+    } else if (e.kind === 'deliver') p.fx.push({ type: 'DeliverText', run, text: e.text });
+    else if (e.kind === 'command' && live)
+      p.fx.push({ type: 'SendKeys', paneId: pane.paneId, keys: ['Enter'], literal: e.text });
+    else if (e.kind === 'restart') p.fx.push({ type: 'RequestRestart', note: e.note });
+  }
+  return r.wakeAt === undefined ? undefined : Math.max(0, r.wakeAt - i.now);
 }
 
 /** status.pause (pause.ts): held for a rate limit or a budget, resumed with the continue message. */
@@ -690,6 +735,8 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
   const files = [
     `${s.workspace}/hooks.jsonl`,
     `${s.workspace}/status.json`,
+    `${s.workspace}/statusline.json`,
+    `${s.workspace}/handoff.md`,
     ...(r.agent.transcript ? [r.agent.transcript] : []),
   ];
   p.fx.push({ type: 'Watch', files });
