@@ -74,7 +74,7 @@ const actions = (s: AgentSession | undefined) => (s?.status?.context?.actions ??
 const start = (name: string) => sc.startSession(name, 'Do the task.', { agentRef: 'claude-ctx', policyRef: 'ctx' });
 
 describe('context policy with the real Claude Code', () => {
-  it('crossing 50 %: handoff requested and written, /compact at idle, compaction confirmed, the figure drops', async () => {
+  it('crossing 50 %: handoff asked for and written, /compact at idle, confirmed, the figure drops', async () => {
     await start('ctx-a');
     const s = await sc.h.waitFor(
       'Compacted',

@@ -151,5 +151,12 @@ describe('Claude Code launch pieces', () => {
     expect(hooks.SessionStart[0].hooks[0].command).toBe(`'/usr/bin/node' '/opt/it'\\''s/bin/orchctl' 'hook'`);
     expect(hooks.Stop).toHaveLength(2);
     expect(s.permissions).toEqual({ defaultMode: 'default' });
+    // The statusline: the exact context figure and rate limits (agents/statusline.ts).
+    expect(s.statusLine).toEqual({
+      type: 'command',
+      command: `'/usr/bin/node' '/opt/it'\\''s/bin/orchctl' 'hook' statusline`,
+      padding: 0,
+    });
+    expect(Object.keys(hooks)).toEqual(expect.arrayContaining(['PreCompact', 'PostCompact']));
   });
 });

@@ -106,3 +106,57 @@ describe('orchctl hook', () => {
     expect(rec.truncated).toBe(true);
   });
 });
+
+describe('orchctl hook statusline', () => {
+  const statusline = (input: string) =>
+    execa(process.execPath, [BIN, 'hook', 'statusline'], {
+      env: { PATH: process.env.PATH, ORCHCTL_WORKSPACE: ws },
+      extendEnv: false,
+      reject: false,
+      timeout: 10_000,
+      input,
+    });
+  // The shape Claude Code 2.1.330 gives its statusline command (trimmed).
+  const payload = {
+    session_id: 's1',
+    model: { id: 'claude-opus-5-5' },
+    context_window: {
+      context_window_size: 1_000_000,
+      current_usage: { input_tokens: 560_000, output_tokens: 50, cache_read_input_tokens: 1000 },
+      used_percentage: 56,
+    },
+    rate_limits: { five_hour: { used_percentage: 85, resets_at: 1795534477 } },
+  };
+  const file = () => path.join(ws, 'statusline.json');
+
+  it('writes the figures to statusline.json and prints a short line for the statusline', async () => {
+    const r = await statusline(`${JSON.stringify(payload)}\n`);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe('orchctl · ctx 56% · five_hour 85%');
+    expect(JSON.parse(fs.readFileSync(file(), 'utf8'))).toEqual({
+      usedPercent: 56,
+      windowTokens: 1_000_000,
+      usedTokens: 561_000,
+      rateLimits: [{ window: 'five_hour', usedPercent: 85, resetsAt: 1795534477 }],
+    });
+  });
+
+  it('rewrites the file only when the figures change (the controller reads it on a new stamp)', async () => {
+    await statusline(JSON.stringify(payload));
+    const before = fs.statSync(file()).mtimeMs;
+    await new Promise((r) => setTimeout(r, 20));
+    await statusline(JSON.stringify({ ...payload, session_id: 'other', cost: { total_cost_usd: 1 } }));
+    expect(fs.statSync(file()).mtimeMs).toBe(before);
+    await statusline(
+      JSON.stringify({ ...payload, context_window: { ...payload.context_window, used_percentage: 57 } }),
+    );
+    expect(JSON.parse(fs.readFileSync(file(), 'utf8')).usedPercent).toBe(57);
+    expect(fs.readdirSync(ws)).toEqual(['statusline.json']); // no temp file left behind
+  });
+
+  it('garbage or no workspace: it still prints, writes nothing and exits 0', async () => {
+    const r = await statusline('not json');
+    expect(r).toMatchObject({ exitCode: 0, stdout: 'orchctl · ctx -' });
+    expect(fs.existsSync(file())).toBe(false);
+  });
+});
