@@ -66,7 +66,7 @@ export type DetectorPolicy = {
 /** What to do when the context window fills: docs/long-running.md. */
 export type ContextActionName = 'Compact' | 'ClearAndRehydrate';
 export type ContextPolicy = {
-  /** Record a ContextUsage Event every this many percent (default 10). */
+  /** Record a ContextWindow Event every this many percent (default 10). */
   reportEvery?: number;
   /** Act at this percent of the window (default 50, as seed 003). */
   checkpointAt?: number;
