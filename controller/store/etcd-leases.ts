@@ -9,6 +9,7 @@
 import type { Etcd3 } from 'etcd3';
 import { ApiError } from '../api/errors.js';
 import type { EtcdKeys } from './etcd-keys.js';
+import { acquiredLease } from './object-rules.js';
 import type { LeaseRecord } from './store.js';
 
 const MAX_ATTEMPTS = 20;
@@ -41,18 +42,8 @@ export class EtcdLeases {
   async tryAcquire(name: string, holder: string, durationSeconds: number): Promise<LeaseRecord | undefined> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const { rec: cur, mod } = await this.read(name);
-      const now = new Date();
-      const expired = cur && Date.parse(cur.renewTime) + cur.leaseDurationSeconds * 1000 < now.getTime();
-      if (cur && cur.holderIdentity !== holder && !expired) return undefined;
-      const same = cur?.holderIdentity === holder;
-      const rec: LeaseRecord = {
-        name,
-        holderIdentity: holder,
-        acquireTime: same ? cur!.acquireTime : now.toISOString(),
-        renewTime: now.toISOString(),
-        leaseDurationSeconds: durationSeconds,
-        leaderTransitions: (cur?.leaderTransitions ?? 0) + (cur && !same ? 1 : 0),
-      };
+      const rec = acquiredLease(cur, name, holder, durationSeconds, new Date());
+      if (!rec) return undefined;
       if (await this.swap(name, mod, rec)) return rec;
       // Someone else wrote it meanwhile: look again (they may now hold it).
     }

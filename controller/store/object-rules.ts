@@ -1,14 +1,14 @@
 /**
  * What a write does to an object, whatever backend stores it (store.ts's contract): what create
  * keeps and sets, when generation moves, finalizers and deletionTimestamp, compare-and-swap
- * preconditions, redaction. Pure: the current object in, the next one out. The etcd backend uses
- * it; the SQLite backend has the same rules inline (sqlite.ts) and the conformance suite pins both.
+ * preconditions, redaction, leases. Pure: the current object in, the next one out. Both backends
+ * (sqlite.ts, etcd.ts) apply these outcomes; the conformance suite pins them.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ApiError, alreadyExists, conflict, notFound } from '../api/errors.js';
 import { redact, redactDeep } from '../api/redact.js';
 import type { ObjectKey, Resource } from '../api/types.js';
-import type { DeleteOptions } from './store.js';
+import type { DeleteOptions, LeaseRecord } from './store.js';
 
 /** RFC 3339 with second precision, like Kubernetes timestamps. */
 export const nowStamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -125,3 +125,27 @@ export function deleted(key: ObjectKey, cur: Resource | undefined, opts: DeleteO
 export const isDependent = (dep: Resource, owner: Resource): boolean =>
   (dep.metadata.namespace ?? '') === (owner.metadata.namespace ?? '') &&
   !!dep.metadata.ownerReferences?.some((r) => r.uid === owner.metadata.uid);
+
+/**
+ * The lease record after `holder` asks for it at `now`: granted when it is free, expired or already
+ * the holder's (a renewal keeps acquireTime); undefined while someone else holds it.
+ */
+export function acquiredLease(
+  cur: LeaseRecord | undefined,
+  name: string,
+  holder: string,
+  durationSeconds: number,
+  now: Date,
+): LeaseRecord | undefined {
+  const expired = cur && Date.parse(cur.renewTime) + cur.leaseDurationSeconds * 1000 < now.getTime();
+  if (cur && cur.holderIdentity !== holder && !expired) return undefined;
+  const same = cur?.holderIdentity === holder;
+  return {
+    name,
+    holderIdentity: holder,
+    acquireTime: same && cur ? cur.acquireTime : now.toISOString(),
+    renewTime: now.toISOString(),
+    leaseDurationSeconds: durationSeconds,
+    leaderTransitions: (cur?.leaderTransitions ?? 0) + (cur && !same ? 1 : 0),
+  };
+}

@@ -10,10 +10,8 @@ import type * as Crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
-import { ApiError, alreadyExists, conflict, notFound } from '../api/errors.js';
+import { ApiError } from '../api/errors.js';
 import { matches } from '../api/labels.js';
-import { redact, redactDeep } from '../api/redact.js';
 import type { ObjectKey, Resource } from '../api/types.js';
 import type {
   DeleteOptions,
@@ -28,6 +26,18 @@ import type {
   WatchOptions,
   WriteOp,
 } from './store.js';
+import {
+  acquiredLease,
+  created,
+  current,
+  deleted,
+  isDependent,
+  type Outcome,
+  objectKey,
+  redactForStore,
+  statusUpdated,
+  updated,
+} from './object-rules.js';
 import { fenceBroken, fencedError } from './store.js';
 
 // require(), not import: Node 20 loads a CommonJS package imported from ESM through its ESM
@@ -94,20 +104,6 @@ export const GUARD_SQL = {
   // objects of the kind); in one namespace it is a single seek (~1 µs).
   any: 'SELECT MAX(rv) AS rv FROM objects WHERE kind = ?',
 } as const;
-
-/** RFC 3339 with second precision, like Kubernetes timestamps. */
-const nowStamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-
-function withoutStatus(obj: Resource): Resource {
-  const { status: _status, ...rest } = obj;
-  return rest as Resource;
-}
-
-/** Everything that is neither metadata nor status: a change here bumps generation. */
-function specPart(obj: Resource): Record<string, unknown> {
-  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj;
-  return rest;
-}
 
 export class SqliteStore implements Store {
   private readonly db: BetterSqlite3.Database;
@@ -320,11 +316,7 @@ export class SqliteStore implements Store {
   }
 
   private write(obj: Resource, type: WatchEvent['type']): Resource {
-    // Statuses and Events carry error text from outside (LLM endpoints, tools, agents), which may
-    // echo a key back: none of it is stored unredacted. Specs are the user's own and kept as written.
-    if (obj.status !== undefined) obj.status = redactDeep(obj.status);
-    if (obj.kind === 'Event')
-      for (const f of ['message', 'note'] as const) if (typeof obj[f] === 'string') obj[f] = redact(obj[f] as string);
+    redactForStore(obj);
     const rev = this.nextRevision();
     obj.metadata.resourceVersion = String(rev);
     const ns = obj.metadata.namespace ?? '';
@@ -335,87 +327,28 @@ export class SqliteStore implements Store {
     return obj;
   }
 
-  private createSync(input: Resource): Resource {
-    if (!input.kind) throw new ApiError('BadRequest', 'object has no kind');
-    if (!input.metadata?.name) throw new ApiError('BadRequest', `${input.kind}: metadata.name is required`);
-    const key = { kind: input.kind, namespace: input.metadata.namespace ?? '', name: input.metadata.name };
-    if (this.getSync(key)) throw alreadyExists(key.kind, key.name);
-    const obj = structuredClone(withoutStatus(input));
-    const { deletionTimestamp: _d, resourceVersion: _rv, ...meta } = obj.metadata;
-    obj.metadata = {
-      ...meta,
-      namespace: key.namespace || undefined,
-      uid: randomUUID(),
-      generation: 1,
-      creationTimestamp: nowStamp(),
-    };
-    if (!obj.metadata.namespace) delete obj.metadata.namespace;
-    return this.write(obj, 'ADDED');
+  /** The write rules are backend-neutral (object-rules.ts); this applies their outcome to the tables. */
+  private apply(outcome: Outcome): Resource {
+    if (outcome.kind === 'unchanged') return outcome.object;
+    if (outcome.kind === 'remove') return this.removeSync(outcome.object);
+    return this.write(outcome.object, 'MODIFIED');
   }
 
-  private current(obj: Resource): Resource {
-    const key = { kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name };
-    const cur = this.getSync(key);
-    if (!cur) throw notFound(key.kind, key.name, key.namespace);
-    const rv = obj.metadata.resourceVersion;
-    if (
-      (rv !== undefined && rv !== cur.metadata.resourceVersion) ||
-      (obj.metadata.uid && obj.metadata.uid !== cur.metadata.uid)
-    )
-      throw conflict(key.kind, key.name);
-    return cur;
+  private createSync(input: Resource): Resource {
+    const existing = input.kind && input.metadata?.name ? this.getSync(objectKey(input)) : undefined;
+    return this.write(created(input, existing, randomUUID()), 'ADDED');
   }
 
   private updateSync(input: Resource): Resource {
-    const cur = this.current(input);
-    const next = structuredClone(withoutStatus(input));
-    if (cur.status !== undefined) next.status = cur.status;
-    next.metadata = {
-      ...next.metadata,
-      uid: cur.metadata.uid,
-      creationTimestamp: cur.metadata.creationTimestamp,
-      generation: cur.metadata.generation,
-      resourceVersion: cur.metadata.resourceVersion,
-    };
-    if (cur.metadata.deletionTimestamp) {
-      next.metadata.deletionTimestamp = cur.metadata.deletionTimestamp;
-      const added = (next.metadata.finalizers ?? []).filter((f) => !(cur.metadata.finalizers ?? []).includes(f));
-      if (added.length)
-        throw new ApiError(
-          'Invalid',
-          `${cur.kind} "${cur.metadata.name}" is being deleted: ` +
-            `finalizers may only be removed, not added (${added.join(', ')})`,
-        );
-    } else delete next.metadata.deletionTimestamp;
-    if (!next.metadata.finalizers?.length) delete next.metadata.finalizers;
-    if (!isDeepStrictEqual(specPart(next), specPart(cur)))
-      next.metadata.generation = (cur.metadata.generation ?? 0) + 1;
-    if (cur.metadata.deletionTimestamp && !next.metadata.finalizers?.length) return this.removeSync(next);
-    if (isDeepStrictEqual(next, cur)) return cur; // no-op writes keep the revision, as the API server does
-    return this.write(next, 'MODIFIED');
+    return this.apply(updated(input, current(input, this.getSync(objectKey(input)))));
   }
 
   private updateStatusSync(input: Resource): Resource {
-    const cur = this.current(input);
-    const next = structuredClone(cur);
-    if (input.status === undefined) delete next.status;
-    else next.status = structuredClone(input.status);
-    if (isDeepStrictEqual(next.status, cur.status)) return cur;
-    return this.write(next, 'MODIFIED');
+    return this.apply(statusUpdated(input, current(input, this.getSync(objectKey(input)))));
   }
 
   private deleteSync(key: ObjectKey, opts: DeleteOptions = {}): Resource {
-    const cur = this.getSync(key);
-    if (!cur) throw notFound(key.kind, key.name, key.namespace);
-    if (opts.resourceVersion !== undefined && opts.resourceVersion !== cur.metadata.resourceVersion)
-      throw conflict(key.kind, key.name);
-    if (cur.metadata.finalizers?.length) {
-      if (cur.metadata.deletionTimestamp) return cur;
-      cur.metadata.deletionTimestamp = nowStamp();
-      cur.metadata.generation = (cur.metadata.generation ?? 0) + 1;
-      return this.write(cur, 'MODIFIED');
-    }
-    return this.removeSync(cur);
+    return this.apply(deleted(key, this.getSync(key), opts));
   }
 
   /** Removes an object and cascades to its dependents (ownerReferences), in the same transaction. */
@@ -425,8 +358,8 @@ export class SqliteStore implements Store {
     if (uid) {
       for (const row of this.stmts.dependents.all(obj.metadata.namespace ?? '', uid)) {
         const dep = JSON.parse(row.data) as Resource;
-        if (!dep.metadata.ownerReferences?.some((r) => r.uid === uid)) continue;
-        const depKey = { kind: dep.kind, namespace: dep.metadata.namespace ?? '', name: dep.metadata.name };
+        if (!isDependent(dep, obj)) continue;
+        const depKey = objectKey(dep);
         if (this.getSync(depKey)) this.deleteSync(depKey);
       }
     }
@@ -497,18 +430,8 @@ export class SqliteStore implements Store {
       .transaction(() => {
         const row = this.stmts.leaseGet.get(name);
         const cur = row ? (JSON.parse(row.data) as LeaseRecord) : undefined;
-        const now = new Date();
-        const expired = cur && Date.parse(cur.renewTime) + cur.leaseDurationSeconds * 1000 < now.getTime();
-        if (cur && cur.holderIdentity !== holder && !expired) return undefined;
-        const same = cur?.holderIdentity === holder;
-        const rec: LeaseRecord = {
-          name,
-          holderIdentity: holder,
-          acquireTime: same ? cur!.acquireTime : now.toISOString(),
-          renewTime: now.toISOString(),
-          leaseDurationSeconds: durationSeconds,
-          leaderTransitions: (cur?.leaderTransitions ?? 0) + (cur && !same ? 1 : 0),
-        };
+        const rec = acquiredLease(cur, name, holder, durationSeconds, new Date());
+        if (!rec) return undefined;
         this.stmts.leasePut.run(name, JSON.stringify(rec));
         return rec;
       })
