@@ -83,7 +83,17 @@ export type ResumeStatus = {
   at: string;
   phases?: string[];
   message?: string;
+  /**
+   * While Delivering: the messages posted to live blocked phases (api/message.ts) whose nodes have
+   * not answered yet. Absent while Delivering: the controller stopped before it posted them.
+   */
+  waiting?: { phase: string; session: string; id: string }[];
+  /** The phases answered so far, and how. */
+  outcomes?: ResumeOutcome[];
 };
+
+/** How a resume went for one phase (`at`: when it was delivered). */
+export type ResumeOutcome = { phase: string; delivered: boolean; how: string; at?: string };
 
 export type PipelineStatus = {
   observedGeneration?: number;

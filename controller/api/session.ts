@@ -259,12 +259,51 @@ export type ReportStatus = {
   /** The subject of the first task in progress. */
   currentTask?: string;
   blocker?: string;
+  /** The report's notes (cleaned, at most 2,000 characters): a pipeline hands them to the next phase. */
+  notes?: string;
   /** When the last valid report was read. */
   updatedAt?: string;
   /** Why the file as it is now was not used (corrupt, too large, not the schema). */
   problem?: string;
   /** size:mtime of the file last read: it is read again only when this changes. */
   stamp: string;
+};
+
+/**
+ * status.handoff: the run's $ORCHCTL_WORKSPACE/handoff.md as its node last read it (read again only
+ * when its size:mtime stamp changes), cleaned of control characters and cut at 8 KiB, so that a
+ * reader on another host — the pipeline in the control plane — has it without the file.
+ */
+export type HandoffStatus = {
+  run: number;
+  stamp: string;
+  text: string;
+  /** The file was longer than what is kept here. */
+  truncated?: boolean;
+  /** The file's size in bytes. */
+  bytes: number;
+  /** When it was read. */
+  at: string;
+};
+
+/**
+ * status.messageDelivery: the last message (api/message.ts, the orchctl.io/message annotation) the
+ * session's node took up, and how it went. Waiting: held for an idle point or the end of a pause;
+ * Delivering: recorded before it is typed (a node that stops then leaves it Unconfirmed, never
+ * sends it again); Delivered / Failed with the verified delivery's reason.
+ */
+export type MessageDeliveryStatus = {
+  id: string;
+  from?: string;
+  state: 'Waiting' | 'Delivering' | 'Delivered' | 'Failed' | 'Unconfirmed';
+  /** The run it went to (or waits for). */
+  run?: number;
+  delivered?: boolean;
+  reason: string;
+  message: string;
+  retries?: number;
+  confirmedBy?: DeliveryConfirmation;
+  at: string;
 };
 
 /** status.result: result.json as the agent wrote it. Free-form and untrusted (agent-written JSON). */
@@ -299,6 +338,8 @@ export type AgentSessionStatus = {
   pause?: PauseStatus;
   binding?: BindingStatus;
   report?: ReportStatus;
+  handoff?: HandoffStatus;
+  messageDelivery?: MessageDeliveryStatus;
   promptDelivery?: PromptDeliveryStatus;
   detector?: DetectorState;
   breaker?: BreakerStatus;

@@ -38,6 +38,8 @@ export const STATUS_FIELDS = {
     'context',
     'usage',
     'report',
+    'handoff',
+    'messageDelivery',
     'promptDelivery',
     'pause',
   ],

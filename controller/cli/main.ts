@@ -287,6 +287,7 @@ export function buildProgram(): Command {
     .option('--keys <keys...>', 'send these tmux key names instead (e.g. Down Enter)')
     .option('--force', 'paste text even while the agent waits at a prompt')
     .option('--tmux-socket <name>', 'tmux socket name (-L)')
+    .option('--timeout <duration>', 'text for a run on another host: how long to wait for its node (default 60s)')
     .option('-o, --output <format>', 'json for a machine-readable result')
     .action(async (name, text, opts, cmd) => {
       process.exitCode = await (await import('./commands/send.js')).sendCommand(name, text, opts, globals(cmd));

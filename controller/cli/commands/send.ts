@@ -1,7 +1,9 @@
 /**
  * `orchctl send SESSION TEXT | -f FILE | --approve | --deny | --keys K...`: text or answer keys
  * into a live session through the verified delivery path (serialised with the controller's own
- * deliveries by the pane's lock). Exit status 0 only when the agent confirmed it.
+ * deliveries by the pane's lock). Exit status 0 only when the agent confirmed it. Text for a run
+ * that is not on this host's tmux socket goes through the store to the node that runs it
+ * (send-remote.ts).
  */
 import fs from 'node:fs';
 import { EventRecorder } from '../../client/events.js';
@@ -9,6 +11,8 @@ import { Tmux } from '../../observers/tmux.js';
 import { sendToSession, SendError } from '../../agents/send.js';
 import { namespaceFor, openContext, type GlobalOptions } from '../context.js';
 import { out } from '../output.js';
+import { parseDuration } from '../../api/duration.js';
+import { runElsewhere, sendThroughStore } from './send-remote.js';
 
 export interface SendOptions {
   namespace?: string;
@@ -19,6 +23,8 @@ export interface SendOptions {
   force?: boolean;
   tmuxSocket?: string;
   output?: string;
+  /** How long to wait for a run on another host to take the text (default 60s). */
+  timeout?: string;
 }
 
 export async function sendCommand(
@@ -49,6 +55,21 @@ export async function sendCommand(
     const ns = namespaceFor(kind, opts.namespace);
     const n = name.includes('/') ? name.split('/')[1] : name;
     const tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
+    const elsewhere = await runElsewhere(ctx.store, tmux, ns, n);
+    if (elsewhere) {
+      if (body === undefined)
+        throw new SendError(
+          `agentsession "${n}" runs ${elsewhere}, not on this host's tmux socket; --approve, --deny and --keys ` +
+            'reach only a pane here — run orchctl send on that host, or send text',
+        );
+      const r = await sendThroughStore(ctx.store, ns, n, body, {
+        force: opts.force,
+        timeoutMs: parseDuration(opts.timeout ?? '60s'),
+      });
+      if (opts.output === 'json') out(JSON.stringify(r, null, 2));
+      else out(`${r.delivered ? 'delivered' : 'NOT CONFIRMED'}: ${r.message}`);
+      return r.delivered ? 0 : 1;
+    }
     const r = await sendToSession(ctx.store, tmux, ns, n, {
       text: body,
       approve: opts.approve,

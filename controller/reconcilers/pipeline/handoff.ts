@@ -1,62 +1,51 @@
 /**
- * What one phase hands to the next: the handoff.md its agent wrote in its run's workspace
- * (status.workspace) and the notes of its progress report (status.json), read with a bound and
- * cleaned of control characters (agent-written text going into another agent's prompt), composed
+ * What one phase hands to the next: the handoff.md its agent wrote and the notes of its progress
+ * report (status.json), as the phase's node mirrored them into the session's status
+ * (status.handoff, status.report.notes: cleaned of control characters and bounded there), so the
+ * pipeline in the control plane reads them from the store whichever host ran the phase. Composed
  * under "## Handoff from phase <name>" below the next phase's task.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { HANDOFF_LIMITS } from '../../api/pipeline.js';
+import { HANDOFF_FILE } from '../../observers/context-files.js';
 import type { AgentSession } from '../../api/session.js';
-import { MAX_REPORT_BYTES, readReport } from '../../observers/report.js';
-import { clean, parseReport } from '../session/report.js';
+import { printable } from '../session/handoff.js';
 
-export const HANDOFF_FILE = 'handoff.md';
+export { HANDOFF_FILE };
 
 export interface Handoff {
   phase: string;
   run?: number;
-  /** handoff.md as read (cleaned, clipped), when there was one. */
+  /** handoff.md as mirrored (cleaned, clipped), when there was one. */
   text?: string;
   truncated?: boolean;
-  /** The report's notes, when its status.json is valid and has them. */
+  /** The report's notes, when its status.json was valid and had them. */
   notes?: string;
 }
 
-/** Control characters out except newlines and tabs (terminal escapes included). */
-const printable = (s: string) => s.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
-
-/** The first `max` bytes of a file, and whether there was more; undefined when it cannot be read. */
-function readBounded(file: string, max: number): { text: string; truncated: boolean } | undefined {
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(file, 'r');
-    if (!fs.fstatSync(fd).isFile()) return undefined;
-    const buf = Buffer.alloc(max + 1);
-    const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    // Cut at the bound, then drop a multi-byte character the cut split (it decodes as U+FFFD).
-    const text = buf
-      .subarray(0, Math.min(n, max))
+/** The first `max` UTF-8 bytes of `s` (a character the cut split dropped), and whether it was cut. */
+function clipBytes(s: string, max: number): { text: string; truncated: boolean } {
+  const buf = Buffer.from(s, 'utf8');
+  if (buf.length <= max) return { text: s, truncated: false };
+  return {
+    text: buf
+      .subarray(0, max)
       .toString('utf8')
-      .replace(/\uFFFD$/, '');
-    return { text, truncated: n > max };
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
+      .replace(/\uFFFD$/, ''),
+    truncated: true,
+  };
 }
 
-/** The handoff of a completed phase's session (its current run's workspace); `bytes` bounds handoff.md. */
+/** The handoff of a completed phase's session (its current run's); `bytes` bounds handoff.md. */
 export function readHandoff(phase: string, s: AgentSession | undefined, bytes: number): Handoff {
-  const ws = s?.status?.workspace;
-  const out: Handoff = { phase, ...(s?.status?.run ? { run: s.status.run } : {}) };
-  if (!ws) return out;
-  const h = readBounded(path.join(ws, HANDOFF_FILE), bytes);
-  if (h?.text.trim()) Object.assign(out, { text: printable(h.text).trim(), truncated: h.truncated });
-  const r = readReport(ws, undefined);
-  const parsed = r ? parseReport(r, MAX_REPORT_BYTES) : undefined;
-  if (parsed?.ok && parsed.report.notes) out.notes = clean(parsed.report.notes, HANDOFF_LIMITS.notes);
+  const st = s?.status;
+  const run = st?.run;
+  const out: Handoff = { phase, ...(run ? { run } : {}) };
+  const h = st?.handoff?.run === run ? st?.handoff : undefined;
+  if (h?.text.trim()) {
+    const c = clipBytes(printable(h.text), bytes);
+    Object.assign(out, { text: c.text.trim(), truncated: c.truncated || !!h.truncated });
+  }
+  const notes = st?.report?.run === run ? st?.report?.notes : undefined;
+  if (notes) out.notes = notes;
   return out;
 }
 

@@ -28,8 +28,10 @@ import {
   RESUME_REQUESTED_ANNOTATION,
   DEFAULT_RESUME_MESSAGE,
   HANDOFF_LIMITS,
+  type ResumeOutcome,
   type ResumeStatus,
 } from '../../api/pipeline.js';
+import { MESSAGE_FINAL_STATES } from '../../api/message.js';
 import type { AgentSession } from '../../api/session.js';
 import { formatPath } from '../../api/validate.js';
 
@@ -316,13 +318,17 @@ export function planPipeline(o: PipelineObserved): PipelinePlan {
   return { status, effects };
 }
 
-/** A new `orchctl pipeline resume` (its annotation value not yet answered) goes to the blocked phases. */
+/**
+ * A new `orchctl pipeline resume` (its annotation value not yet answered) goes to the blocked phases;
+ * one being delivered is first brought up to date with what the phases' nodes answered.
+ */
 function resume(o: PipelineObserved, status: PipelineStatus, list: PhaseStatus[], fx: PipelineEffect[], now: string) {
   const ann = o.pipeline.metadata.annotations ?? {};
   const requested = ann[RESUME_REQUESTED_ANNOTATION];
   const last = status.resume;
-  // Still Delivering when a reconcile starts: the controller stopped mid-delivery. Never sent twice.
-  if (last?.state === 'Delivering') {
+  if (last?.state === 'Delivering' && last.waiting) fx.push(...foldResume(o.sessions, status, list, now));
+  // Still Delivering with nothing posted when a pass starts: the controller stopped mid-delivery. Never sent twice.
+  else if (last?.state === 'Delivering') {
     status.resume = { ...last, state: 'Unconfirmed', at: now };
     fx.push({
       type: 'Event',
@@ -333,7 +339,8 @@ function resume(o: PipelineObserved, status: PipelineStatus, list: PhaseStatus[]
         'if a phase is still blocked, run orchctl pipeline resume again',
     });
   }
-  if (!requested || requested === last?.requested) return;
+  // A new request waits until the nodes answered the one before (one message per session at a time).
+  if (!requested || requested === last?.requested || status.resume?.state === 'Delivering') return;
   const message = clip((ann[RESUME_MESSAGE_ANNOTATION] ?? '').trim() || DEFAULT_RESUME_MESSAGE, HANDOFF_LIMITS.message);
   const blocked = list.filter((x) => x.state === 'Blocked' && x.session);
   if (!blocked.length) {
@@ -353,6 +360,73 @@ function resume(o: PipelineObserved, status: PipelineStatus, list: PhaseStatus[]
   });
   status.resume = { requested, state: 'Delivering', at: now, phases: targets.map((t) => t.phase) };
   fx.push({ type: 'Resume', requested, message, targets });
+}
+
+/** What the nodes answered to a resume's messages (status.messageDelivery of each phase's session). */
+export function foldResume(
+  sessions: Map<string, AgentSession>,
+  status: PipelineStatus,
+  list: PhaseStatus[],
+  now: string,
+): PipelineEffect[] {
+  const r = status.resume!;
+  const outcomes: ResumeOutcome[] = [];
+  const waiting: NonNullable<ResumeStatus['waiting']> = [];
+  const notes: string[] = [];
+  for (const w of r.waiting ?? []) {
+    const s = sessions.get(w.phase);
+    const d = s?.status?.messageDelivery?.id === w.id ? s.status.messageDelivery : undefined;
+    if (!s || s.metadata.name !== w.session)
+      outcomes.push({ phase: w.phase, delivered: false, how: `agentsession ${w.session} is gone` });
+    else if (d && MESSAGE_FINAL_STATES.has(d.state))
+      outcomes.push({ phase: w.phase, delivered: d.state === 'Delivered', how: `${d.reason}: ${d.message}`, at: d.at });
+    else {
+      waiting.push(w);
+      notes.push(`${w.phase}: ${d?.state === 'Waiting' ? `waiting: ${d.message}` : 'posted to its node'}`);
+    }
+  }
+  if (!outcomes.length) {
+    const message = notes.join('; ');
+    if (message !== r.message) status.resume = { ...r, message };
+    return [];
+  }
+  return settleResume(status, list, outcomes, waiting, now);
+}
+
+/**
+ * Records outcomes of a resume: each phase it reached is answered (resumedAt) and runs on; the
+ * resume is Delivered or Failed once nothing waits. Returns the Events (Resumed, ResumeFailed).
+ */
+export function settleResume(
+  status: PipelineStatus,
+  list: PhaseStatus[],
+  outcomes: ResumeOutcome[],
+  waiting: NonNullable<ResumeStatus['waiting']>,
+  now: string,
+): PipelineEffect[] {
+  for (const o of outcomes) {
+    const x = list.find((p) => p.name === o.phase);
+    if (o.delivered && x)
+      Object.assign(x, { state: 'Running', resumedAt: o.at ?? now, reason: 'Resumed', message: 'resume delivered' });
+  }
+  const all = [...(status.resume?.outcomes ?? []), ...outcomes];
+  const r = { ...status.resume!, at: now };
+  if (waiting.length) status.resume = { ...r, waiting, outcomes: all };
+  else {
+    const { waiting: _w, outcomes: _o, ...rest } = r;
+    status.resume = {
+      ...rest,
+      state: all.some((o) => !o.delivered) ? 'Failed' : 'Delivered',
+      message: all.map((o) => `${o.phase}: ${o.how}`).join('; '),
+    };
+  }
+  status.phases = list;
+  return outcomes.map(
+    (o): PipelineEffect =>
+      o.delivered
+        ? { type: 'Event', eventType: 'Normal', reason: 'Resumed', message: `phase ${o.phase}: ${o.how}` }
+        : { type: 'Event', eventType: 'Warning', reason: 'ResumeFailed', message: `phase ${o.phase}: ${o.how}` },
+  );
 }
 
 function overall(

@@ -9,14 +9,15 @@
  *  - Stop: a phase that reported complete while its agent still runs gets desiredState Stopped;
  *  - Recover: the restart annotation, its note and RECOVERED_RUN_ANNOTATION in one CAS update of
  *    the session (a second controller, or a second pass, finds the recovery already asked for);
- *  - Resume: recorded as Delivering first, then delivered (resume.ts), then its outcome written.
+ *  - Resume: recorded as Delivering first, then posted to the blocked phases' sessions or a new run
+ *    asked for (resume.ts), then what is known written: the posted messages' outcomes come from
+ *    their nodes, through the sessions' status, on later passes.
  */
 import fs from 'node:fs';
 import { RESTART_NOTE_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import { isApiError } from '../../api/errors.js';
 import {
   HANDOFF_LIMITS,
-  type PhaseStatus,
   type Pipeline,
   type PipelinePhaseSpec,
   type PipelineStatus,
@@ -26,20 +27,18 @@ import {
 } from '../../api/pipeline.js';
 import type { AgentSession } from '../../api/session.js';
 import type { EventRecorder } from '../../client/events.js';
-import type { Tmux } from '../../observers/tmux.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import { failpoint } from '../../runtime/failpoints.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Store } from '../../store/store.js';
 import { composePhasePrompt, readHandoff } from './handoff.js';
-import { type PipelineEffect, type PipelinePlan, planPipeline } from './plan.js';
-import { deliverResume, type ResumeOutcome } from './resume.js';
+import { type PipelineEffect, planPipeline, settleResume } from './plan.js';
+import { deliverResume, type ResumeOutcome, type ResumePosted } from './resume.js';
 
 export interface PipelineDeps {
   store: Store;
   sessions: Pick<Informer, 'get'>;
   recorder: Pick<EventRecorder, 'record'>;
-  tmux: Tmux;
   now?: () => number;
 }
 
@@ -84,16 +83,19 @@ export class PipelineReconciler implements Reconciler {
     let written = await this.writeStatus(p, plan.status);
     if (resume?.type === 'Resume' && written) {
       const outcomes: ResumeOutcome[] = [];
+      const waiting: ResumePosted[] = [];
       const at = new Date(this.now()).toISOString();
-      for (const t of resume.targets)
-        outcomes.push(await deliverResume(this.d.store, this.d.tmux, namespace, t, resume.message, at));
-      written = await this.writeStatus(written, resumed(plan, outcomes, at));
-      for (const o of outcomes)
-        events.push(
-          o.delivered
-            ? { type: 'Event', eventType: 'Normal', reason: 'Resumed', message: `phase ${o.phase}: ${o.how}` }
-            : { type: 'Event', eventType: 'Warning', reason: 'ResumeFailed', message: `phase ${o.phase}: ${o.how}` },
-        );
+      for (const t of resume.targets) {
+        const r = await deliverResume(this.d.store, namespace, name, t, resume.message, resume.requested, at);
+        if ('id' in r) waiting.push(r);
+        else outcomes.push(r);
+      }
+      // Posted messages are answered by their nodes: a later pass folds their outcomes in (plan.ts).
+      const status = structuredClone(plan.status);
+      const list = status.phases ?? [];
+      if (outcomes.length || !waiting.length) events.push(...settleResume(status, list, outcomes, waiting, at));
+      else status.resume = { ...status.resume!, waiting, outcomes: [] };
+      written = await this.writeStatus(written, status);
     }
     // After the write: a write that lost a race is planned again, and its Events with it.
     for (const e of events)
@@ -190,22 +192,4 @@ export class PipelineReconciler implements Reconciler {
     if (JSON.stringify(p.status ?? {}) === JSON.stringify(status)) return p;
     return (await this.d.store.updateStatus({ ...p, status })) as Pipeline;
   }
-}
-
-/** The status after a resume was delivered: each phase it reached is answered (resumedAt) and runs on. */
-function resumed(plan: PipelinePlan, outcomes: ResumeOutcome[], at: string): PipelineStatus {
-  const status = structuredClone(plan.status);
-  const ok = new Set(outcomes.filter((o) => o.delivered).map((o) => o.phase));
-  status.phases = (status.phases ?? []).map(
-    (x): PhaseStatus =>
-      ok.has(x.name) ? { ...x, state: 'Running', resumedAt: at, reason: 'Resumed', message: 'resume delivered' } : x,
-  );
-  const failed = outcomes.filter((o) => !o.delivered);
-  status.resume = {
-    ...status.resume!,
-    state: failed.length ? 'Failed' : 'Delivered',
-    at,
-    message: outcomes.map((o) => `${o.phase}: ${o.how}`).join('; '),
-  };
-  return status;
 }

@@ -3,7 +3,7 @@
  *  - the Pipeline changing (its spec, or `orchctl pipeline resume`'s annotation);
  *  - an AgentSession it owns changing (ownerReference with controller: true): its owner's key;
  *  - every 30 s every Pipeline, as a safety net: every decision is read off the objects, none waits on a timer.
- * Two workers: a resume typed into one pipeline's pane (seconds) does not hold up the others.
+ * Two workers: one pipeline's store round trips (a resume posts to several sessions) do not hold up the others.
  */
 import { owningPipeline } from '../../api/pipeline.js';
 import { type Manager, queueKey } from '../../runtime/manager.js';
@@ -14,14 +14,13 @@ export const RESYNC_MS = 30_000;
 
 export function setup(
   mgr: Manager,
-  d: Pick<ControllerServices, 'recorder' | 'tmux'> & { now?: () => number },
+  d: Pick<ControllerServices, 'recorder'> & { now?: () => number },
 ): PipelineReconciler {
   const pipelines = mgr.informer('Pipeline');
   const reconciler = new PipelineReconciler({
     store: mgr.store,
     sessions: mgr.informer('AgentSession'),
     recorder: d.recorder,
-    tmux: d.tmux,
     now: d.now,
   });
   mgr

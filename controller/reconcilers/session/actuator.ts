@@ -46,6 +46,7 @@ import { RESTARTED_AT_ANNOTATION, RESTART_NOTE_ANNOTATION } from '../../api/auto
 import { isApiError } from '../../api/errors.js';
 import { restartRequested } from './decide.js';
 import { rehydratePrompt } from './rehydrate.js';
+import { MessageDeliveries } from './message-delivery.js';
 
 export interface ActuatorDeps {
   store: Store;
@@ -81,8 +82,19 @@ export class SessionActuator implements Actuator {
   private readonly answering = new Set<string>();
   /** A prepared run's private environment, until its launch (never in status or the plan). */
   private readonly privateEnv = new Map<string, { dir: string; env: Record<string, string> }>();
+  /** Messages posted on sessions (messages.ts), recorded then typed. */
+  private readonly messages: MessageDeliveries;
 
-  constructor(private readonly d: ActuatorDeps) {}
+  constructor(private readonly d: ActuatorDeps) {
+    this.messages = new MessageDeliveries(d, (obj, run, warn, line) =>
+      logLine(this.ws(obj, run), warn ? 'WARN' : 'INFO', line),
+    );
+  }
+
+  /** The message of `key` being delivered, or its outcome (messages.ts). */
+  message(key: string) {
+    return this.messages.get(key);
+  }
 
   /** Prompt pastes still waiting for their pane (--once waits for them before exiting). */
   deliveriesInFlight(): number {
@@ -135,6 +147,11 @@ export class SessionActuator implements Actuator {
         return void this.sendContinue(key, obj, e.run, e.text);
       case 'ResumeRecorded':
         this.resumes.delete(`${key}#${e.run}`);
+        return;
+      case 'DeliverMessage':
+        return void (await this.messages.start(key, obj, e));
+      case 'MessageRecorded':
+        this.messages.forget(key, e.id);
         return;
       case 'Paused':
         this.d.metrics?.onPaused?.(obj, e.reason);
@@ -241,8 +258,11 @@ export class SessionActuator implements Actuator {
     createWorkspace(ws);
     const notes = this.d.resumeNotes?.(obj);
     // The report protocol goes with a persona: an agent given one reads prose (a script is not).
+    // An agent whose driver can add to its own system prompt gets it there, persona or not.
+    const driver = driverFor(agent);
+    const viaSystem = driver.appendSystemPrompt?.(agent, REPORT_PROTOCOL) ?? [];
     const sections = [
-      ...(system ? [REPORT_PROTOCOL] : []),
+      ...(system && !viaSystem.length ? [REPORT_PROTOCOL] : []),
       ...(notes ? [notes] : []),
       ...(restartNote ? [`## Why this run was restarted\n\n${restartNote}`] : []),
       ...(handoffFrom ? [this.handoffSection(obj, handoffFrom, !!notes)] : []).filter(Boolean),
@@ -254,11 +274,11 @@ export class SessionActuator implements Actuator {
     for (const v of [...agentEnv, ...sessionEnv]) env[v.name] = v.value ?? '';
     const uid = obj.metadata.uid!;
     const facts = { uid, run, workdir, workspace: ws.dir, env, hookCommand: this.d.hookCommand };
-    const extra = driverFor(agent).launch(agent, facts);
+    const extra = driver.launch(agent, facts);
     for (const [name, content] of Object.entries(extra.files))
       fs.writeFileSync(path.join(ws.dir, name), content, { mode: 0o600 });
     const plan = buildLaunch({
-      agent: { ...agent, args: [...(agent.args ?? []), ...extra.args], env: agentEnv },
+      agent: { ...agent, args: [...(agent.args ?? []), ...extra.args, ...viaSystem], env: agentEnv },
       sessionEnv,
       prompt,
       promptFile: ws.promptFile,

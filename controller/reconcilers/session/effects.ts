@@ -3,7 +3,8 @@
  * The plan (plan.ts) is pure and only returns these as data; the actuator (actuator.ts) performs
  * them — tmux, files, git, the store — and hands the outcomes back as facts for the next plan step.
  */
-import type { AgentSession, AgentSessionStatus, AgentSpec } from '../../api/kinds.js';
+import type { AgentSession, AgentSessionStatus, AgentSpec, MessageDeliveryStatus } from '../../api/kinds.js';
+import type { MessageRequest } from '../../api/message.js';
 import type { EventType } from '../../client/events.js';
 import type { AuditRecord } from '../../observers/audit.js';
 import type { GitProgress } from '../../observers/git.js';
@@ -42,6 +43,13 @@ export type Effect =
   | { type: 'SendContinue'; run: number; text: string }
   /** The continue message's outcome is in status: the actuator may forget it. */
   | { type: 'ResumeRecorded'; run: number }
+  /**
+   * A message (messages.ts): `record` (Delivering) written to status first, then typed by verified
+   * delivery beside the loop; its outcome comes back observed.
+   */
+  | { type: 'DeliverMessage'; run: number; request: MessageRequest; record: MessageDeliveryStatus }
+  /** The message's outcome is in status: the actuator may forget it. */
+  | { type: 'MessageRecorded'; id: string }
   /** A pause began (for the pauses counter). */
   | { type: 'Paused'; reason: string }
   | { type: 'Kill'; tmuxSession: string }

@@ -5,6 +5,7 @@ import type { GitProgress } from '../../observers/git.js';
 import type { HandoffReading, StatuslineReading } from '../../observers/context-files.js';
 import type { HostSnapshot } from '../../observers/host.js';
 import type { ReportReading } from '../../observers/report.js';
+import type { HandoffFileReading } from '../../observers/handoff.js';
 import type { PaneInfo } from '../../observers/tmux.js';
 import type { AgentEvent, LogPosition } from '../../store/eventlog.js';
 import type { ScreenReading } from './agent-state.js';
@@ -63,4 +64,8 @@ export interface Observed {
   context?: { statusline?: StatuslineReading; handoff?: HandoffReading; checkpointSummary?: string };
   /** A paused run's continue message that finished (pause.ts). */
   resumed?: DeliveryResult;
+  /** The run's handoff.md when it changed since status.handoff.stamp (`run`: whose workspace). */
+  handoff?: HandoffFileReading & { run: number };
+  /** The message being delivered (messages.ts): 'pending', its result, or nothing known (a lost outcome). */
+  message?: { id: string; result: DeliveryResult | 'pending' | undefined };
 }

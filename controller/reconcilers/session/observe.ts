@@ -20,6 +20,7 @@ import { outputTail } from './output.js';
 import type { PaneObserver, PaneSnapshot } from '../../observers/panes.js';
 import { processAlive, processInfo } from '../../observers/process.js';
 import { readReport } from '../../observers/report.js';
+import { readHandoffFile } from '../../observers/handoff.js';
 import { lastCheckpointSummary, readHandoff, readStatusline } from '../../observers/context-files.js';
 import type { PaneInfo, Tmux } from '../../observers/tmux.js';
 import { readExitCode, readTail, runWorkspace } from '../../observers/workspace.js';
@@ -132,6 +133,8 @@ export class SessionObserver implements SessionObservation {
       // A stat per pass; read only when it differs from what status.report was made from.
       const report = readReport(status.workspace, status.report?.run === run ? status.report.stamp : undefined);
       if (report) o.report = { ...report, run };
+      const handoff = readHandoffFile(status.workspace, status.handoff?.run === run ? status.handoff.stamp : undefined);
+      if (handoff) o.handoff = { ...handoff, run };
       o.context = this.contextFiles(obj, status);
       o.agent = await this.agent(key, obj, status, resolved, o.paneInfo);
       Object.assign(o, await this.git(status));

@@ -30,6 +30,8 @@ import { newUsage } from './usage.js';
 import { budgetStopDue, budgetStopMessage, planPause } from './pause.js';
 import { driverFor } from '../../agents/drivers.js';
 import { planContext } from './context.js';
+import { applyHandoff } from './handoff.js';
+import { planMessage } from './messages.js';
 
 import type { Observed, Problem, Resolved } from './observation.js';
 
@@ -629,7 +631,20 @@ function finish(p: Step): PlanOutput {
     if (p.observed.git) applyGit(s, p.observed.git);
   }
   reportInto(p);
+  const h = p.observed.handoff;
+  if (h && h.run === s.run) s.handoff = applyHandoff(s.handoff, h.run, h, iso(i.now));
+  p.observed = { ...p.observed, handoff: undefined }; // once per reading, not once per step
   const pauseDue = pauseInto(p);
+  const live = !!p.observed.paneInfo && !p.observed.paneInfo.dead;
+  const m = planMessage({
+    annotations: i.obj.metadata.annotations,
+    status: s,
+    live,
+    inFlight: p.observed.message,
+    now: i.now,
+  });
+  if (m.delivery) s.messageDelivery = m.delivery;
+  p.fx.push(...m.effects);
   const d = p.observed.delivery;
   if (d) {
     p.cond('PromptDelivered', d.delivered ? 'True' : 'False', d.reason, d.message);
@@ -646,7 +661,7 @@ function finish(p: Step): PlanOutput {
   const contextDue = contextInto(p);
   const next = nextLookMs(phase, { ...i.obj, status: s }, i.now, i.resolved.effective);
   const requeueAfterMs = next === undefined || pauseDue === undefined ? (next ?? pauseDue) : Math.min(next, pauseDue);
-  return p.out({ done: true, requeueAfterMs: sooner(requeueAfterMs, contextDue) });
+  return p.out({ done: true, requeueAfterMs: sooner(sooner(requeueAfterMs, contextDue), m.dueMs) });
 }
 
 const sooner = (a: number | undefined, b: number | undefined) =>

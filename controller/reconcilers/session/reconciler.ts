@@ -33,6 +33,7 @@ export type SessionDeps = ObserverDeps &
     actuator?: Actuator & {
       delivery?(key: string, run: number): unknown;
       resumed?(key: string, run: number): unknown;
+      message?(key: string): unknown;
       deliveriesInFlight?(): number;
     };
     /** This node's name: only sessions bound to it are reconciled (unset: every session, as in unit tests). */
@@ -87,6 +88,7 @@ export class SessionReconciler implements Reconciler {
       if (admitting) observed.admission = this.observer.admission(key, obj, resolved, this.reservations);
       observed.delivery = this.actuator.delivery?.(key, status.run ?? 0) as Observed['delivery'];
       observed.resumed = this.actuator.resumed?.(key, status.run ?? 0) as Observed['resumed'];
+      observed.message = this.actuator.message?.(key) as Observed['message'];
       const now = Date.now();
       const out = plan({ key, obj, status, observed, resolved, now, outcomes, continuation });
       if (out.reserve) this.reservations.add(key);

@@ -7,6 +7,7 @@
  */
 import { Ajv } from 'ajv';
 import { type AgentReport, REPORT_LIMITS, REPORT_SCHEMA } from '../../api/report.js';
+import { HANDOFF_LIMITS } from '../../api/pipeline.js';
 import type { ReportStatus } from '../../api/session.js';
 import type { EventType } from '../../api/event.js';
 import type { ReportReading } from '../../observers/report.js';
@@ -86,6 +87,8 @@ export function applyReport(
     progress: `${done}/${tasks.length}`,
     ...(current !== undefined ? { currentTask: clean(current, REPORT_LIMITS.subject) } : {}),
     ...(blocker ? { blocker } : {}),
+    // Kept for a pipeline's next phase (its handoff), which may be read on another host.
+    ...(r.notes?.trim() ? { notes: clean(r.notes, HANDOFF_LIMITS.notes) } : {}),
     updatedAt: now,
     stamp: reading.stamp,
   };

@@ -210,6 +210,74 @@ describe('planPipeline', () => {
     expect(kinds(r.effects)).toEqual(['Event:ResumeUnconfirmed']);
   });
 
+  it('posted to the phases: Delivering while their nodes wait (paused), then their answers, once', () => {
+    const p = written(pipeline(['a', 'b'], {}), plan(pipeline(['a', 'b']), {}));
+    const dag = {
+      ...p,
+      spec: {
+        phases: [
+          { name: 'a', template },
+          { name: 'b', dependsOn: [], template },
+        ],
+      },
+    };
+    const blocked = (phase: string, messageDelivery?: AgentSessionStatus['messageDelivery']) =>
+      session(phase, { phase: 'Running', run: 1, report: report('blocked', { blocker: 'key' }), messageDelivery });
+    const st = plan(dag, { a: blocked('a'), b: blocked('b') }).status;
+    const ask = { [RESUME_REQUESTED_ANNOTATION]: 't1' };
+    st.resume = {
+      requested: 't1',
+      state: 'Delivering',
+      at: '2026-01-01T11:59:00Z',
+      phases: ['a', 'b'],
+      waiting: [
+        { phase: 'a', session: 'pl-a', id: 'pipeline-resume/t1' },
+        { phase: 'b', session: 'pl-b', id: 'pipeline-resume/t1' },
+      ],
+      outcomes: [],
+    };
+    const asked = { ...dag, metadata: { ...dag.metadata, annotations: ask }, status: st };
+    const at = '2026-01-01T11:59:40.000Z';
+    const waiting = {
+      id: 'pipeline-resume/t1',
+      state: 'Waiting' as const,
+      reason: 'Paused',
+      message: 'the run is paused',
+      at,
+    };
+    // a's node holds it (paused), b's has not looked yet: still Delivering, no Event, never Unconfirmed.
+    const r1 = plan(asked, { a: blocked('a', waiting), b: blocked('b') });
+    expect(r1.status.resume).toMatchObject({
+      state: 'Delivering',
+      message: 'a: waiting: the run is paused; b: posted to its node',
+    });
+    expect(r1.effects).toEqual([]);
+    expect(r1.status.phase).toBe('Blocked');
+    // b delivered: b runs on (answered at its delivery), a still waits.
+    const ok = { ...waiting, state: 'Delivered' as const, delivered: true, reason: 'Confirmed', message: 'confirmed' };
+    const r2 = plan({ ...asked, status: r1.status }, { a: blocked('a', waiting), b: blocked('b', ok) });
+    expect(kinds(r2.effects)).toEqual(['Event:Resumed']);
+    expect(r2.status.phases?.find((x) => x.name === 'b')).toMatchObject({ state: 'Running', resumedAt: at });
+    expect(r2.status.resume).toMatchObject({ state: 'Delivering', waiting: [{ phase: 'a' }] });
+    // A newer resume waits for this one to be answered.
+    const newer = { ...asked, metadata: { ...asked.metadata, annotations: { [RESUME_REQUESTED_ANNOTATION]: 't2' } } };
+    expect(plan({ ...newer, status: r2.status }, { a: blocked('a', waiting), b: blocked('b', ok) }).effects).toEqual(
+      [],
+    );
+    // a fails: the resume is Failed, with both outcomes.
+    const bad = { ...waiting, state: 'Failed' as const, delivered: false, reason: 'NotRunning', message: 'ended' };
+    const r3 = plan({ ...asked, status: r2.status }, { a: blocked('a', bad), b: blocked('b', ok) });
+    expect(kinds(r3.effects)).toEqual(['Event:ResumeFailed']);
+    expect(r3.status.resume).toEqual({
+      requested: 't1',
+      state: 'Failed',
+      at: new Date(NOW).toISOString(),
+      phases: ['a', 'b'],
+      message: 'b: Confirmed: confirmed; a: NotRunning: ended',
+    });
+    expect(plan({ ...asked, status: r3.status }, { a: blocked('a', bad), b: blocked('b', ok) }).effects).toEqual([]);
+  });
+
   it('a tmux death is recovered once (a new run through the restart annotation); a second death fails', () => {
     const p = written(pipeline(['a', 'b']), plan(pipeline(['a', 'b']), {}));
     const died = session('a', { phase: 'Killed', run: 1, reason: 'TmuxSessionLost', message: 'gone' });
