@@ -293,6 +293,13 @@ export const claudeCodeDriver: AgentDriver = {
       ...(transcript ? { transcript } : {}),
     };
   },
+  // Verified on 2.1.330 (`claude --help`): --append-system-prompt <prompt> adds to the default
+  // system prompt. The text is orchctl's constant protocol, never data or a secret. An Agent that
+  // already sets a system prompt flag keeps its own.
+  appendSystemPrompt: (agent, text) =>
+    (agent.args ?? []).some((a) => /^--(append-)?system-prompt(-file)?$/.test(a))
+      ? []
+      : ['--append-system-prompt', text],
   transcript: jsonlTranscript,
 };
 

@@ -58,6 +58,11 @@ export interface AgentDriver {
   /** What the agent can do about a full context window; undefined: only a new run helps. */
   readonly context?: ContextCommands;
   launch(agent: AgentSpec, facts: LaunchFacts): LaunchAdditions;
+  /**
+   * Arguments that append `text` to the agent's own system prompt (how orchctl's report protocol
+   * reaches an agent without a persona); undefined when the agent has no such flag.
+   */
+  appendSystemPrompt?(agent: AgentSpec, text: string): string[];
   /** Whether the agent's hooks report prompt submission (UserPromptSubmit) into the run's hook file. */
   hooks(agent: AgentSpec | undefined): boolean;
   /** Reads the agent's transcript, if it keeps one orchctl understands. */
