@@ -14,6 +14,7 @@ import { detectorBench } from './modules/detector.js';
 import { notifyLatencyBench } from './modules/notify-latency.js';
 import { autopilotBench } from './modules/autopilot.js';
 import { storeEtcdBench } from './modules/store-etcd.js';
+import { multihostBench } from './modules/multihost.js';
 
 export const benches: Bench[] = [
   cliGetBench,
@@ -27,4 +28,5 @@ export const benches: Bench[] = [
   notifyLatencyBench,
   autopilotBench,
   storeEtcdBench,
+  multihostBench,
 ];
