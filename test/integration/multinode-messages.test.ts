@@ -191,7 +191,7 @@ it('a phase blocked on node b is resumed: the message is typed there by its node
   expect(sent.filter((e) => JSON.stringify(e).includes('"blk-stage"'))).toHaveLength(1);
 }, 90_000);
 
-it('orchctl send on node a reaches an agent on node b; a message to a paused run waits for the pause to end', async () => {
+it('orchctl send on host a reaches an agent on node b; a message to a paused run waits for its end', async () => {
   const claude = YAML.parse(fs.readFileSync(path.join(ROOT, 'manifests/agents/claude-code.yaml'), 'utf8')) as {
     spec: AgentSpec;
   };
