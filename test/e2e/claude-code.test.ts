@@ -58,7 +58,7 @@ describe('Claude Code under orchctl', () => {
     const first = await sc.fake.waitForMain(1, 20_000);
     expect(userText(first.body)).toBe(PROMPT);
     // The report protocol reached Claude Code's own system prompt (--append-system-prompt), not the task.
-    const system = first.body.system;
+    const system = first.body?.system;
     const systemText = typeof system === 'string' ? system : (system ?? []).map((b) => b.text ?? '').join('\n');
     expect(systemText).toContain('$ORCHCTL_WORKSPACE/status.json');
     const submit = sc.events(NAME).find((e) => e.type === 'hook' && e.hook === 'UserPromptSubmit');
