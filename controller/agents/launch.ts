@@ -22,15 +22,8 @@
  * Output logging needs no start gate: the controller attaches pipe-pane in the same tmux
  * command as new-session, and tmux runs a command list before it reads the new pane.
  *
- * The self-fencing fuse (several nodes only: $ORCHCTL_HEARTBEAT_FILE set; docs/multi-host.md).
- * A node agent touches its heartbeat file at every renewal of its node lease. A node agent that is
- * stopped (SIGSTOP) or cut off from the store renews nothing, but its tmux server and agents run
- * on, and after the grace the control plane starts the session elsewhere. So a watchdog beside the
- * agent hangs up the pane's process group — what `tmux kill-session` does to it — once the file
- * is older than $ORCHCTL_FUSE_SECONDS (the lease + 5 s), well before that grace; a straggler that
- * ignores SIGHUP gets SIGKILL 2 s later. It writes the time to $ORCHCTL_WORKSPACE/fused first. It
- * ignores INT (the agent's stop keys are not for it), holds none of the pane's descriptors (the
- * pane dies with the wrapper) and ends with the wrapper.
+ * The wrapper has no loop of its own: in multi-node mode one watchdog per node guards every run on
+ * its socket (app/watchdog.ts), not one per run.
  */
 import type { AgentSpec, EnvVar } from '../api/kinds.js';
 
@@ -39,17 +32,8 @@ const LOAD_ENV =
   // biome-ignore lint/suspicious/noTemplateCurlyInString: sh parameter expansions, run by the wrapper's shell
   'v=$(cat "$f"; printf x); export "${f##*/}=${v%x}"; done; ' +
   'rm -rf "$ORCHCTL_ENV_DIR"; unset ORCHCTL_ENV_DIR; unset f v; fi; ';
-const FUSE =
-  'fuse=; if [ -n "$ORCHCTL_HEARTBEAT_FILE" ]; then (trap \'\' INT HUP; while sleep 2; do ' +
-  'kill -0 $$ 2>/dev/null || exit 0; ' +
-  'm=$(stat -c %Y "$ORCHCTL_HEARTBEAT_FILE" 2>/dev/null || ' +
-  'stat -f %m "$ORCHCTL_HEARTBEAT_FILE" 2>/dev/null || echo 0); ' +
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: a sh default value, expanded by the watchdog's shell
-  '[ $(($(date +%s) - m)) -le "${ORCHCTL_FUSE_SECONDS:-20}" ] && continue; ' +
-  'date > "$ORCHCTL_WORKSPACE/fused"; kill -HUP 0; sleep 2; kill -KILL 0; done) </dev/null >/dev/null 2>&1 & ' +
-  'fuse=$!; fi; ';
 const WRAP = (run: string) =>
-  `${LOAD_ENV}trap : INT TERM; ${FUSE}${run}; code=$?; [ -z "$fuse" ] || kill "$fuse" 2>/dev/null; ` +
+  `${LOAD_ENV}trap : INT TERM; ${run}; code=$?; ` +
   `printf '%s\\n' "$code" > "$ORCHCTL_WORKSPACE/exit-code"; ` +
   'tmux wait-for -S orchctl-pane-died 2>/dev/null; exit "$code"';
 export const LAUNCH_SCRIPT = WRAP('"$0" "$@"');
@@ -65,14 +49,6 @@ export interface LaunchInput {
   sessionKey: string; // namespace/name
   uid: string;
   run: number;
-  /** Several nodes: the node's heartbeat file and the age at which the fuse kills the agent. */
-  fuse?: Fuse;
-}
-
-/** The self-fencing fuse's settings (see the file's comment). */
-export interface Fuse {
-  heartbeatFile: string;
-  seconds: number;
 }
 
 export interface LaunchPlan {
@@ -101,9 +77,6 @@ export function buildLaunch(i: LaunchInput): LaunchPlan {
     ORCHCTL_PROMPT_FILE: i.promptFile,
     ORCHCTL_RESULT_FILE: i.resultFile,
     ...(Object.keys(privateEnv).length ? { ORCHCTL_ENV_DIR: envDirOf(i.workspace) } : {}),
-    ...(i.fuse
-      ? { ORCHCTL_HEARTBEAT_FILE: i.fuse.heartbeatFile, ORCHCTL_FUSE_SECONDS: String(Math.ceil(i.fuse.seconds)) }
-      : {}),
   };
   const argv = ['sh', '-c', delivery === 'stdin' ? LAUNCH_SCRIPT_STDIN : LAUNCH_SCRIPT, ...command];
   return { argv, env: { ...privateEnv, ...tmuxEnv }, tmuxEnv, privateEnv };

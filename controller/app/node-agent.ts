@@ -4,12 +4,12 @@
  * runs of the sessions bound to it — the session reconciler, and the assessment and judge, which
  * read a run's event log and transcript from this node's disk. Before its first reconcile, and
  * again whenever its lease had lapsed, it kills its stale runs (reconcilers/session/sweep.ts).
- * In multi-node mode each lease renewal touches $ORCHCTL_HOME/heartbeat, the file the runs'
- * self-fencing fuse watches (agents/launch.ts). docs/multi-host.md tells the whole story.
+ * In multi-node mode each lease renewal touches $ORCHCTL_HOME/heartbeat, and once the lease is held it
+ * starts the node's one watchdog, which hangs up every run here when that file goes stale
+ * (app/watchdog.ts). docs/multi-host.md tells the whole story.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Fuse } from '../agents/launch.js';
 import { packageRoot } from '../api/paths.js';
 import type { ControllerMetrics } from '../metrics/index.js';
 import type { AgentFeed } from '../observers/agent-feed.js';
@@ -28,6 +28,7 @@ import { NODE_LEASE_TIMING } from '../runtime/lease.js';
 import type { Manager } from '../runtime/manager.js';
 import type { EventLogs } from '../store/eventlog.js';
 import { PaneDeaths } from './pane-deaths.js';
+import { type Fuse, fuseFiles, startWatchdog } from './watchdog.js';
 
 /** How a node agent was started (`orchctl node --name --label --max-sessions`). */
 export interface NodeAgentOptions {
@@ -39,11 +40,9 @@ export interface NodeAgentOptions {
 /** The fuse trips this long after the heartbeat's last touch beyond the lease: well before the 40 s grace. */
 export const FUSE_MARGIN_SECONDS = 5;
 
-export const heartbeatFile = (home: string) => path.join(home, 'heartbeat');
-
 /** The fuse for this home, when runs may be started elsewhere after this node is lost. */
 export const fuseFor = (home: string): Fuse => ({
-  heartbeatFile: heartbeatFile(home),
+  ...fuseFiles(home),
   seconds: NODE_LEASE_TIMING.seconds + FUSE_MARGIN_SECONDS,
 });
 
@@ -110,6 +109,11 @@ export function setupNodeAgent(mgr: Manager, d: NodeAgentDeps): void {
     labels: d.options.labels,
     maxSessions: d.options.maxSessions,
   });
+  // The heartbeat is fresh by now (the lease was just won); the watchdog an earlier agent left exits.
+  if (d.fuse) {
+    const pid = startWatchdog(d.fuse, d.tmux.socket);
+    d.log.info(`node ${d.name}: watchdog ${pid} guards the runs on tmux socket ${d.tmux.socket}`);
+  }
   const paneDeaths = new PaneDeaths(d.tmux, d.panes);
   mgr.add(paneDeaths);
   setupSession(mgr, {
@@ -122,7 +126,6 @@ export function setupNodeAgent(mgr: Manager, d: NodeAgentDeps): void {
     paneDeaths,
     metrics: d.metrics.runs,
     node: d.name,
-    fuse: d.fuse,
   });
   setupJudge(mgr, { ...d, metrics: d.metrics.judge });
   setupAssessment(mgr, { ...d, metrics: d.metrics.assessment });

@@ -3,10 +3,11 @@
  * (`orchctl controller --no-node`) and two node agents (`orchctl node`), each with its own
  * ORCHCTL_HOME and tmux socket, all the built bin/orchctl. Sessions are bound by selector and
  * name and run on their node's socket; a node agent killed with -9 leaves its runs alive and its
- * restart adopts them (same pane, same run); a node agent stopped past its lease loses its runs
- * to the fuse, they start again on the other node after the grace (with the note), and when it
- * continues it kills its stale runs before anything else and gets its pinned session back with a
- * new run. Both sockets are sampled all along: no session ever has two live runs.
+ * restart adopts them (same pane, same run) and its watchdog replaces the old one (one per node);
+ * a node agent stopped past its lease loses its runs to its watchdog, they start again on the
+ * other node after the grace (with the note), and when it continues it kills its stale runs before
+ * anything else and gets its pinned session back with a new run. Both sockets are sampled all
+ * along: no session ever has two live runs.
  */
 import { execa, type ResultPromise } from 'execa';
 import fs from 'node:fs';
@@ -72,6 +73,23 @@ async function livePanes(socket: string): Promise<{ uid: string; pid: number; ke
     .map((l) => l.split('\t'))
     .filter(([uid, dead]) => uid && dead === '0')
     .map(([uid, , pid, key, epoch]) => ({ uid, pid: Number(pid), key, epoch }));
+}
+
+/** The pids of the watchdogs guarding node `n` (argv names its heartbeat file). */
+function watchdogs(n: 'a' | 'b'): number[] {
+  const heartbeat = path.join(dir, n, 'heartbeat');
+  return fs
+    .readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const argv = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+        return argv.includes('orchctl-watchdog') && argv.includes(heartbeat);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
 }
 
 async function sample(): Promise<void> {
@@ -188,9 +206,12 @@ it('binds by selector and name, each on its node; kill -9 of a node keeps its ru
   const uid = (await get('sel-a'))!.metadata.uid;
   const before = (await livePanes(sockets.a)).find((p) => p.uid === uid)!;
   const a = procs['node a'];
+  const watchdog = watchdogs('a');
+  expect(watchdog).toHaveLength(1); // one per node, not one per run
   a.p!.kill('SIGKILL');
   await a.p;
   expect((await livePanes(sockets.a)).map((p) => p.pid)).toContain(before.pid);
+  expect(watchdogs('a')).toEqual(watchdog); // it outlives the agent and guards on
   a.log.length = 0;
   start(a);
   await waitFor('node a leads again', async () => a.log.some((l) => l.includes('acquired the lease')));
@@ -202,6 +223,11 @@ it('binds by selector and name, each on its node; kill -9 of a node keeps its ru
   const { items } = await store.list('Event');
   const started = items.filter((e) => (e as { reason?: string }).reason === 'Started');
   expect(started.filter((e) => JSON.stringify(e).includes('"sel-a"'))).toHaveLength(1);
+  // The restarted agent's watchdog replaced the old one.
+  await waitFor(
+    'one watchdog on node a',
+    async () => watchdogs('a').length === 1 && !watchdogs('a').includes(watchdog[0]),
+  );
 }, 120_000);
 
 it('SIGSTOP past the lease: fused, runs move after the grace; on SIGCONT stale runs die first', async () => {
@@ -212,8 +238,9 @@ it('SIGSTOP past the lease: fused, runs move after the grace; on SIGCONT stale r
   // The node's lease runs out (15 s): NodeLost on its sessions.
   const lost = (c: { type: string; status: string }) => c.type === 'NodeLost' && c.status === 'True';
   await waitFor('NodeLost', async () => (await get('mover'))?.status?.conditions?.some(lost), 30_000);
-  // Its fuse hangs up its agents (heartbeat older than 20 s) while the agent itself is stopped.
+  // Its watchdog hangs up its agents (heartbeat older than 20 s) while the agent itself is stopped.
   await waitFor('the fuse on node b', async () => !(await livePanes(sockets.b)).length, 30_000);
+  expect(fs.readFileSync(path.join(dir, 'b', 'fused'), 'utf8')).toMatch(/heartbeat older than 20 s/);
   // After the grace the session that may go elsewhere runs on a, as run 2 under epoch 2, told why.
   const onA = await waitFor(
     'mover Running on a',

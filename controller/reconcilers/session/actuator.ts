@@ -15,7 +15,7 @@ import { deliverKeys, deliverText, type DeliveryResult, sanitizePaste } from '..
 import { profileFor } from '../../agents/detection.js';
 import { driverFor } from '../../agents/drivers.js';
 import { EnvSourceError, resolveEnv, writePrivateEnv } from '../../agents/env.js';
-import { buildLaunch, composePrompt, type Fuse } from '../../agents/launch.js';
+import { buildLaunch, composePrompt } from '../../agents/launch.js';
 import { REPORT_PROTOCOL } from '../../agents/report-protocol.js';
 import { paneTargetFor, sendToSession, showing, textDeliveryFor } from '../../agents/send.js';
 import type { EventRecorder } from '../../client/events.js';
@@ -71,8 +71,6 @@ export interface ActuatorDeps {
   resumeNotes?: (s: AgentSession) => string | undefined;
   /** Drops the observer's per-run memory. */
   forget: (key: string, workspace?: string) => void;
-  /** Several nodes: the self-fencing fuse every run is launched with (agents/launch.ts). */
-  fuse?: Fuse;
 }
 
 export class SessionActuator implements Actuator {
@@ -287,7 +285,6 @@ export class SessionActuator implements Actuator {
       sessionKey: key,
       uid,
       run,
-      fuse: this.d.fuse,
     });
     if (plan.tmuxEnv.ORCHCTL_ENV_DIR)
       this.privateEnv.set(`${key}#${run}`, { dir: plan.tmuxEnv.ORCHCTL_ENV_DIR, env: plan.privateEnv });

@@ -11,7 +11,6 @@
  * --once also waits for deliveries in flight. A failing reconcile shows on the object
  * (Reconciled=False and a Warning Event).
  */
-import type { Fuse } from '../../agents/launch.js';
 import type { AgentSession } from '../../api/kinds.js';
 import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
 import type { Resource } from '../../api/types.js';
@@ -45,8 +44,6 @@ export interface SessionSetupDeps extends ControllerServices {
   metrics?: SessionMetricsHooks;
   /** This node's name: only sessions bound to it are reconciled (epoch.ts). */
   node?: string;
-  /** Several nodes: the self-fencing fuse runs are launched with (agents/launch.ts). */
-  fuse?: Fuse;
 }
 
 const phaseOf = (o: Resource) => (o.status as { phase?: Phase } | undefined)?.phase;
@@ -89,7 +86,6 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
     feed: d.feed,
     hookCommand: d.hookCommand,
     node: d.node,
-    fuse: d.fuse,
     watch: (k, files) => d.feedFiles.watch(k, files),
     // The judge's notes on the last run go into the next run's prompt.
     resumeNotes: (s: AgentSession) => resumeNotes(s, evaluations.list(s.metadata.namespace ?? '') as Evaluation[]),
