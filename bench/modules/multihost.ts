@@ -15,7 +15,9 @@
  *    created at the kill is bound (goal ≤ 5 s);
  *  - 1000 sessions (`sh -c 'exec sleep 3600'`) in one transaction: until all Running, the CPU and
  *    memory of the control plane (etcd: `--no-node`; SQLite: the one process) while they start and
- *    over an idle minute, and the node agents', etcd's and the whole machine's beside them.
+ *    over an idle minute, and beside them the node agents', etcd's, the runs' (tmux servers and
+ *    everything under them) and the whole machine's. Memory: resident MB summed over a group's
+ *    processes (`rssMB`) and the largest peak of one of them (`peakMB`).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -85,13 +87,50 @@ async function applyToRunning(store: Store, workdir: string, prefix: string): Pr
   return ms;
 }
 
-/** CPU seconds (user + system) and memory (MB: resident now, peak resident) of a process. */
-function usage(pid: number): { cpu: number; rssMB: number; peakMB: number } {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-  return { cpu: (Number(f[11]) + Number(f[12])) / 100, rssMB: r1(kb('VmRSS') / 1024), peakMB: r1(kb('VmHWM') / 1024) };
+/**
+ * CPU seconds (user + system; with `children`, also of its children it has reaped) and memory (MB:
+ * resident now, peak resident) of a process; zeros for one that is gone.
+ */
+function usage(pid: number, children = false): { cpu: number; rssMB: number; peakMB: number } {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    const ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
+    return { cpu: ticks / 100, rssMB: kb('VmRSS') / 1024, peakMB: r1(kb('VmHWM') / 1024) };
+  } catch {
+    return { cpu: 0, rssMB: 0, peakMB: 0 };
+  }
+}
+
+/**
+ * The tmux servers on these sockets and every process under them: the runs (launch wrappers,
+ * agents, and on several nodes each run's fuse watchdog, whose short-lived `sleep`, `stat` and
+ * `date` count as its reaped children).
+ */
+function runProcesses(sockets: string[]): number[] {
+  const roots = sockets
+    .map((s) => Number(spawnSync('tmux', ['-L', s, 'display-message', '-p', '#{pid}'], { encoding: 'utf8' }).stdout))
+    .filter((pid) => pid > 0);
+  const kids = new Map<number, number[]>();
+  for (const p of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const st = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const ppid = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
+      kids.set(ppid, [...(kids.get(ppid) ?? []), Number(p)]);
+    } catch {
+      /* gone */
+    }
+  }
+  const out: number[] = [];
+  for (const queue = [...roots]; queue.length; ) {
+    const pid = queue.pop()!;
+    out.push(pid);
+    queue.push(...(kids.get(pid) ?? []));
+  }
+  return out;
 }
 
 /** Busy and total jiffies of the whole machine (/proc/stat). */
@@ -104,6 +143,8 @@ function machineCpu(): { busy: number; total: number } {
 interface Watched {
   name: string;
   pids: () => number[];
+  /** Count the CPU of reaped children too (the run processes: their short-lived commands). */
+  children?: boolean;
 }
 
 /** CPU as % of one core per process group over [from, to], and their memory at `to`. */
@@ -118,7 +159,7 @@ function sampleCpu(watched: Watched[]): Map<string, number> {
   for (const w of watched)
     m.set(
       w.name,
-      w.pids().reduce((s, pid) => s + usage(pid).cpu, 0),
+      w.pids().reduce((s, pid) => s + usage(pid, w.children).cpu, 0),
     );
   return m;
 }
@@ -126,7 +167,7 @@ function sampleCpu(watched: Watched[]): Map<string, number> {
 function memory(watched: Watched[]) {
   return Object.fromEntries(
     watched.map((w) => {
-      const u = w.pids().map(usage);
+      const u = w.pids().map((pid) => usage(pid));
       return [
         w.name,
         { rssMB: r1(u.reduce((s, x) => s + x.rssMB, 0)), peakMB: r1(Math.max(...u.map((x) => x.peakMB))) },
@@ -322,7 +363,10 @@ export const multihostBench: Bench = {
 
     const s = await startSingleHost('many');
     try {
-      result.sqliteMany = await many(s.store, s.dir, [{ name: 'controller', pids: () => [s.controller.pid!] }]);
+      result.sqliteMany = await many(s.store, s.dir, [
+        { name: 'controller', pids: () => [s.controller.pid!] },
+        { name: 'tmuxAndRuns', pids: () => runProcesses([s.socket]), children: true },
+      ]);
     } finally {
       await stopSingleHost(s);
     }
@@ -332,6 +376,11 @@ export const multihostBench: Bench = {
         { name: 'controlPlane', pids: () => [mh.controllers[0].pid!] },
         ...Object.entries(mh.nodes).map(([name, n]) => ({ name: `node-${name}`, pids: () => [n.pid!] })),
         { name: 'etcd', pids: () => mh.cluster.members.map((m) => m.process!.pid!) },
+        {
+          name: 'tmuxAndRuns',
+          pids: () => runProcesses(Object.values(mh.nodes).map((n) => n.socket!)),
+          children: true,
+        },
       ]);
     } finally {
       await mh.stop();

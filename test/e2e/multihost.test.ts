@@ -228,7 +228,8 @@ describe.skipIf(!etcdAvailable)('several hosts on etcd', () => {
     const tookMs = Date.now() - stoppedAt;
     console.log(`node lost: ${movers.length} sessions Running on n3 ${tookMs} ms after SIGSTOP (grace ${GRACE_S} s)`);
     expect(tookMs).toBeGreaterThanOrEqual((GRACE_S - 5) * 1000); // counted from the last renewal
-    expect(tookMs).toBeLessThanOrEqual(GRACE_S * 1000 + 2 * LIFECYCLE_LOOP_MS + 4000);
+    // Seen renewing up to a loop late, judged at the next loop; then a binding and a launch on a busy box.
+    expect(tookMs).toBeLessThanOrEqual(GRACE_S * 1000 + 2 * LIFECYCLE_LOOP_MS + 6000);
     for (const name of movers) {
       const s = moved.get(name)!;
       expect(s.status).toMatchObject({ run: 2, binding: { nodeName: 'n3', epoch: 2 }, lifecycle: { epoch: 2 } });
@@ -331,16 +332,18 @@ describe.skipIf(!etcdAvailable)('several hosts on etcd', () => {
     expect(killTakeover).toBeLessThanOrEqual(LEASE_S * 1000);
     await mh.apply([session('after-kill')]);
     await allRunning(['after-kill'], 30_000);
+    const restarted = cp0.log.length;
     cp0.start(); // the new standby
 
     // SIGSTOP, as a host that vanished: its process lives, so the lease must run out first.
-    await mh.waitFor('the new standby standing by', async () => cp0.find('standing by') >= 0);
+    await mh.waitFor('the new standby standing by', async () => cp0.find('standing by', restarted) >= 0);
     await cp1.kill('SIGSTOP');
     t0 = Date.now();
     await mh.waitFor('the other standby leading', async () => (await mh.leader()) === cp0, (LEASE_S + 5) * 1000);
     const stopTakeover = Date.now() - t0;
-    // The lease's duration from its last renewal (every 2 s), and the standby's next look (every 2 s).
-    expect(stopTakeover).toBeLessThanOrEqual(LEASE_S * 1000 + 2000);
+    // The lease runs out at most 15 s after the stop (renewed every 2 s before it); the standby looks
+    // every 2 s; 2 s more for a busy box.
+    expect(stopTakeover).toBeLessThanOrEqual(LEASE_S * 1000 + 2000 + 2000);
     await mh.apply([session('after-stop')]);
     await allRunning(['after-stop'], 30_000);
     // The deposed leader wakes, finds its lease taken and stops; the lease stays where it is.

@@ -13,7 +13,8 @@
  *   await mh.stop();                              // every process, tmux server and member
  *
  * Every process this starts (and every tmux server of a node) is killed when the test process
- * exits, whatever happened before: nothing outlives its test.
+ * exits, whatever happened before, and its files removed (a node's watchdog, detached on purpose,
+ * ends when its home is gone): nothing outlives its test.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,6 +26,8 @@ import { packageRoot } from '../../controller/api/paths.js';
 import type { Node } from '../../controller/api/node.js';
 import type { AgentSession } from '../../controller/api/session.js';
 import type { Resource } from '../../controller/api/types.js';
+import { nodeLeaseName } from '../../controller/reconcilers/nodelifecycle/plan.js';
+import { CONTROLLER_LEASE } from '../../controller/runtime/lease.js';
 import { EtcdStore } from '../../controller/store/etcd.js';
 import type { LeaseRecord } from '../../controller/store/store.js';
 import { type EtcdCluster, startEtcdCluster } from './etcd-cluster.js';
@@ -32,8 +35,7 @@ import { type EtcdCluster, startEtcdCluster } from './etcd-cluster.js';
 const ROOT = packageRoot();
 const BIN = path.join(ROOT, 'bin/orchctl');
 export const SIM_AGENT = path.join(ROOT, 'examples/quickstart/agent/sim-agent.mjs');
-export const CONTROLLER_LEASE = 'orchctl-controller';
-export const nodeLease = (name: string) => `orchctl-node-${name}`;
+export { CONTROLLER_LEASE, nodeLeaseName as nodeLease };
 
 /** How many log lines a process keeps (the 1000-session benchmark must not grow without bound). */
 const LOG_LINES = 20_000;
@@ -173,6 +175,8 @@ export interface MultiHost {
 
 const live = new Set<Proc>();
 const sockets = new Set<string>();
+/** The setups' directories: removing one also ends its nodes' watchdogs (they exit when their home is gone). */
+const dirs = new Set<string>();
 let exitHook = false;
 
 function installExitHook(): void {
@@ -182,6 +186,7 @@ function installExitHook(): void {
   process.once('exit', () => {
     for (const p of live) if (p.alive) p.child?.kill('SIGKILL');
     for (const s of sockets) spawnSync('tmux', ['-L', s, 'kill-server'], { stdio: 'ignore' });
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 }
 
@@ -223,6 +228,7 @@ async function panesOf(node: string, socket: string): Promise<LivePane[]> {
 export async function startMultiHost(opts: MultiHostOptions): Promise<MultiHost> {
   installExitHook();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-multihost-'));
+  dirs.add(dir);
   const cluster = opts.cluster ?? (await startEtcdCluster());
   const prefix = `/mh-${process.pid}-${path.basename(dir).slice(-6)}/`;
   const hosts = cluster.endpoints.map((e) => new URL(e).host);
@@ -370,6 +376,7 @@ export async function startMultiHost(opts: MultiHostOptions): Promise<MultiHost>
       // Agents hung up with their tmux server take a moment to go (and may write their files meanwhile).
       for (let i = 0; i < 100 && processesIn(dir).length; i++) await new Promise((r) => setTimeout(r, 100));
       fs.rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      dirs.delete(dir);
     },
   };
   try {
