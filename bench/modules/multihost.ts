@@ -16,7 +16,7 @@
  *  - 1000 sessions (`sh -c 'exec sleep 3600'`) in one transaction: until all Running, the CPU and
  *    memory of the control plane (etcd: `--no-node`; SQLite: the one process) while they start and
  *    over an idle minute, and beside them the node agents', etcd's, the runs' (tmux servers and
- *    everything under them) and the whole machine's. Memory: resident MB summed over a group's
+ *    everything under them), the nodes' watchdogs' and the whole machine's. Memory: resident MB summed over a group's
  *    processes (`rssMB`) and the largest peak of one of them (`peakMB`).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -24,6 +24,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Resource } from '../../controller/api/types.js';
+import { fuseFiles } from '../../controller/app/watchdog.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import type { Store } from '../../controller/store/store.js';
 import { etcdAvailable } from '../../test/support/etcd-cluster.js';
@@ -140,6 +141,16 @@ function machineCpu(): { busy: number; total: number } {
   return { busy: total - v[3] - v[4], total }; // idle and iowait
 }
 
+/** A node home's watchdog (app/watchdog.ts writes its pid there), when there is one. */
+function watchdogOf(home: string): number[] {
+  try {
+    const pid = Number(fs.readFileSync(fuseFiles(home).ownerFile, 'utf8'));
+    return pid > 0 ? [pid] : [];
+  } catch {
+    return [];
+  }
+}
+
 interface Watched {
   name: string;
   pids: () => number[];
@@ -192,9 +203,11 @@ async function many(store: Store, workdir: string, watched: Watched[]): Promise<
   await sleep(10_000); // start-up work (first observations) settles
   const c2 = sampleCpu(watched);
   const m2 = machineCpu();
+  const rev2 = await store.revision();
   await sleep(IDLE_WINDOW_MS);
   const c3 = sampleCpu(watched);
   const m3 = machineCpu();
+  const rev3 = await store.revision();
   const busy = (a: typeof m0, b: typeof m0) => r1(((b.busy - a.busy) / (b.total - a.total)) * 100);
   return {
     allRunningSeconds: r1(startSeconds),
@@ -203,6 +216,8 @@ async function many(store: Store, workdir: string, watched: Watched[]): Promise<
     cpuPercentOfOneCoreIdle: cpuReport(c2, c3, IDLE_WINDOW_MS / 1000),
     machineBusyPercentWhileStarting: busy(m0, m1),
     machineBusyPercentIdle: busy(m2, m3),
+    // Every write (objects, status, leases) moves the store's revision: what the idle cost is made of.
+    storeWritesPerSecondIdle: r1((rev3 - rev2) / (IDLE_WINDOW_MS / 1000)),
     memoryAfterIdle: memory(watched),
   };
 }
@@ -381,6 +396,8 @@ export const multihostBench: Bench = {
           pids: () => runProcesses(Object.values(mh.nodes).map((n) => n.socket!)),
           children: true,
         },
+        // The nodes' self-fencing watchdogs (detached: not under tmux), with their sleep, stat and date.
+        { name: 'watchdogs', pids: () => Object.values(mh.nodes).flatMap((n) => watchdogOf(n.home)), children: true },
       ]);
     } finally {
       await mh.stop();

@@ -27,6 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Node } from '../../controller/api/node.js';
 import type { AgentSession } from '../../controller/api/session.js';
 import type { Resource } from '../../controller/api/types.js';
+import { fuseFiles } from '../../controller/app/watchdog.js';
 import { etcdAvailable } from '../support/etcd-cluster.js';
 import {
   boundRunning,
@@ -223,6 +224,7 @@ describe.skipIf(!etcdAvailable)('several hosts on etcd', () => {
     );
     // The fuse hangs up n2's agents (heartbeat older than lease + 5 s) while n2 itself is stopped.
     await mh.waitFor('the fuse on n2', async () => (await mh.livePanes('n2')).length === 0, 30_000);
+    expect(fs.readFileSync(fuseFiles(n2.home).fusedFile, 'utf8')).toMatch(/heartbeat older than \d+ s: hung up/);
     // After the grace the sessions that may go elsewhere run on n3 (n1 is full), under epoch 2, told why.
     const moved = await allRunning(movers, (GRACE_S + 10) * 1000, 'n3');
     const tookMs = Date.now() - stoppedAt;
@@ -259,10 +261,11 @@ describe.skipIf(!etcdAvailable)('several hosts on etcd', () => {
       });
     const tookBack = n2.find('taking it back', from);
     const killed = n2.find('killing stale run', from);
-    const firstReconcile = n2.find('agentsession default/', from);
+    // A session's phase change is logged as "agentsession ns/name: A → B": the first one comes after the sweep.
+    const firstTransition = n2.find('agentsession default/', from);
     expect(tookBack).toBeGreaterThanOrEqual(0);
     expect(killed).toBeGreaterThan(tookBack);
-    expect(firstReconcile).toBeGreaterThan(killed);
+    expect(firstTransition).toBeGreaterThan(killed);
     for (const name of movers) expect(n2.find(`killing stale run default/${name}#1 `, from)).toBeGreaterThan(tookBack);
     // The moved sessions' runs are on n3 only; n2 runs exactly its east sessions again.
     const uid = (n: string) => back.get(n)!.metadata.uid;
