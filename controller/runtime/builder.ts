@@ -45,6 +45,8 @@ export interface Registration {
   controller?: Controller;
   atStart: (() => Iterable<string>)[];
   periodic: { ms: number; keys: () => Iterable<string> }[];
+  /** Keys this process acts on (a node: sessions bound to it); others never enter the queue. */
+  accepts?: (key: string) => boolean;
   inFlight: (() => number)[];
   onStop: (() => void | Promise<void>)[];
 }
@@ -54,6 +56,15 @@ export interface BuilderContext {
   informer(kind: string): Informer;
   log: Logger;
   instrumentation?: Instrumentation;
+}
+
+/**
+ * Queues the keys this registration accepts. A node filters here, not only when a key is dequeued:
+ * the observe tick lists every live session of the cluster, and queueing the other nodes' too made
+ * each node's idle cost scale with the cluster instead of with its own sessions.
+ */
+export function enqueueAccepted(r: Registration, keys: Iterable<string>): void {
+  for (const k of keys) if (!r.accepts || r.accepts(k)) r.queue.add(k);
 }
 
 /** How a reconciler declares its controller (controller-runtime's builder). */
@@ -80,9 +91,7 @@ export class ControllerBuilder {
   watches(kind: string, map: ObjectMapping): this;
   watches<E>(source: EventSource<E>, map: (event: E) => Iterable<string>): this;
   watches<E>(from: string | EventSource<E>, map: ObjectMapping | ((event: E) => Iterable<string>)): this {
-    const add = (keys: Iterable<string>) => {
-      for (const k of keys) this.r.queue.add(k);
-    };
+    const add = (keys: Iterable<string>) => enqueueAccepted(this.r, keys);
     if (typeof from === 'string') {
       const m = map as ObjectMapping;
       this.mgr.informer(from).onChange((type, obj) => add(m(obj, type)));

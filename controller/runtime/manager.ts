@@ -29,6 +29,7 @@ import type { Store } from '../store/store.js';
 import {
   type BuilderContext,
   ControllerBuilder,
+  enqueueAccepted,
   type Instrumentation,
   type ReconcileOutcomes,
   type Registration,
@@ -186,6 +187,7 @@ export class Manager {
       errors: opts.errors,
       atStart: [],
       periodic: [],
+      ...(this.opts.accepts ? { accepts: (key: string) => this.opts.accepts!(name, key) } : {}),
       inFlight: [],
       onStop: [],
     };
@@ -256,7 +258,7 @@ export class Manager {
     // the process alive with its store closed.
     if (this.stopped) return;
     for (const r of this.registrations) r.controller!.start();
-    for (const r of this.registrations) for (const keys of r.atStart) for (const k of keys()) r.queue.add(k);
+    for (const r of this.registrations) for (const keys of r.atStart) enqueueAccepted(r, keys());
 
     if (this.opts.once) {
       await this.drain();
@@ -265,12 +267,7 @@ export class Manager {
       return;
     }
     for (const r of this.registrations)
-      for (const p of r.periodic)
-        this.timers.push(
-          setInterval(() => {
-            for (const k of p.keys()) r.queue.add(k);
-          }, p.ms),
-        );
+      for (const p of r.periodic) this.timers.push(setInterval(() => enqueueAccepted(r, p.keys()), p.ms));
     for (const x of this.runnables) {
       if (this.stopped) return;
       await x.start?.();

@@ -9,8 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { API_VERSION, type Resource } from '../../../controller/api/types.js';
+import { enqueueAccepted, type Registration } from '../../../controller/runtime/builder.js';
 import { silentLogger } from '../../../controller/runtime/log.js';
 import { type EventSource, Manager, type RoleLease } from '../../../controller/runtime/manager.js';
+import { WorkQueue } from '../../../controller/runtime/workqueue.js';
 import { SqliteStore } from '../../../controller/store/sqlite.js';
 import { until } from '../../support/until.js';
 
@@ -155,4 +157,24 @@ it('accepts filters the keys a controller reconciles', async () => {
   expect(seen).toEqual(['default/yes']);
   await mgr.stop();
   await run;
+});
+
+it('keys a node does not accept never enter its queue (watch, periodic and start keys alike)', () => {
+  // Cost: the observe tick lists every live session of the cluster; a node must queue only its own.
+  const queue = new WorkQueue('c');
+  const r: Registration = {
+    name: 'c',
+    queue,
+    workers: 1,
+    accepts: (k) => k.startsWith('default/mine-'),
+    atStart: [],
+    periodic: [],
+    inFlight: [],
+    onStop: [],
+  };
+  enqueueAccepted(r, ['default/mine-1', 'default/other-1', 'default/other-2', 'default/mine-2']);
+  expect(queue.len()).toBe(2);
+  enqueueAccepted({ ...r, accepts: undefined }, ['default/other-3']);
+  expect(queue.len()).toBe(3);
+  queue.shutdown();
 });
