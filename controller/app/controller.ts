@@ -24,7 +24,13 @@ import { Tmux } from '../observers/tmux.js';
 import { checkGrace, nodeLeaseName } from '../reconcilers/nodelifecycle/plan.js';
 import type { ControllerServices } from '../reconcilers/services.js';
 import { FileWatchSource } from '../runtime/file-source.js';
-import { CONTROLLER_LEASE, CONTROLLER_LEASE_TIMING, holderIdentity, NODE_LEASE_TIMING } from '../runtime/lease.js';
+import {
+  CONTROLLER_LEASE,
+  CONTROLLER_LEASE_TIMING,
+  controllerLeaseTiming,
+  holderIdentity,
+  NODE_LEASE_TIMING,
+} from '../runtime/lease.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager, type Readiness } from '../runtime/manager.js';
 import { EventLogs } from '../store/eventlog.js';
@@ -60,6 +66,8 @@ export interface ControllerAppOptions {
   node?: NodeAgentOptions | false;
   /** From a lost node's last renewal to moving its sessions (control plane; default 40 s). */
   nodeGraceMs?: number;
+  /** The controller lease, whole seconds (`--leader-lease`, checked by the CLI; default 15). */
+  leaderLeaseSeconds?: number;
   /** orchctl's version, as the Node reports it. */
   version: string;
   log: Logger;
@@ -111,7 +119,7 @@ export class ControllerApp {
         identity,
         lease: {
           name: CONTROLLER_LEASE,
-          timing: CONTROLLER_LEASE_TIMING,
+          timing: opts.leaderLeaseSeconds ? controllerLeaseTiming(opts.leaderLeaseSeconds) : CONTROLLER_LEASE_TIMING,
           what: 'controller',
           // After a suspend the embedded node renews first: node lifecycle must not judge its own host lost.
           onLapse: async () => this.nodeMgr?.held(),

@@ -148,6 +148,7 @@ export function buildProgram(): Command {
     .option('--no-node', 'run the control plane only: no node agent (runs) in this process (docs/multi-host.md)')
     .option('--node-name <name>', "the embedded node agent's name (default: as first started here, else the hostname)")
     .option('--node-lost-grace <duration>', "a lost node's sessions move (or fail) this long after it was seen", '40s')
+    .option('--leader-lease <duration>', 'the controller lease, 3s to 60s: a standby takes over this long after a hang')
     .option('--manifests <dir>', 'also apply this directory (recursively) now and on every change')
     .option('--workers <n>', 'concurrent session reconciles', '4')
     .option('--resync <duration>', 'period of the full resync', '30s')

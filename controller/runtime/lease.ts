@@ -1,13 +1,15 @@
 /**
  * Store leases, one holder each (controller-runtime's leader election): the control plane's
- * `orchctl-controller` (15 s, renewed every 2 s; a standby waits for it) and a node agent's
- * `orchctl-node-<name>` (15 s, renewed every 5 s: the node's heartbeat; one agent per node name).
+ * `orchctl-controller` (15 s by default, `--leader-lease`; renewed every 2 s, a standby looks as
+ * often) and a node agent's `orchctl-node-<name>` (15 s, renewed every 5 s: the node's heartbeat;
+ * one agent per node name).
  * A lease left by a process that was killed on this same host is taken over at once when its
  * process is gone, so a crash-restart does not wait out the lease. A lease alone is no fence:
  * writes stay guarded by resourceVersion compare-and-swap and, where a deposed holder could do
  * harm, by TxnOptions.fence.
  */
 import os from 'node:os';
+import { formatDuration } from '../api/duration.js';
 import { processAlive } from '../observers/process.js';
 import type { LeaseRecord, Store } from '../store/store.js';
 
@@ -19,8 +21,34 @@ export interface LeaseTiming {
   renewMs: number;
 }
 
-export const CONTROLLER_LEASE_TIMING: LeaseTiming = { seconds: 15, renewMs: 2000 };
 export const NODE_LEASE_TIMING: LeaseTiming = { seconds: 15, renewMs: 5000 };
+
+/** `orchctl controller --leader-lease`: its bounds (whole seconds: a lease record counts seconds). */
+export const MIN_LEADER_LEASE_MS = 3000;
+export const MAX_LEADER_LEASE_MS = 60_000;
+
+/** Why `ms` cannot be the controller lease, or undefined when it can. */
+export function checkLeaderLease(ms: number): string | undefined {
+  if (!Number.isFinite(ms) || ms < MIN_LEADER_LEASE_MS || ms > MAX_LEADER_LEASE_MS || ms % 1000 !== 0)
+    return (
+      `the leader lease must be whole seconds between ${formatDuration(MIN_LEADER_LEASE_MS)} and ` +
+      formatDuration(MAX_LEADER_LEASE_MS)
+    );
+  return undefined;
+}
+
+/**
+ * The controller lease of `seconds` and its renew period, which is also how often a standby looks:
+ * a fifth of the lease, so the leader has four more tries after a failed or stalled renewal (an etcd
+ * election stalls writes 1–2.8 s) before the lease runs out; at least 0.5 s, so a short lease does
+ * not turn into a stream of store writes; at most 2 s, so a standby takes over a released or dead
+ * holder's lease within ~2 s whatever the lease.
+ */
+export function controllerLeaseTiming(seconds: number): LeaseTiming {
+  return { seconds, renewMs: Math.min(2000, Math.max(500, (seconds * 1000) / 5)) };
+}
+
+export const CONTROLLER_LEASE_TIMING: LeaseTiming = controllerLeaseTiming(15);
 
 /**
  * `<node>@<host>_<pid>_<random>` (no `<node>@` for a control plane without a node). The node name

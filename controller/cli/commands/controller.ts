@@ -16,6 +16,7 @@ import {
   startMetricsServer,
   type MetricsServer,
 } from '../../metrics/index.js';
+import { checkLeaderLease } from '../../runtime/lease.js';
 import { createLogger } from '../../runtime/log.js';
 import { storeTarget } from '../../store/open.js';
 import type { GlobalOptions } from '../context.js';
@@ -36,10 +37,14 @@ export interface ControllerOptions {
   node?: boolean;
   nodeName?: string;
   nodeLostGrace?: string;
+  leaderLease?: string;
 }
 
 /** The flags `orchctl controller` and `orchctl node` share. */
-export type ProcessOptions = Omit<ControllerOptions, 'manifests' | 'node' | 'nodeName' | 'nodeLostGrace'>;
+export type ProcessOptions = Omit<
+  ControllerOptions,
+  'manifests' | 'node' | 'nodeName' | 'nodeLostGrace' | 'leaderLease'
+>;
 
 export async function controllerCommand(opts: ControllerOptions, g: GlobalOptions): Promise<void> {
   const nodeGraceMs = opts.nodeLostGrace ? parseDuration(opts.nodeLostGrace) : undefined;
@@ -50,14 +55,24 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     manifests: opts.manifests,
     node: opts.node === false ? false : { name: opts.nodeName },
     nodeGraceMs,
+    leaderLeaseSeconds: leaderLeaseSeconds(opts.leaderLease),
   });
+}
+
+/** `--leader-lease`: seconds, or undefined for the default; throws outside the bounds. */
+export function leaderLeaseSeconds(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = parseDuration(text);
+  const bad = checkLeaderLease(ms);
+  if (bad) throw new Error(`--leader-lease ${text}: ${bad}`);
+  return ms / 1000;
 }
 
 /** Runs the process `roles` describe with the shared flags, serving metrics, until a signal (or one pass). */
 export async function runProcess(
   opts: ProcessOptions,
   g: GlobalOptions,
-  roles: Pick<ControllerAppOptions, 'manifests' | 'controlPlane' | 'node' | 'nodeGraceMs'>,
+  roles: Pick<ControllerAppOptions, 'manifests' | 'controlPlane' | 'node' | 'nodeGraceMs' | 'leaderLeaseSeconds'>,
 ): Promise<void> {
   const log = createLogger({ format: opts.logFormat, level: opts.logLevel });
   const workers = opts.workers ? Number(opts.workers) : undefined;
