@@ -14,7 +14,7 @@ import { detectorBench } from './modules/detector.js';
 import { notifyLatencyBench } from './modules/notify-latency.js';
 import { autopilotBench } from './modules/autopilot.js';
 import { storeEtcdBench } from './modules/store-etcd.js';
-import { multihostBench } from './modules/multihost.js';
+import { multihostBench, multihostFailoverBench } from './modules/multihost.js';
 
 export const benches: Bench[] = [
   cliGetBench,
@@ -29,4 +29,5 @@ export const benches: Bench[] = [
   autopilotBench,
   storeEtcdBench,
   multihostBench,
+  multihostFailoverBench,
 ];

@@ -12,7 +12,9 @@
  *  - controller failover: the leading control plane stopped with SIGTERM (it releases its lease),
  *    SIGKILL (on one machine the standby sees the holder's pid is gone) and SIGSTOP (a host that
  *    vanished: the lease must run out), until the standby holds the lease and until a session
- *    created at the kill is bound (goal ≤ 5 s);
+ *    created at the kill is bound (goal ≤ 5 s); SIGSTOP again with `--leader-lease 4s`, and that
+ *    control plane through SIGKILLs of the etcd raft leader (it must keep leading). The
+ *    `multihost-failover` benchmark runs only this lease part, with the default lease beside 4 s;
  *  - 1000 sessions (`sh -c 'exec sleep 3600'`) in one transaction: until all Running, the CPU and
  *    memory of the control plane (etcd: `--no-node`; SQLite: the one process) while they start and
  *    over an idle minute, and beside them the node agents', etcd's, the runs' (tmux servers and
@@ -342,6 +344,102 @@ async function failover(mh: MultiHost, signal: NodeJS.Signals, i: number): Promi
   return { leaseMs, boundMs };
 }
 
+/** The short controller lease measured beside the default: above etcd's election stall (1–2.8 s here). */
+const SHORT_LEASE = '4s';
+const LEASE_SAMPLES = 3;
+const RAFT_LEADER_KILLS = 3;
+
+/**
+ * The etcd raft leader killed `RAFT_LEADER_KILLS` times under a control plane on the short lease:
+ * whether it keeps leading through each election (same process, same holder, no renewal failure,
+ * no lapse logged) and how long a session created right after the kill takes to be bound.
+ */
+async function raftLeaderKills(mh: MultiHost): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for (let k = 0; k < RAFT_LEADER_KILLS; k++) {
+    const leader = (await mh.leader())!;
+    const holder = (await mh.lease(CONTROLLER_LEASE))?.holderIdentity;
+    const member = await mh.cluster.leader();
+    const from = leader.log.length;
+    const t0 = Date.now();
+    await mh.cluster.kill(member);
+    const name = `raft-kill-${k}`;
+    await mh.store.create(session(name, mh.dir));
+    await mh.waitFor(`${name} bound`, async () => !!(await mh.session(name))?.status?.binding, 60_000);
+    const boundMs = Date.now() - t0;
+    await sleep(2 * 4000); // two short leases past the kill: a lapse or a takeover would have happened
+    const trouble = leader.log.slice(from).filter((l) => /could not renew|was not renewed|lost the/.test(l));
+    out.push({
+      boundMs,
+      keptLeading: leader.alive && (await mh.leader()) === leader,
+      sameHolder: (await mh.lease(CONTROLLER_LEASE))?.holderIdentity === holder,
+      renewalTrouble: trouble.length,
+      ...(trouble.length ? { firstTrouble: trouble[0].slice(0, 300) } : {}),
+    });
+    await mh.cluster.restart(member);
+    await sleep(2000);
+  }
+  return out;
+}
+
+/**
+ * SIGSTOP failover (a hung leader, or a crash on another host) with each lease in `leases`
+ * (undefined: the default), `LEASE_SAMPLES` each; on the short lease also the etcd raft leader kills.
+ */
+async function leaseFailover(nodes: { name: string }[], leases: (string | undefined)[]) {
+  const out: Record<string, unknown> = {};
+  for (const lease of leases) {
+    const mh = await startMultiHost({
+      nodes,
+      controllers: 2,
+      controllerArgs: lease ? ['--leader-lease', lease] : [],
+    });
+    try {
+      const sigstop: Record<string, number>[] = [];
+      for (let i = 0; i < LEASE_SAMPLES; i++) sigstop.push(await failover(mh, 'SIGSTOP', i));
+      const seconds = (await mh.lease(CONTROLLER_LEASE))?.leaseDurationSeconds;
+      out[lease ?? 'default'] = {
+        leaseSeconds: seconds,
+        sigstop,
+        ...(lease ? { raftLeaderKilled: await raftLeaderKills(mh) } : {}),
+      };
+    } finally {
+      await mh.stop();
+    }
+  }
+  return out;
+}
+
+function leaseSummary(r: Record<string, unknown>): string {
+  return Object.entries(r)
+    .map(([k, v]) => {
+      const x = v as {
+        leaseSeconds: number;
+        sigstop: { boundMs: number }[];
+        raftLeaderKilled?: { keptLeading: boolean }[];
+      };
+      const kept = x.raftLeaderKilled
+        ? `, kept leading through ${x.raftLeaderKilled.filter((t) => t.keptLeading).length}/` +
+          `${x.raftLeaderKilled.length} etcd leader kills`
+        : '';
+      return `lease ${x.leaseSeconds} s (${k}): SIGSTOP bound ${x.sigstop.map((s) => s.boundMs).join('/')} ms${kept}`;
+    })
+    .join('; ');
+}
+
+const NODES = [{ name: 'n1' }, { name: 'n2' }, { name: 'n3' }];
+
+/** Only the lease part of `multihost` (its own results file): SIGSTOP failover, default lease and 4 s. */
+export const multihostFailoverBench: Bench = {
+  name: 'multihost-failover',
+  description: `controller failover on a hung leader (SIGSTOP): default lease vs --leader-lease ${SHORT_LEASE}`,
+  async run() {
+    if (!etcdAvailable) throw new Error('etcd is missing: install Debian etcd-server');
+    const r = await leaseFailover(NODES, [undefined, SHORT_LEASE]);
+    return { leaseFailover: r, machine: { cpus: os.cpus().length, load1: os.loadavg()[0] }, summary: leaseSummary(r) };
+  },
+};
+
 export const multihostBench: Bench = {
   name: 'multihost',
   description: 'etcd + 3 nodes vs SQLite single host: apply→Running, node lost, failover, 1000 sessions',
@@ -356,7 +454,7 @@ export const multihostBench: Bench = {
     } finally {
       await stopSingleHost(single);
     }
-    const nodes = [{ name: 'n1' }, { name: 'n2' }, { name: 'n3' }];
+    const nodes = NODES;
     let mh = await startMultiHost({ nodes, controllers: 2 });
     try {
       result.etcdApplyToRunningMs = await applyToRunning(mh.store, mh.dir, 'lat');
@@ -375,6 +473,7 @@ export const multihostBench: Bench = {
     } finally {
       await mh.stop();
     }
+    result.leaseFailover = await leaseFailover(nodes, [SHORT_LEASE]); // the default's SIGSTOP is above
 
     const s = await startSingleHost('many');
     try {
@@ -441,6 +540,6 @@ function summarize(r: Record<string, unknown>): Record<string, unknown> {
       `apply→Running p99 etcd ${etcd.p99} ms vs SQLite ${sqlite.p99} ms; node lost→Running ` +
       `${lost.map((x) => x.allRunningElsewhereMs).join('/')} ms; failover ${worst('SIGTERM')}/${worst('SIGKILL')}/` +
       `${worst('SIGSTOP')} ms; ${MANY} sessions ${em.allRunningSeconds} s, control plane idle ` +
-      `${em.cpuPercentOfOneCoreIdle.controlPlane} %`,
+      `${em.cpuPercentOfOneCoreIdle.controlPlane} %; ${leaseSummary(r.leaseFailover as Record<string, unknown>)}`,
   };
 }
