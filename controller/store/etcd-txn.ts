@@ -222,13 +222,7 @@ class Plan {
     this.seen(Number(res.header.revision));
     const newest = res.kvs[0] ? Number(res.kvs[0].mod_revision) : 0;
     if (newest <= g.since) return;
-    const where =
-      g.namespace === undefined ? 'any namespace' : g.namespace ? `namespace "${g.namespace}"` : 'the cluster';
-    throw new ApiError(
-      'Conflict',
-      `Operation cannot be fulfilled: ${g.kind.toLowerCase()} objects in ${where} changed since revision ` +
-        `${g.since} (one is at revision ${newest}); please look again and retry`,
-    );
+    throw rules.guardConflict(g, newest);
   }
 
   /** TxnOptions.fence: the lease key must hold `holder`, unexpired, and still be as read at commit. */

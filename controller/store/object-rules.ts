@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ApiError, alreadyExists, conflict, notFound } from '../api/errors.js';
 import { redact, redactDeep } from '../api/redact.js';
 import type { ObjectKey, Resource } from '../api/types.js';
-import type { DeleteOptions, LeaseRecord } from './store.js';
+import type { DeleteOptions, LeaseRecord, UnchangedGuard } from './store.js';
 
 /** RFC 3339 with second precision, like Kubernetes timestamps. */
 export const nowStamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -148,4 +148,15 @@ export function acquiredLease(
     leaseDurationSeconds: durationSeconds,
     leaderTransitions: (cur?.leaderTransitions ?? 0) + (cur && !same ? 1 : 0),
   };
+}
+
+/** The Conflict an `unchanged` guard raises when an object of its kind is at `newest` > `since`. */
+export function guardConflict(g: UnchangedGuard, newest: number): ApiError {
+  const where =
+    g.namespace === undefined ? 'any namespace' : g.namespace ? `namespace "${g.namespace}"` : 'the cluster';
+  return new ApiError(
+    'Conflict',
+    `Operation cannot be fulfilled: ${g.kind.toLowerCase()} objects in ${where} changed since revision ` +
+      `${g.since} (one is at revision ${newest}); please look again and retry`,
+  );
 }

@@ -31,6 +31,7 @@ import {
   created,
   current,
   deleted,
+  guardConflict,
   isDependent,
   type Outcome,
   objectKey,
@@ -284,13 +285,7 @@ export class SqliteStore implements Store {
         ? this.stmts.newestAny.get(g.kind)?.rv
         : this.stmts.newestNs.get(g.kind, g.namespace)?.rv;
     if (newest == null || newest <= g.since) return;
-    const where =
-      g.namespace === undefined ? 'any namespace' : g.namespace ? `namespace "${g.namespace}"` : 'the cluster';
-    throw new ApiError(
-      'Conflict',
-      `Operation cannot be fulfilled: ${g.kind.toLowerCase()} objects in ${where} changed since revision ` +
-        `${g.since} (one is at revision ${newest}); please look again and retry`,
-    );
+    throw guardConflict(g, newest);
   }
 
   private applyOp(op: Exclude<WriteOp, UnchangedGuard>): Resource {
