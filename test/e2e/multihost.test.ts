@@ -28,7 +28,6 @@ import type { Node } from '../../controller/api/node.js';
 import type { AgentSession } from '../../controller/api/session.js';
 import type { Resource } from '../../controller/api/types.js';
 import { fuseFiles } from '../../controller/app/watchdog.js';
-import { etcdAvailable } from '../support/etcd-cluster.js';
 import {
   boundRunning,
   CONTROLLER_LEASE,
@@ -94,7 +93,7 @@ async function allRunning(list: string[], ms = 60_000, node?: string): Promise<M
   );
 }
 
-describe.skipIf(!etcdAvailable)('several hosts on etcd', () => {
+describe('several hosts on etcd', () => {
   beforeAll(async () => {
     mh = await startMultiHost({
       nodes: [

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cliEnv, normalize, normalizeTable, orchctl, ROOT, tempHome } from '../support/cli.js';
-import { type EtcdCluster, etcdAvailable, startEtcdCluster } from '../support/etcd-cluster.js';
+import { type EtcdCluster, startEtcdCluster } from '../support/etcd-cluster.js';
 import { until } from '../support/until.js';
 
 let cluster: EtcdCluster;
@@ -73,7 +73,7 @@ async function transcript(context: string): Promise<string[]> {
   return out;
 }
 
-describe.skipIf(!etcdAvailable)('orchctl against an etcd context', () => {
+describe('orchctl against an etcd context', () => {
   beforeAll(async () => {
     cluster = await startEtcdCluster();
     home = tempHome();

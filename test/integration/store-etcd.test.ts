@@ -12,14 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isApiError } from '../../controller/api/errors.js';
 import { EtcdStore } from '../../controller/store/etcd.js';
 import type { WatchEvent } from '../../controller/store/store.js';
-import { type EtcdCluster, etcdAvailable, makeTlsFiles, startEtcdCluster } from '../support/etcd-cluster.js';
+import { type EtcdCluster, makeTlsFiles, startEtcdCluster } from '../support/etcd-cluster.js';
 import { apiError, describeStoreConformance, session } from '../support/store-conformance.js';
 import { until } from '../support/until.js';
 
 let cluster: EtcdCluster;
 let n = 0;
 
-describe.skipIf(!etcdAvailable)('EtcdStore', () => {
+describe('EtcdStore', () => {
   beforeAll(async () => {
     cluster = await startEtcdCluster();
   });
@@ -165,9 +165,7 @@ describe.skipIf(!etcdAvailable)('EtcdStore', () => {
   });
 });
 
-const opensslAvailable = fs.existsSync('/usr/bin/openssl');
-
-describe.skipIf(!etcdAvailable || !opensslAvailable)('EtcdStore over TLS with client certificates', () => {
+describe('EtcdStore over TLS with client certificates', () => {
   let tlsCluster: EtcdCluster;
   let files: ReturnType<typeof makeTlsFiles>;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-etcd-tls-'));
