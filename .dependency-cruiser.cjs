@@ -112,5 +112,7 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '^dist/' },
     moduleSystems: ['es6', 'cjs'],
+    // Resolve package subpath exports (`chrono-node/en`) as Node does.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
   },
 };
