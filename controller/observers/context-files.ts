@@ -1,15 +1,14 @@
 /**
- * The files of context handling, read cheaply (a stat per pass, the file only when it changed, never
- * more than a bound, never through a symlink — the workspace is the agent's):
+ * The files of context handling, read cheaply (changed-file.ts):
  *  - statusline.json, the figures `orchctl hook statusline` wrote from Claude Code's statusline;
  *  - handoff.md, the handoff the agent was asked to write before its context is compacted or
  *    cleared (and which a restarted run is given);
  *  - the session's last checkpoint summary (checkpoints.jsonl), the handoff's stand-in.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { STATUSLINE_FILE, type StatuslineRecord, statuslineRecord } from '../agents/statusline.js';
 import { checkpointsPath, readCheckpoints } from '../store/checkpoints.js';
+import { readChangedFile } from './changed-file.js';
 
 export const HANDOFF_FILE = 'handoff.md';
 /** Largest handoff read; the rest is cut (the rehydrate prompt bounds it further). */
@@ -21,37 +20,9 @@ export interface StatuslineReading {
   record: StatuslineRecord;
 }
 
-/** A regular file's stamp (size:mtime) and its first `max` bytes; undefined when absent or not a file. */
-function readBounded(file: string, max: number): { stamp: string; mtimeMs: number; text: string } | undefined {
-  let fd: number | undefined;
-  try {
-    const st = fs.lstatSync(file);
-    if (!st.isFile()) return undefined;
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-    const buf = Buffer.alloc(Math.min(st.size, max));
-    const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    return { stamp: `${st.size}:${st.mtimeMs}`, mtimeMs: st.mtimeMs, text: buf.subarray(0, n).toString('utf8') };
-  } catch {
-    return undefined; // not written (yet), or replaced while read: the next pass looks again
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
-}
-
-function stampOf(file: string): string | undefined {
-  try {
-    const st = fs.lstatSync(file);
-    return st.isFile() ? `${st.size}:${st.mtimeMs}` : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The statusline's figures when the file's stamp differs from `lastStamp`. */
 export function readStatusline(workspace: string, lastStamp: string | undefined): StatuslineReading | undefined {
-  const file = path.join(workspace, STATUSLINE_FILE);
-  if (stampOf(file) === lastStamp) return undefined;
-  const r = readBounded(file, MAX_STATUSLINE_BYTES);
+  const r = readChangedFile(path.join(workspace, STATUSLINE_FILE), lastStamp, MAX_STATUSLINE_BYTES);
   if (!r) return undefined;
   try {
     return { stamp: r.stamp, record: statuslineRecord(JSON.parse(r.text)) };
@@ -67,7 +38,7 @@ export interface HandoffReading {
 
 /** The run's handoff.md (bounded), if there is one. */
 export function readHandoff(workspace: string): HandoffReading | undefined {
-  const r = readBounded(path.join(workspace, HANDOFF_FILE), MAX_HANDOFF_BYTES);
+  const r = readChangedFile(path.join(workspace, HANDOFF_FILE), undefined, MAX_HANDOFF_BYTES);
   return r ? { mtimeMs: r.mtimeMs, text: r.text } : undefined;
 }
 

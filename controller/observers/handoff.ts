@@ -1,10 +1,9 @@
 /**
- * $ORCHCTL_WORKSPACE/handoff.md for status.handoff (reconcilers/session/handoff.ts), read cheaply:
- * a stat per pass, the file only when its size or mtime changed, at most a bound, never through a
- * symlink (the workspace is the agent's).
+ * $ORCHCTL_WORKSPACE/handoff.md for status.handoff (reconcilers/session/handoff.ts), read cheaply
+ * (changed-file.ts).
  */
-import fs from 'node:fs';
 import path from 'node:path';
+import { readChangedFile } from './changed-file.js';
 import { HANDOFF_FILE } from './context-files.js';
 
 /** What status.handoff keeps of the file: enough for a pipeline's next phase (api/pipeline.ts HANDOFF_LIMITS). */
@@ -25,24 +24,7 @@ export function readHandoffFile(
   lastStamp: string | undefined,
   max = MIRRORED_HANDOFF_BYTES,
 ): HandoffFileReading | undefined {
-  const file = path.join(workspace, HANDOFF_FILE);
-  let fd: number | undefined;
-  try {
-    const st = fs.lstatSync(file);
-    const stamp = `${st.size}:${st.mtimeMs}`;
-    if (!st.isFile() || stamp === lastStamp) return undefined;
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-    // One byte over the bound tells a file that grew after the stat from one that fits.
-    const buf = Buffer.alloc(max + 1);
-    const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    const text = buf
-      .subarray(0, Math.min(n, max))
-      .toString('utf8')
-      .replace(/\uFFFD$/, '');
-    return { stamp, size: Math.max(st.size, n), text, truncated: n > max };
-  } catch {
-    return undefined; // not written (yet), or replaced while read: the next pass looks again
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
+  const r = readChangedFile(path.join(workspace, HANDOFF_FILE), lastStamp, max);
+  // A multi-byte character the cut split decodes as U+FFFD: dropped.
+  return r && { stamp: r.stamp, size: r.size, text: r.text.replace(/\uFFFD$/, ''), truncated: r.truncated };
 }
