@@ -2,7 +2,7 @@
  * Rate-limit pauses and budgets (docs/long-running.md): the defaults, and how a pause and a budget
  * read, shared by the session plan, the policy reconciler, metrics and the CLI.
  */
-import type { PauseStatus } from './session.js';
+import type { AgentSessionStatus, PauseStatus } from './session.js';
 import type { SessionPolicy } from './session-policy.js';
 
 export const RATE_LIMIT_DEFAULTS = {
@@ -13,6 +13,10 @@ export const RATE_LIMIT_DEFAULTS = {
 } as const;
 
 export const BUDGET_DEFAULTS = { window: '24h', action: 'Pause' } as const;
+
+/** The pause holding the current run, if any (a pause recorded for an earlier run is over). */
+export const currentPause = (s: AgentSessionStatus | undefined): PauseStatus | undefined =>
+  s?.pause && s.pause.run === s.run ? s.pause : undefined;
 
 /** The budget hours are kept for (status.usage.hourly): the longest window plus the hour in progress. */
 export const LEDGER_HOURS = 25;

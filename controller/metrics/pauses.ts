@@ -7,6 +7,7 @@
  *  - orchctl_sessionpolicy_tokens / _cost_usd / _budget_exceeded{namespace, sessionpolicy}: what the
  *    policy's sessions used in its budget's window (status.budget), for policies with a budget.
  */
+import { currentPause } from '../api/pause.js';
 import { Counter, type Registry } from 'prom-client';
 import type { AgentSession, PauseReason, SessionPolicy } from '../api/kinds.js';
 import { ScrapeFamily } from './family.js';
@@ -30,7 +31,7 @@ export function registerPauseMetrics(
     series: (s, emit) => {
       const st = s.status;
       if (st?.phase !== 'Running') return;
-      const reason = st.pause && st.pause.run === st.run ? st.pause.reason : undefined;
+      const reason = currentPause(st)?.reason;
       for (const r of REASONS) emit([r], r === reason ? 1 : 0);
     },
   });

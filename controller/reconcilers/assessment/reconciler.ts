@@ -19,6 +19,7 @@
  *    catch up before sending again. So an intervention is sent once, and a second time only if
  *    the first attempt never reached the agent's transcript.
  */
+import { currentPause } from '../../api/pause.js';
 import fs from 'node:fs';
 import { setCondition } from '../../api/conditions.js';
 import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
@@ -267,6 +268,7 @@ export class AssessmentReconciler implements Reconciler {
     const phase = obj.status?.phase;
     let outcome: { delivered: boolean; result: string; message: string; retries?: number; at: number };
     const mine = this.sent.get(p.id);
+    const paused = currentPause(obj.status);
     if (mine)
       outcome = {
         delivered: mine.delivered,
@@ -289,12 +291,12 @@ export class AssessmentReconciler implements Reconciler {
         message: `the session is ${phase ?? 'Pending'}, not Running: nothing to send to`,
         at: this.now(),
       };
-    else if (obj.status?.pause && obj.status.pause.run === obj.status.run)
+    else if (paused)
       // A paused run is sent nothing but its continue message (reconcilers/session/pause.ts).
       outcome = {
         delivered: false,
         result: 'Paused',
-        message: `the session is paused (${obj.status.pause.reason}): the intervention is recorded, not sent`,
+        message: `the session is paused (${paused.reason}): the intervention is recorded, not sent`,
         at: this.now(),
       };
     else if (p.attemptTime && this.arrived(obj, p))

@@ -7,6 +7,7 @@
  * No clock, no I/O: `now` is an input. Execution (execute.ts) re-checks each draft against a fresh
  * read of the store before it writes.
  */
+import { currentPause } from '../../api/pause.js';
 import {
   ACTION_LABEL,
   AUTOPILOT_ACTIONS,
@@ -269,6 +270,7 @@ export function view(w: World, s: Settings): View {
 function sessionView(x: AgentSession, w: World): SessionView {
   const st = x.status ?? {};
   const start = Date.parse(st.startTime ?? '');
+  const pause = st.phase === 'Running' ? currentPause(st) : undefined;
   return {
     name: x.metadata.name,
     phase: (st.phase ?? 'Pending') as Phase,
@@ -276,7 +278,7 @@ function sessionView(x: AgentSession, w: World): SessionView {
     ...(st.startTime ? { startTime: st.startTime } : {}),
     ...(isActive(x) && Number.isFinite(start) ? { runningMinutes: Math.round((w.now - start) / 60_000) } : {}),
     ...(st.agent?.state ? { agentState: st.agent.state } : {}),
-    ...(st.pause && st.pause.run === st.run && st.phase === 'Running' ? { paused: st.pause.reason } : {}),
+    ...(pause ? { paused: pause.reason } : {}),
     ours: x.metadata.labels?.[AUTOPILOT_LABEL] === w.autopilot.metadata.name,
   };
 }

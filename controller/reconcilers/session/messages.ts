@@ -13,6 +13,7 @@
  * A message for a session with no live run fails at once (NotRunning); a message withdrawn while it
  * waited (its sender timed out) is Failed with Withdrawn.
  */
+import { currentPause } from '../../api/pause.js';
 import { MESSAGE_ANNOTATION, MESSAGE_FINAL_STATES, parseMessage } from '../../api/message.js';
 import type { AgentSessionStatus, DeliveryResult, MessageDeliveryStatus } from '../../api/session.js';
 import type { Effect } from './effects.js';
@@ -46,9 +47,10 @@ const clip = (s: string, n = 1024) => (s.length > n ? `${s.slice(0, n - 1)}…` 
 export function waitReason(s: AgentSessionStatus, live: boolean): { reason: string; message: string } | undefined {
   const run = s.run ?? 0;
   if (s.phase === 'Starting') return { reason: 'Starting', message: `run ${run} is starting` };
-  if (s.pause?.run === run) {
-    const until = s.pause.until ? ` until ${s.pause.until}` : '';
-    return { reason: 'Paused', message: `the run is paused (${s.pause.reason}${until}); sent when it resumes` };
+  const pause = currentPause(s);
+  if (pause) {
+    const until = pause.until ? ` until ${pause.until}` : '';
+    return { reason: 'Paused', message: `the run is paused (${pause.reason}${until}); sent when it resumes` };
   }
   if (s.conditions?.some((c) => c.type === 'PromptDelivered' && c.reason === 'Delivering'))
     return { reason: 'PromptPending', message: `run ${run}'s task prompt is still being delivered` };

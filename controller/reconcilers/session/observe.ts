@@ -6,6 +6,7 @@
  * it looks at; the costs per pass are what observe-cost.test.ts counts (no process while nothing
  * changed).
  */
+import { currentPause } from '../../api/pause.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentSession, AgentSessionStatus, AgentSpec, Project, SessionPolicy } from '../../api/kinds.js';
@@ -311,8 +312,7 @@ export class ScreenCache {
 const notFound = (reason: string, message: string): Problem => ({ reason, message, fatal: false });
 
 /** A paused run that gave its admission slot up (pause.ts). */
-export const freesSlot = (s: AgentSessionStatus | undefined): boolean =>
-  !!s?.pause && s.pause.run === s.run && !s.pause.holdsSlot;
+export const freesSlot = (s: AgentSessionStatus | undefined): boolean => currentPause(s)?.holdsSlot === false;
 
 function statStamp(file: string): string | undefined {
   try {

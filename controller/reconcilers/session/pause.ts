@@ -19,7 +19,7 @@
 import { isTrue } from '../../api/conditions.js';
 import { formatDuration, parseDuration } from '../../api/duration.js';
 import type { AgentSessionStatus, DeliveryResult, PauseStatus, SessionPolicy } from '../../api/kinds.js';
-import { budgetExceeded, clock, RATE_LIMIT_DEFAULTS } from '../../api/pause.js';
+import { currentPause, budgetExceeded, clock, RATE_LIMIT_DEFAULTS } from '../../api/pause.js';
 import type { EventType } from '../../client/events.js';
 import type { ScreenReading } from './agent-state.js';
 import { parseResetTime } from './reset-time.js';
@@ -105,7 +105,7 @@ export function budgetStopMessage(policy: SessionPolicy | undefined): string {
 export function planPause(i: PauseInput): PauseOutput {
   const s = i.status;
   const out: PauseOutput = { events: [] };
-  const cur = s.pause && s.pause.run === s.run ? s.pause : undefined;
+  const cur = currentPause(s);
   // Only a live run is held: a run that ended (or is stopping) takes its pause with it.
   if (s.phase !== 'Running') {
     if (i.resumed) out.forgetResume = true;

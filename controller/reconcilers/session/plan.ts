@@ -9,6 +9,7 @@
  * outcomes. Where it needs an observation it has not got (the agent of a run started in this
  * pass) it says so in `needs`.
  */
+import { currentPause } from '../../api/pause.js';
 import { isDeepStrictEqual } from 'node:util';
 import { type SnapshotFrom, transition } from 'xstate';
 import { isTrue, setCondition } from '../../api/conditions.js';
@@ -677,7 +678,7 @@ function contextInto(p: Step): number | undefined {
   const pane = p.observed.paneInfo;
   const live = !!pane && !pane.dead;
   const delivered = s.conditions?.some((x) => x.type === 'PromptDelivered' && x.reason !== 'Delivering');
-  const paused = s.pause?.run === run;
+  const paused = !!currentPause(s);
   const facts = p.observed.agent?.run === run ? p.observed.agent : undefined;
   const r = planContext({
     status: s,
