@@ -12,6 +12,7 @@ import type { AgentSession } from '../../controller/api/kinds.js';
 import type { Resource } from '../../controller/api/types.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { BIN, ROOT } from './cli.js';
+import { pollFor } from './until.js';
 
 let counter = 0;
 
@@ -118,17 +119,10 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
     async session(name) {
       return (await store.get({ kind: 'AgentSession', namespace: 'default', name })) as AgentSession | undefined;
     },
-    async waitFor(what, fn, ms = 20_000) {
-      const deadline = Date.now() + ms;
-      let last: unknown;
-      for (;;) {
-        try {
-          const v = await fn();
-          if (v !== undefined && v !== false) return v as never;
-        } catch (e) {
-          last = e;
-        }
-        if (Date.now() > deadline) {
+    waitFor(what, fn, ms = 20_000) {
+      return pollFor(what, fn, ms, {
+        everyMs: 50,
+        context: async () => {
           const panes = await execa(
             'tmux',
             [
@@ -142,14 +136,12 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
             ],
             { reject: false },
           );
-          throw new Error(
-            `timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}\n` +
-              `controller log tail:\n${h.controllerLog.slice(-15).join('\n')}\n` +
-              `tmux panes:\n${panes.stdout}${panes.stderr}`,
+          return (
+            `controller log tail:\n${h.controllerLog.slice(-15).join('\n')}\n` +
+            `tmux panes:\n${panes.stdout}${panes.stderr}`
           );
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
+        },
+      }) as never;
     },
     async tmuxSessions() {
       const r = await execa(

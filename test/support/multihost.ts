@@ -31,6 +31,7 @@ import { CONTROLLER_LEASE } from '../../controller/runtime/lease.js';
 import { EtcdStore } from '../../controller/store/etcd.js';
 import type { LeaseRecord } from '../../controller/store/store.js';
 import { type EtcdCluster, startEtcdCluster } from './etcd-cluster.js';
+import { pollFor } from './until.js';
 
 const ROOT = packageRoot();
 const BIN = path.join(ROOT, 'bin/orchctl');
@@ -317,26 +318,14 @@ export async function startMultiHost(opts: MultiHostOptions): Promise<MultiHost>
       const pid = l && Number(l.holderIdentity.split('_').at(-2));
       return controllers.find((c) => c.alive && c.pid === pid);
     },
-    async waitFor(what, fn, ms = 30_000) {
-      const deadline = Date.now() + ms;
-      let last: unknown;
-      for (;;) {
-        try {
-          const v = await fn();
-          if (v !== undefined && v !== false) return v as never;
-        } catch (e) {
-          last = e;
-        }
-        if (Date.now() > deadline) {
-          const why = last ? ` (last error: ${(last as Error).message})` : '';
-          throw new Error(
-            `timed out after ${ms} ms waiting for ${what}${why}\n${all()
-              .map((p) => p.tail())
-              .join('\n')}`,
-          );
-        }
-        await new Promise((r) => setTimeout(r, 200));
-      }
+    waitFor(what, fn, ms = 30_000) {
+      return pollFor(what, fn, ms, {
+        everyMs: 200,
+        context: () =>
+          all()
+            .map((p) => p.tail())
+            .join('\n'),
+      }) as never;
     },
     livePanes: (node) => panesOf(node, nodes[node].socket!),
     sample(everyMs = 250) {
