@@ -86,7 +86,7 @@ describe('EtcdStore', () => {
       });
     const rev = await store.revision();
     // Compaction as an operator's etcdctl (or --auto-compaction) does it, outside the store.
-    await execa('/usr/bin/etcdctl', ['--endpoints', cluster.endpoints.join(','), 'compact', String(rev)]);
+    await execa('etcdctl', ['--endpoints', cluster.endpoints.join(','), 'compact', String(rev)]);
     const errors: Error[] = [];
     const events: WatchEvent[] = [];
     store.watch(
