@@ -130,7 +130,7 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
-it('a run that ends with its lost node is recorded ended when unbound, and its stale pane dies already ended', async () => {
+it('a run that ends with its lost node is recorded ended when unbound, before its stale pane is killed', async () => {
   const first = await waitFor('mover Running on a', async () => {
     const s = await get();
     return s?.status?.phase === 'Running' && s.status.binding?.nodeName === 'a' && s;

@@ -147,9 +147,8 @@ function endMovedRun(s: AgentSessionStatus, why: string, now: string): void {
   s.reason = 'NodeLost';
   s.message = message;
   s.completionTime = now;
-  const conditions = (s.conditions ??= []);
-  if (conditions.some((c) => c.type === 'Ready'))
-    setCondition(conditions, { type: 'Ready', status: 'False', reason: 'NodeLost', message }, now);
+  if (s.conditions?.some((c) => c.type === 'Ready'))
+    setCondition(s.conditions, { type: 'Ready', status: 'False', reason: 'NodeLost', message }, now);
 }
 
 /** The key of every Node in the cache (the periodic look: a lease runs out without any object changing). */

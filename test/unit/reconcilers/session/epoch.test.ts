@@ -78,7 +78,11 @@ describe('staleEpoch', () => {
       },
       undefined,
     ],
-    ['Pending for another reason under an older epoch', { ...lostOnA, phase: 'Pending', reason: 'Admission' }, undefined],
+    [
+      'Pending for another reason under an older epoch',
+      { ...lostOnA, phase: 'Pending', reason: 'Admission' },
+      undefined,
+    ],
   ] as [string, AgentSessionStatus, number | undefined][])('%s', (_what, status, want) => {
     expect(staleEpoch(status)).toBe(want);
   });
