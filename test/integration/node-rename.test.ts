@@ -86,6 +86,26 @@ describe('a node name on one host', () => {
     expect(await h.store.get({ kind: 'Node', namespace: '', name: 'renamed' })).toBeUndefined();
   });
 
+  it('--rename-node is refused while an agent of the old name runs, and kills nothing', async () => {
+    h.start(['--node-name', 'vm']);
+    await h.apply([shellSession('keep', TICKS, h.repo, { restartPolicy: 'Never' })]);
+    await h.waitFor('keep Running on vm', async () => {
+      const s = await h.session('keep');
+      return phaseOf(s) === 'Running' && tick(s) > 0 && s;
+    });
+    const before = await panes();
+    const r = await h.orchctl(['node', '--name', 'renamed', '--rename-node', '--log-format', 'json']);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/error: --rename-node: node vm is running \(vm@\S+ holds the lease orchctl-node-vm\)/);
+    expect(await panes()).toEqual(before);
+    expect((await h.session('keep'))?.status?.binding?.nodeName).toBe('vm');
+    expect(records()).toBe('vm');
+
+    const noNode = await h.orchctl(['controller', '--no-node', '--rename-node']);
+    expect(noNode.exitCode).toBe(1);
+    expect(noNode.stderr).toContain('--rename-node renames the embedded node: not with --no-node');
+  });
+
   it('--rename-node rebinds the sessions to the new name and adopts their runs: same pane, no restart', async () => {
     const before = await runningAsVm();
     const at = new Map<string, number>();
