@@ -35,15 +35,10 @@ import type { Logger } from '../runtime/log.js';
 import { Manager, type Readiness } from '../runtime/manager.js';
 import { EventLogs } from '../store/eventlog.js';
 import { storeFor, storeTarget } from '../store/open.js';
+import type { Store } from '../store/store.js';
 import { setupControlPlane } from './control-plane.js';
-import {
-  acceptsFor,
-  defaultNodeName,
-  fuseFor,
-  type NodeAgentOptions,
-  nodeLeaseHooks,
-  setupNodeAgent,
-} from './node-agent.js';
+import { acceptsFor, fuseFor, type NodeAgentOptions, nodeLeaseHooks, setupNodeAgent } from './node-agent.js';
+import { claimHome, defaultNodeName } from './node-home.js';
 import { LeaderStore, NodeStore } from './role-stores.js';
 
 export interface ControllerAppOptions {
@@ -80,6 +75,9 @@ export class ControllerApp {
   /** The node agent's manager, when this process runs one. */
   private readonly nodeMgr?: Manager;
   private readonly nodeName?: string;
+  /** The store as such (the roles write through their fenced views). */
+  private readonly store: Store;
+  private readonly identity: string;
   private readonly home: string;
   private readonly where: { home: string; context?: string };
   private readonly tmux: Tmux;
@@ -100,9 +98,11 @@ export class ControllerApp {
     this.tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
     this.panes = new PaneObserver(this.tmux);
     const store = storeFor(this.where);
+    this.store = store;
     const node = opts.node === false ? undefined : (opts.node ?? {});
     this.nodeName = node ? (node.name ?? defaultNodeName(this.home)) : undefined;
     const identity = holderIdentity(this.nodeName);
+    this.identity = identity;
     const describe = `store ${describeChoice(this.where)}, tmux socket ${this.tmux.socket}`;
     const instrument = (name: string) =>
       name === this.metrics.runtime.controller
@@ -185,6 +185,19 @@ export class ControllerApp {
    * done). A role that stops on its own (its lease lost) stops the process.
    */
   async run(): Promise<void> {
+    // Before any lease or sweep: a home whose runs belong to another node name is not taken over
+    // under this one unless asked (--rename-node), since the sweep would kill them (node-home.ts).
+    if (this.nodeName)
+      await claimHome({
+        home: this.home,
+        socket: this.tmux.socket,
+        name: this.nodeName,
+        rename: this.opts.node ? !!this.opts.node.rename : false,
+        store: this.store,
+        panes: this.panes,
+        identity: this.identity,
+        log: this.opts.log,
+      });
     const roles = [this.cp?.run(() => this.setupControlPlane()), this.nodeMgr?.run(() => this.setupNodeAgent())].filter(
       (r): r is Promise<void> => !!r,
     );

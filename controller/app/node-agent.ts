@@ -16,7 +16,6 @@ import type { AgentFeed } from '../observers/agent-feed.js';
 import type { AuditLog } from '../observers/audit.js';
 import { setup as setupAssessment } from '../reconcilers/assessment/setup.js';
 import { setup as setupJudge } from '../reconcilers/judge/setup.js';
-import { nodeName } from '../reconcilers/node/reconciler.js';
 import { setup as setupNode } from '../reconcilers/node/setup.js';
 import type { ControllerServices } from '../reconcilers/services.js';
 import { boundTo } from '../reconcilers/session/epoch.js';
@@ -35,6 +34,8 @@ export interface NodeAgentOptions {
   name?: string;
   labels?: Record<string, string>;
   maxSessions?: number;
+  /** `--rename-node`: take over the runs of the name this home ran under before (app/node-home.ts). */
+  rename?: boolean;
 }
 
 /** The fuse trips this long after the heartbeat's last touch beyond the lease: well before the 40 s grace. */
@@ -45,24 +46,6 @@ export const fuseFor = (home: string): Fuse => ({
   ...fuseFiles(home),
   seconds: NODE_LEASE_TIMING.seconds + FUSE_MARGIN_SECONDS,
 });
-
-/**
- * The node name when none is given: the one this home was first started with, else this host's.
- * Kept in $ORCHCTL_HOME/node-name because sessions are bound to a name: a host whose name changes
- * (a laptop on another network) must not find its own runs bound to a node that no longer exists.
- */
-export function defaultNodeName(home: string): string {
-  const file = path.join(home, 'node-name');
-  try {
-    const kept = fs.readFileSync(file, 'utf8').trim();
-    if (kept) return kept;
-  } catch {
-    /* first start in this home */
-  }
-  const name = nodeName();
-  fs.writeFileSync(file, `${name}\n`, { mode: 0o600 });
-  return name;
-}
 
 /** The controllers whose keys are sessions: a node reconciles only those bound to it. */
 const SESSION_KEYED = new Set(['agentsession', 'judge', 'assessment']);

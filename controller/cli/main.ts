@@ -146,7 +146,11 @@ export function buildProgram(): Command {
     .description('Run the controller: reconcile AgentSessions against tmux, git and the host')
     .option('--once', 'run one full pass and exit')
     .option('--no-node', 'run the control plane only: no node agent (runs) in this process (docs/multi-host.md)')
-    .option('--node-name <name>', "the embedded node agent's name (default: as first started here, else the hostname)")
+    .option('--node-name <name>', "the embedded node agent's name (default: as last run here, else the hostname)")
+    .option(
+      '--rename-node',
+      "rename this home's node: rebind its sessions to --node-name and adopt their runs (docs/multi-host.md)",
+    )
     .option('--node-lost-grace <duration>', "a lost node's sessions move (or fail) this long after it was seen", '40s')
     .option('--leader-lease <duration>', 'the controller lease, 3s to 60s: a standby takes over this long after a hang')
     .option('--manifests <dir>', 'also apply this directory (recursively) now and on every change')
@@ -169,7 +173,11 @@ export function buildProgram(): Command {
   program
     .command('node')
     .description('Run a node agent: register this host as a Node and run the sessions bound to it (docs/multi-host.md)')
-    .option('--name <name>', 'the Node name (default: as first started in this ORCHCTL_HOME, else the hostname)')
+    .option('--name <name>', 'the Node name (default: as last run in this ORCHCTL_HOME, else the hostname)')
+    .option(
+      '--rename-node',
+      "rename this home's node: rebind its sessions to --name and adopt their runs (docs/multi-host.md)",
+    )
     .option('--label <key=value>', 'a label of the Node (repeatable); nodeSelectors match these', collect, [])
     .option('--max-sessions <n>', 'at most this many sessions bound here (spec.maxSessions)')
     .option('--once', 'run one full pass and exit')

@@ -263,6 +263,9 @@ describe('a node lost', () => {
         return !!x.status?.binding && x.status.binding.nodeName !== 'n1' && x;
       });
       expect(s.status?.binding?.epoch).toBe(2);
+      // Its run ended with the node, in the unbinding write: not Running with no pane meanwhile.
+      expect(s.status).toMatchObject({ phase: 'Pending', reason: 'NodeLost', lifecycle: { epoch: 1 } });
+      expect(s.status?.completionTime).toBeDefined();
       expect(cond(s, 'NodeLost')).toMatchObject({ status: 'False', reason: 'Rescheduled' });
       expect((await eventsOf(name, 'Rescheduled')).length).toBe(1);
     }

@@ -36,6 +36,8 @@ export interface ControllerOptions {
   /** commander's --no-node: false runs the control plane only. */
   node?: boolean;
   nodeName?: string;
+  /** Take over the runs of the node name this home ran under before (app/node-home.ts). */
+  renameNode?: boolean;
   nodeLostGrace?: string;
   leaderLease?: string;
 }
@@ -51,9 +53,11 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
   if (opts.node === false && opts.nodeName) throw new Error('--node-name names the embedded node: not with --no-node');
   const badName = opts.nodeName === undefined ? undefined : checkDns1123Subdomain(opts.nodeName);
   if (badName) throw new Error(`--node-name ${opts.nodeName}: ${badName}`);
+  if (opts.node === false && opts.renameNode)
+    throw new Error('--rename-node renames the embedded node: not with --no-node');
   await runProcess(opts, g, {
     manifests: opts.manifests,
-    node: opts.node === false ? false : { name: opts.nodeName },
+    node: opts.node === false ? false : { name: opts.nodeName, rename: !!opts.renameNode },
     nodeGraceMs,
     leaderLeaseSeconds: leaderLeaseSeconds(opts.leaderLease),
   });

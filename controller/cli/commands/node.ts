@@ -39,6 +39,6 @@ export async function nodeCommand(opts: NodeOptions, g: GlobalOptions): Promise<
   }
   await runProcess(opts, g, {
     controlPlane: false,
-    node: { name: opts.name, labels: parseLabels(opts.label), maxSessions },
+    node: { name: opts.name, labels: parseLabels(opts.label), maxSessions, rename: !!opts.renameNode },
   });
 }

@@ -7,11 +7,14 @@
  *
  * A Failed/NodeLost end is a status the session reconciler would otherwise write: the node that
  * owns the run is gone, so the control plane ends it, once, and unbinds it in the same write — the
- * node, if it returns, finds the session no longer bound to it and kills its stale run.
+ * node, if it returns, finds the session no longer bound to it and kills its stale run. A run that
+ * is to go on elsewhere is ended in the same unbinding write (Pending, reason NodeLost), never left
+ * Running with no pane while the session waits for another node.
  */
 import { type ConditionInput, setCondition } from '../../api/conditions.js';
 import { isApiError } from '../../api/errors.js';
 import type { Node } from '../../api/node.js';
+import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
 import type { AgentSession, AgentSessionStatus } from '../../api/session.js';
 import type { Condition } from '../../api/types.js';
 import type { EventRecorder } from '../../client/events.js';
@@ -126,8 +129,26 @@ function changed(a: SessionAction, before: AgentSessionStatus, now: string): Age
     s.message = a.message;
     s.completionTime = now;
     if (conditions.some((c) => c.type === 'Ready')) cond('Ready', 'False', 'NodeLost');
-  }
+  } else if (ACTIVE_PHASES.has(s.phase as Phase)) endMovedRun(s, a.message, now);
   return s;
+}
+
+/**
+ * An unbound session's run, over with its node (the node's fuse hung it up before the grace ran
+ * out): ended in status now, so the session does not show Running with no pane while it waits for
+ * another node — Pending, reason NodeLost, its run count kept. The node it is bound to next takes it
+ * over as a moved run (session/epoch.ts: the note, RunMoved, no restart counted).
+ */
+function endMovedRun(s: AgentSessionStatus, why: string, now: string): void {
+  const message = `run ${s.run ?? 0} ended with its node: ${why}`;
+  for (const f of ['tmuxSession', 'stopRequestTime', 'nextRestartTime', 'deadlineTime', 'pause'] as const) delete s[f];
+  if (s.lifecycle) delete s.lifecycle.stopReason;
+  s.phase = 'Pending';
+  s.reason = 'NodeLost';
+  s.message = message;
+  s.completionTime = now;
+  if (s.conditions?.some((c) => c.type === 'Ready'))
+    setCondition(s.conditions, { type: 'Ready', status: 'False', reason: 'NodeLost', message }, now);
 }
 
 /** The key of every Node in the cache (the periodic look: a lease runs out without any object changing). */

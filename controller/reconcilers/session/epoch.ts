@@ -10,7 +10,7 @@
  * A run with no recorded epoch predates bindings (started before an upgrade): it is adopted, not
  * ended.
  */
-import { setCondition } from '../../api/conditions.js';
+import { getCondition, setCondition } from '../../api/conditions.js';
 import type { AgentSession, AgentSessionStatus } from '../../api/session.js';
 import type { Effect } from './effects.js';
 import { ACTIVE_PHASES, type Phase } from './machine.js';
@@ -18,12 +18,19 @@ import { ACTIVE_PHASES, type Phase } from './machine.js';
 /** Whether `obj` is one this node reconciles: bound to it (a node acts on nothing else). */
 export const boundTo = (obj: AgentSession, node: string) => obj.status?.binding?.nodeName === node;
 
-/** The epoch of the run in status, when it is older than the binding's (the run was on a lost node). */
+/**
+ * The epoch of the run in status, when it is older than the binding's (the run was on a lost node):
+ * still active in status, or already ended by node lifecycle when it unbound the session (Pending,
+ * reason NodeLost, nodelifecycle/reconciler.ts) and not yet taken over (NodeLost's reason is not
+ * RunMoved).
+ */
 export function staleEpoch(status: AgentSessionStatus | undefined): number | undefined {
   const bound = status?.binding?.epoch;
   const ran = status?.lifecycle?.epoch;
   if (bound === undefined || ran === undefined || ran >= bound) return undefined;
-  return ACTIVE_PHASES.has(status?.phase as Phase) ? ran : undefined;
+  if (ACTIVE_PHASES.has(status?.phase as Phase)) return ran;
+  const ended = status?.phase === 'Pending' && status.reason === 'NodeLost';
+  return ended && getCondition(status.conditions, 'NodeLost')?.reason !== 'RunMoved' ? ran : undefined;
 }
 
 export interface Moved {

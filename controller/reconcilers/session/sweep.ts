@@ -3,7 +3,9 @@
  * off from the store for longer than the lease) and at its start, before it reconciles anything,
  * it kills every run in its tmux that is no longer its own — the session was bound to another node
  * or to a newer epoch meanwhile, unbound (its node was declared lost), or deleted. Runs that are
- * still its own are left to be adopted.
+ * still its own are left to be adopted. A run bound to another node under the run's own epoch is
+ * that node's, not stale: only a rename (`--rename-node`) hands a run to another name without a new
+ * epoch, and the node it was handed to adopts it on this same socket (app/node-home.ts).
  *
  * A run's epoch travels with its tmux session, in its `@orchctl-epoch` option (the launch sets it;
  * it is absent on runs started before bindings existed, which are adopted, never swept). What a run
@@ -36,9 +38,42 @@ export function staleRun(
   const epoch = paneEpoch(pane);
   const b = session.status?.binding;
   if (!b) return epoch === undefined ? undefined : `the session was unbound from this node (run epoch ${epoch})`;
-  if (b.nodeName !== node) return `the session is bound to node ${b.nodeName} (epoch ${b.epoch})`;
+  if (b.nodeName !== node)
+    return epoch === b.epoch ? undefined : `the session is bound to node ${b.nodeName} (epoch ${b.epoch})`;
   if (epoch !== undefined && epoch !== b.epoch) return `the run's epoch ${epoch} is not the binding's ${b.epoch}`;
   return undefined;
+}
+
+/**
+ * The runs on a tmux socket that belong to nodes other than `node`, by node name: a run started
+ * under its session's current binding (the tag's epoch is the binding's), or one without an epoch
+ * (started before bindings) whose session is bound to `recorded`, the name this home was last run
+ * under. A node agent must not take a home that holds such runs under another name: its sweep
+ * would kill them (app/node-home.ts).
+ */
+export function runsOfOtherNodes(
+  panes: Pick<PaneInfo, 'uid' | 'epoch' | 'store' | 'session'>[],
+  sessions: AgentSession[],
+  node: string,
+  storeUid: string,
+  recorded?: string,
+): Map<string, AgentSession[]> {
+  const byUid = new Map(sessions.map((s) => [s.metadata.uid, s]));
+  const out = new Map<string, AgentSession[]>();
+  const seen = new Set<string>();
+  for (const pane of panes) {
+    if (!pane.uid || pane.store !== storeUid || seen.has(pane.session)) continue;
+    const s = byUid.get(pane.uid);
+    const b = s?.status?.binding;
+    if (!s || !b || b.nodeName === node) continue;
+    const epoch = paneEpoch(pane);
+    if (epoch === undefined ? b.nodeName !== recorded : epoch !== b.epoch) continue;
+    seen.add(pane.session);
+    const list = out.get(b.nodeName) ?? [];
+    if (!list.includes(s)) list.push(s);
+    out.set(b.nodeName, list);
+  }
+  return out;
 }
 
 export interface SweepDeps {

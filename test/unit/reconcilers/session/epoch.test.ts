@@ -63,6 +63,26 @@ describe('staleEpoch', () => {
     ['Backoff under an older epoch (no run alive)', { ...lostOnA, phase: 'Backoff' }, undefined],
     ['Stopping under an older epoch', { ...lostOnA, phase: 'Stopping' }, 1],
     ['no binding', { ...lostOnA, binding: undefined }, undefined],
+    [
+      'a run node lifecycle ended when it unbound the session (Pending, NodeLost): taken over',
+      { ...lostOnA, phase: 'Pending', reason: 'NodeLost' },
+      1,
+    ],
+    [
+      'the same, once taken over (NodeLost: RunMoved)',
+      {
+        ...lostOnA,
+        phase: 'Pending',
+        reason: 'NodeLost',
+        conditions: [{ type: 'NodeLost', status: 'False', reason: 'RunMoved', lastTransitionTime: '' }],
+      },
+      undefined,
+    ],
+    [
+      'Pending for another reason under an older epoch',
+      { ...lostOnA, phase: 'Pending', reason: 'Admission' },
+      undefined,
+    ],
   ] as [string, AgentSessionStatus, number | undefined][])('%s', (_what, status, want) => {
     expect(staleEpoch(status)).toBe(want);
   });
