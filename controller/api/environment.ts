@@ -14,9 +14,6 @@
  */
 export const BASE_ENV: readonly string[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_*', 'TZ', 'TMPDIR'];
 
-/** What the schema admits in `inheritEnv` (crds/agents.yaml, crds/sessionpolicies.yaml). */
-export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*\*?$/;
-
 /** Whether `name` matches one of `patterns` (exact names, or prefixes ending in `*`). */
 export function envNameMatches(name: string, patterns: readonly string[]): boolean {
   return patterns.some((p) => (p.endsWith('*') ? name.startsWith(p.slice(0, -1)) : name === p));
