@@ -90,8 +90,8 @@ export class Tmux {
   /** Number of tmux processes started; the benchmarks read it. */
   spawned = 0;
   private readonly env = tmuxClientEnv();
-  /** Whether the global environment of a server that was already running has been cut back. */
-  private scrubbed = false;
+  /** Cutting back the global environment of a server that was already running; every launch waits for it. */
+  private scrubbed?: Promise<void>;
 
   constructor(
     readonly socket: string,
@@ -163,7 +163,8 @@ export class Tmux {
   async launch(spec: LaunchSpec, outputLog?: string): Promise<void> {
     if (spec.argv.length < 2)
       throw new TmuxError('launch needs at least two argv elements so tmux executes them without a shell');
-    await this.scrubGlobalEnv();
+    this.scrubbed ??= this.scrubGlobalEnv();
+    await this.scrubbed;
     const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     const target = `=${spec.session}:`; // the trailing ':' makes it an exact session match for any target type
     const args = [
@@ -261,8 +262,6 @@ export class Tmux {
    * running yet is started by a launch, with the clean environment.
    */
   private async scrubGlobalEnv(): Promise<void> {
-    if (this.scrubbed) return;
-    this.scrubbed = true;
     const r = await this.run(['show-environment', '-g'], { reject: false });
     if (r.exitCode !== 0) return; // no server yet: the launch starts one, clean
     const keep = new Set([...Object.keys(this.env), 'PWD']);
