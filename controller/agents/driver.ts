@@ -18,7 +18,7 @@ export interface LaunchFacts {
   workdir: string;
   /** The run's private workspace directory (0700). */
   workspace: string;
-  /** The environment the agent will have (controller's, then the Agent's and the session's). */
+  /** The environment the agent will have: the base, what inheritEnv names, the Agent's and the session's env. */
   env: Record<string, string | undefined>;
   /** argv of `orchctl hook`, for agents that report through hooks. */
   hookCommand: string[];

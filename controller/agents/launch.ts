@@ -13,11 +13,14 @@
  * tmux kills the session the pty hangs up, the wrapper (the session leader) dies of SIGHUP and
  * the kernel hangs up the agent's process group with it — as with any terminal program.
  *
- * Environment values (the Agent's and the session's env) never go on a command line, where `ps`
- * shows them to every local user: the controller writes each to a file of its own in a private
- * directory ($ORCHCTL_ENV_DIR, 0700, files 0600, named for the variable), and the wrapper exports
- * them — value read with cat, never evaluated — and removes the directory before the agent starts.
- * Only orchctl's own ORCHCTL_* variables (paths and names, no secrets) are passed to tmux.
+ * The agent's environment is built here, not inherited (docs/agents.md): tmux's server starts
+ * with a clean one (observers/tmux.ts), and each launch passes the base (api/environment.ts) and
+ * orchctl's own ORCHCTL_* variables (paths and names, no secrets) to tmux. Every other value — the
+ * variables `inheritEnv` names, the Agent's and the session's env — never goes on a command line,
+ * where `ps` shows it to every local user: the controller writes each to a file of its own in a
+ * private directory ($ORCHCTL_ENV_DIR, 0700, files 0600, named for the variable), and the wrapper
+ * exports them — value read with cat, never evaluated — and removes the directory before the
+ * agent starts.
  *
  * Output logging needs no start gate: the controller attaches pipe-pane in the same tmux
  * command as new-session, and tmux runs a command list before it reads the new pane.
@@ -42,6 +45,10 @@ export const LAUNCH_SCRIPT_STDIN = WRAP('"$0" "$@" < "$ORCHCTL_PROMPT_FILE"');
 export interface LaunchInput {
   agent: AgentSpec;
   sessionEnv?: EnvVar[];
+  /** The base variables (names and paths, no secrets): passed to tmux. */
+  baseEnv?: Record<string, string>;
+  /** The controller's variables that `inheritEnv` names: delivered privately, like env. */
+  inheritedEnv?: Record<string, string>;
   prompt: string; // combined system + task prompt (also in the prompt file)
   promptFile: string;
   resultFile: string;
@@ -53,11 +60,11 @@ export interface LaunchInput {
 
 export interface LaunchPlan {
   argv: string[];
-  /** The agent's whole environment on top of the tmux server's. */
+  /** The agent's whole environment (but for what tmux adds: TERM, TMUX, TMUX_PANE…). */
   env: Record<string, string>;
-  /** orchctl's own variables: names and paths only, safe on tmux's command line. */
+  /** The base and orchctl's own variables: names and paths only, safe on tmux's command line. */
   tmuxEnv: Record<string, string>;
-  /** The Agent's and the session's variables: delivered through $ORCHCTL_ENV_DIR, never on an argv. */
+  /** Inherited, the Agent's and the session's variables: through $ORCHCTL_ENV_DIR, never on an argv. */
   privateEnv: Record<string, string>;
 }
 
@@ -66,10 +73,15 @@ export function buildLaunch(i: LaunchInput): LaunchPlan {
   const command = [...i.agent.command, ...(i.agent.args ?? [])];
   if (delivery === 'argument' && i.prompt) command.push(...(i.agent.promptFlag ? [i.agent.promptFlag] : []), i.prompt);
   const privateEnv: Record<string, string> = {};
-  for (const e of [...(i.agent.env ?? []), ...(i.sessionEnv ?? [])]) {
-    if (!e.name.startsWith('ORCHCTL_')) privateEnv[e.name] = e.value ?? '';
-  }
+  const vars = [
+    ...Object.entries(i.inheritedEnv ?? {}).map(([name, value]) => ({ name, value })),
+    ...(i.agent.env ?? []),
+    ...(i.sessionEnv ?? []),
+  ];
+  for (const e of vars) if (!e.name.startsWith('ORCHCTL_')) privateEnv[e.name] = e.value ?? '';
+  const base = Object.entries(i.baseEnv ?? {}).filter(([name]) => !name.startsWith('ORCHCTL_'));
   const tmuxEnv: Record<string, string> = {
+    ...Object.fromEntries(base),
     ORCHCTL_SESSION: i.sessionKey,
     ORCHCTL_SESSION_UID: i.uid,
     ORCHCTL_RUN: String(i.run),
@@ -79,7 +91,9 @@ export function buildLaunch(i: LaunchInput): LaunchPlan {
     ...(Object.keys(privateEnv).length ? { ORCHCTL_ENV_DIR: envDirOf(i.workspace) } : {}),
   };
   const argv = ['sh', '-c', delivery === 'stdin' ? LAUNCH_SCRIPT_STDIN : LAUNCH_SCRIPT, ...command];
-  return { argv, env: { ...privateEnv, ...tmuxEnv }, tmuxEnv, privateEnv };
+  // The wrapper exports the private variables after tmux set the base: they win over it (never
+  // over ORCHCTL_*, which privateEnv cannot hold).
+  return { argv, env: { ...tmuxEnv, ...privateEnv }, tmuxEnv, privateEnv };
 }
 
 /** Where a run's private environment files are written (inside its 0700 workspace). */

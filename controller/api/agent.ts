@@ -14,6 +14,11 @@ export type AgentSpec = {
   command: string[];
   args?: string[];
   env?: EnvVar[];
+  /**
+   * Variables of the controller's environment the agent is given besides the base: names, or
+   * prefixes ending in `*` (api/environment.ts). Nothing else is inherited.
+   */
+  inheritEnv?: string[];
   promptDelivery?: PromptDelivery;
   promptFlag?: string;
   systemPromptFile?: string;

@@ -125,6 +125,8 @@ export type SessionPolicySpec = {
   context?: ContextPolicy;
   rateLimit?: RateLimitPolicy;
   budget?: BudgetPolicy;
+  /** Variables of the controller's environment the selected sessions' agents are given, as Agent's inheritEnv. */
+  inheritEnv?: string[];
 };
 
 /** status.budget: what the selected sessions used in the window, written by the policy reconciler. */

@@ -10,8 +10,16 @@
  * pane around so its exit status can be read (`pane_dead_status`), and a `pane-died` hook
  * signals the tmux channel `orchctl-pane-died`, which the controller waits on to notice exits
  * at once instead of by polling.
+ *
+ * No agent inherits the controller's environment (docs/agents.md). The server copies the
+ * environment of the client that starts it into its global environment, which every pane starts
+ * from, so every tmux client here runs with only the base (api/environment.ts) plus TERM and
+ * TMUX_TMPDIR (where the socket is); each agent is then given its own variables explicitly. A
+ * server found already running (started by an older orchctl or by hand) has its global
+ * environment cut back to the same names once, before this process's first launch.
  */
 import { execa, type ResultPromise } from 'execa';
+import { BASE_ENV, pickEnv } from '../api/environment.js';
 
 export const UID_OPTION = '@orchctl-uid';
 export const KEY_OPTION = '@orchctl-key';
@@ -73,9 +81,17 @@ export interface LaunchSpec {
 
 export class TmuxError extends Error {}
 
+/** The environment of every tmux client (and so of a server one of them starts). */
+export function tmuxClientEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return pickEnv([...BASE_ENV, 'TERM', 'TMUX_TMPDIR'], env);
+}
+
 export class Tmux {
   /** Number of tmux processes started; the benchmarks read it. */
   spawned = 0;
+  private readonly env = tmuxClientEnv();
+  /** Cutting back the global environment of a server that was already running; every launch waits for it. */
+  private scrubbed?: Promise<void>;
 
   constructor(
     readonly socket: string,
@@ -91,6 +107,8 @@ export class Tmux {
       reject: false,
       input: opts.input,
       stripFinalNewline: false,
+      env: this.env,
+      extendEnv: false,
     });
     if (r.exitCode !== 0 && opts.reject !== false) {
       // Name the command that matters (a launch is a list starting with start-server) and say why
@@ -145,6 +163,8 @@ export class Tmux {
   async launch(spec: LaunchSpec, outputLog?: string): Promise<void> {
     if (spec.argv.length < 2)
       throw new TmuxError('launch needs at least two argv elements so tmux executes them without a shell');
+    this.scrubbed ??= this.scrubGlobalEnv();
+    await this.scrubbed;
     const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     const target = `=${spec.session}:`; // the trailing ':' makes it an exact session match for any target type
     const args = [
@@ -236,6 +256,37 @@ export class Tmux {
     await this.run(args);
   }
 
+  /**
+   * Unsets every variable of a running server's global environment that a server started by this
+   * process would not have (PWD, which tmux adds, stays). Once per process: a server that is not
+   * running yet is started by a launch, with the clean environment.
+   */
+  private async scrubGlobalEnv(): Promise<void> {
+    const r = await this.run(['show-environment', '-g'], { reject: false });
+    if (r.exitCode !== 0) return; // no server yet: the launch starts one, clean
+    const keep = new Set([...Object.keys(this.env), 'PWD']);
+    // Lines are NAME=value, or -NAME for a variable marked for removal; a value's own newlines give
+    // lines whose "names" are unset harmlessly, whatever they are.
+    const names = new Set<string>();
+    for (const line of r.stdout.split('\n')) {
+      const name = line.replace(/^-/, '').split('=')[0];
+      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !keep.has(name)) names.add(name);
+    }
+    let batch: string[] = [];
+    let bytes = 0;
+    for (const name of names) {
+      if (batch.length) batch.push(';');
+      batch.push('set-environment', '-g', '-u', name);
+      bytes += name.length + 25;
+      if (bytes > MAX_COMMAND_BYTES - 200) {
+        await this.run(batch, { reject: false });
+        batch = [];
+        bytes = 0;
+      }
+    }
+    if (batch.length) await this.run(batch, { reject: false });
+  }
+
   /** Marks a session as launched under the store `uid` (an adopted session of an older orchctl). */
   async tagStore(name: string, uid: string): Promise<void> {
     await this.run(['set-option', '-t', `=${name}:`, STORE_OPTION, uid], { reject: false });
@@ -301,7 +352,11 @@ export class Tmux {
   /** A long-lived `wait-for` on the pane-died channel; resolves when any pane dies or the server goes. */
   waitForPaneDied(): ResultPromise {
     this.spawned++;
-    return execa(this.binary, ['-L', this.socket, 'wait-for', DIED_CHANNEL], { reject: false });
+    return execa(this.binary, ['-L', this.socket, 'wait-for', DIED_CHANNEL], {
+      reject: false,
+      env: this.env,
+      extendEnv: false,
+    });
   }
 }
 

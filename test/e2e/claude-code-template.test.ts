@@ -28,8 +28,10 @@ beforeAll(async () => {
     hookEvents: [],
     root: path.join(h.dir, 'claude'),
   });
-  // `claude` on PATH, its configuration in the controller's environment (which tmux passes on):
-  // nothing in the Agent is changed.
+  // `claude` on PATH, its configuration in the controller's environment: nothing in the Agent is
+  // changed. The agent gets only the base (PATH, HOME, TMPDIR, LANG…) and what the template's
+  // inheritEnv names (ANTHROPIC_*, CLAUDE_*, DISABLE_*); the throw-away HOME has no git identity,
+  // so the session passes one in its env, as a user without a ~/.gitconfig would.
   const bin = path.join(h.dir, 'bin');
   fs.mkdirSync(bin);
   fs.symlinkSync(binary, path.join(bin, 'claude'));
@@ -39,7 +41,7 @@ beforeAll(async () => {
     GIT_COMMITTER_NAME: 'orchctl agent',
     GIT_COMMITTER_EMAIL: 'agent@orchctl.io',
   };
-  Object.assign(h.env, home.env, ident, {
+  Object.assign(h.env, home.env, {
     CLAUDE_CODE_MAX_RETRIES: '0',
     TERM: 'tmux-256color',
     LANG: 'C.UTF-8',
@@ -58,6 +60,7 @@ beforeAll(async () => {
         agentRef: 'claude-code',
         workdir: h.repo,
         prompt: 'Create done.txt containing "done" with one Bash command.',
+        env: Object.entries(ident).map(([name, value]) => ({ name, value })),
       },
     },
   ]);

@@ -220,7 +220,7 @@ describe('apply', () => {
     const r = await run('apply', '-f', dir);
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(
-      `${path.join(dir, 'webapp.yaml')}:32:26 (document 4) spec.maxConcurrentSessions: must be of type integer`,
+      `${path.join(dir, 'webapp.yaml')}:35:26 (document 4) spec.maxConcurrentSessions: must be of type integer`,
     );
     expect(await storeRevision()).toBe(rev);
     expect(await getJson('as', 'fix-login')).toEqual(before);

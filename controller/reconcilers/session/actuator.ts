@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentSession, AgentSpec, EnvVar } from '../../api/kinds.js';
 import type { SessionMetricsHooks } from '../../api/metrics-hooks.js';
+import { BASE_ENV, pickEnv } from '../../api/environment.js';
 import { registerSecret, SECRET_NAME } from '../../api/redact.js';
 import { ownedBy } from '../../api/status-fields.js';
 import { deliverKeys, deliverText, type DeliveryResult, sanitizePaste } from '../../agents/delivery.js';
@@ -126,7 +127,7 @@ export class SessionActuator implements Actuator {
     const ws = (run: number) => this.ws(obj, run);
     switch (e.type) {
       case 'PrepareRun':
-        return this.prepare(key, obj, e.run, e.agent, e.workdir, e.note, e.handoffFrom);
+        return this.prepare(key, obj, e.run, e.agent, e.workdir, e.note, e.handoffFrom, e.inheritEnv);
       case 'Launch':
         return this.launch(key, obj, e);
       case 'Deliver':
@@ -215,6 +216,7 @@ export class SessionActuator implements Actuator {
     dir: string,
     restartNote?: string,
     handoffFrom?: number,
+    policyInheritEnv: string[] = [],
   ): Promise<Outcome> {
     const spec = obj.spec ?? {};
     const fail = (reason: string, message: string): Outcome => ({ type: 'StartFailed', reason, message });
@@ -252,6 +254,10 @@ export class SessionActuator implements Actuator {
       resolved.forEach((v, i) => {
         if (declared?.[i]?.valueFrom || SECRET_NAME.test(v.name)) registerSecret(v.value);
       });
+    // Only the base and what is named: never the controller's whole environment (api/environment.ts).
+    const baseEnv = pickEnv(BASE_ENV);
+    const inheritedEnv = pickEnv([...(agent.inheritEnv ?? []), ...policyInheritEnv]);
+    for (const [name, value] of Object.entries(inheritedEnv)) if (SECRET_NAME.test(name)) registerSecret(value);
     const ws = this.ws(obj, run);
     createWorkspace(ws);
     const notes = this.d.resumeNotes?.(obj);
@@ -268,7 +274,7 @@ export class SessionActuator implements Actuator {
     const prompt = composePrompt(system, task, sections);
     fs.writeFileSync(ws.promptFile, prompt, { mode: 0o600 });
     const headBefore = await this.d.git.head(workdir);
-    const env: Record<string, string | undefined> = { ...process.env };
+    const env: Record<string, string | undefined> = { ...baseEnv, ...inheritedEnv };
     for (const v of [...agentEnv, ...sessionEnv]) env[v.name] = v.value ?? '';
     const uid = obj.metadata.uid!;
     const facts = { uid, run, workdir, workspace: ws.dir, env, hookCommand: this.d.hookCommand };
@@ -278,6 +284,8 @@ export class SessionActuator implements Actuator {
     const plan = buildLaunch({
       agent: { ...agent, args: [...(agent.args ?? []), ...extra.args, ...viaSystem], env: agentEnv },
       sessionEnv,
+      baseEnv,
+      inheritedEnv,
       prompt,
       promptFile: ws.promptFile,
       resultFile: ws.resultFile,

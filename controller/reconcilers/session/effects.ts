@@ -23,7 +23,16 @@ export type Effect =
    * `note`: the restart note (orchctl.io/restart-note) when a restart annotation started this run;
    * `handoffFrom`: then, the run whose handoff.md (if any) goes into the prompt (rehydrate.ts).
    */
-  | { type: 'PrepareRun'; run: number; agent: AgentSpec; workdir: string; note?: string; handoffFrom?: number }
+  | {
+      type: 'PrepareRun';
+      run: number;
+      agent: AgentSpec;
+      workdir: string;
+      note?: string;
+      handoffFrom?: number;
+      /** The governing SessionPolicy's inheritEnv (the Agent's is in `agent`). */
+      inheritEnv?: string[];
+    }
   /**
    * Records the run in status (so a controller that dies now adopts it), then starts tmux.
    * Outcome: Launched | StartFailed.

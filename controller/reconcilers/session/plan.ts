@@ -314,7 +314,16 @@ function launchRun(p: Step): PlanOutput | LifecycleEvent {
   const note = restart ? i.obj.metadata.annotations?.[RESTART_NOTE_ANNOTATION] : moved;
   // A restarted run is given the previous run's handoff, if it left one (rehydrate.ts).
   const handoffFrom = (restart || moved) && p.snap.context.run > 1 ? { handoffFrom: p.snap.context.run - 1 } : {};
-  p.fx.push({ type: 'PrepareRun', run: p.snap.context.run, agent, workdir, ...(note ? { note } : {}), ...handoffFrom });
+  const inheritEnv = i.resolved.policy?.spec?.inheritEnv;
+  p.fx.push({
+    type: 'PrepareRun',
+    run: p.snap.context.run,
+    agent,
+    workdir,
+    ...(note ? { note } : {}),
+    ...handoffFrom,
+    ...(inheritEnv?.length ? { inheritEnv } : {}),
+  });
   return p.out({ continuation: { kind: 'prepare' } });
 }
 

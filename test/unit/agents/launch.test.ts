@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BASE_ENV, envNameMatches, pickEnv } from '../../../controller/api/environment.js';
 import type { AgentSpec } from '../../../controller/api/kinds.js';
 import {
   buildLaunch,
@@ -233,6 +234,51 @@ describe('buildLaunch: env', () => {
 
   it('values are kept verbatim (no expansion)', () => {
     expect(buildLaunch(input({}, { sessionEnv: [{ name: 'V', value: NASTY }] })).env.V).toBe(NASTY);
+  });
+
+  it('the base goes to tmux; inherited variables go privately, under the Agent and session env', () => {
+    const plan = buildLaunch(
+      input(
+        { env: [{ name: 'FROM_AGENT', value: 'agent' }] },
+        {
+          baseEnv: { PATH: '/usr/bin', HOME: '/home/u', ORCHCTL_RUN: '7' },
+          inheritedEnv: { ANTHROPIC_API_KEY: 'sk-inherited', FROM_AGENT: 'inherited', HOME: '/other' },
+          sessionEnv: [{ name: 'FROM_SESSION', value: 'session' }],
+        },
+      ),
+    );
+    // Base values are names and paths: on tmux's command line. Inherited ones may be secrets: never.
+    expect(plan.tmuxEnv).toMatchObject({ PATH: '/usr/bin', HOME: '/home/u', ORCHCTL_RUN: '2' });
+    expect(Object.values(plan.tmuxEnv)).not.toContain('sk-inherited');
+    expect(plan.privateEnv).toEqual({
+      ANTHROPIC_API_KEY: 'sk-inherited',
+      FROM_AGENT: 'agent',
+      HOME: '/other',
+      FROM_SESSION: 'session',
+    });
+    // What the agent ends up with: the private variables are exported over the base.
+    expect(plan.env).toMatchObject({ PATH: '/usr/bin', HOME: '/other', FROM_AGENT: 'agent', ORCHCTL_RUN: '2' });
+  });
+
+  it('an inherited ORCHCTL_* variable is dropped', () => {
+    const plan = buildLaunch(input({}, { inheritedEnv: { ORCHCTL_HOME: '/h', ORCHCTL_RUN: '9' } }));
+    expect(plan.env.ORCHCTL_HOME).toBeUndefined();
+    expect(plan.env.ORCHCTL_RUN).toBe('2');
+  });
+});
+
+describe('the agent base environment and inheritEnv patterns', () => {
+  it('a name matches itself only; a pattern ending in * matches by prefix', () => {
+    expect(envNameMatches('GITHUB_TOKEN', ['GITHUB_TOKEN'])).toBe(true);
+    expect(envNameMatches('GITHUB_TOKEN_2', ['GITHUB_TOKEN'])).toBe(false);
+    expect(envNameMatches('ANTHROPIC_BASE_URL', ['ANTHROPIC_*'])).toBe(true);
+    expect(envNameMatches('MY_ANTHROPIC_KEY', ['ANTHROPIC_*'])).toBe(false);
+  });
+
+  it('pickEnv takes only the matching, set variables', () => {
+    const env = { PATH: '/bin', LC_ALL: 'C', LC_TIME: 'C', SECRET_FOR_CONTROLLER: 's', HOME: undefined };
+    expect(pickEnv(BASE_ENV, env)).toEqual({ PATH: '/bin', LC_ALL: 'C', LC_TIME: 'C' });
+    expect(pickEnv([], env)).toEqual({});
   });
 });
 
