@@ -68,7 +68,33 @@ function shQuote(s: string): string {
  * of this installation; the workspace reaches the hook through ORCHCTL_WORKSPACE in the
  * environment the agent passes down, so no session data is in the command.
  */
-export function claudeSettings(cfg: ClaudeHooksConfig, hookCommand: string[]): Record<string, unknown> {
+/** `permissions.defaultMode` values of Claude Code's settings (2.1.330's schema). */
+const SETTINGS_MODES = new Set(['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk', 'auto']);
+
+/**
+ * The permission mode the settings file declares: the one `--permission-mode` asks for (its
+ * `manual` is the settings' `default`), else `default`. Claude Code 2.1.330 opens with "Make auto
+ * mode your default permission mode?" — before any hook, holding the prompt — whenever no
+ * settings source (user, project or `--settings`) names a mode, as when the person's own
+ * ~/.claude/settings.json says `default` (fixture dialog-auto-mode-opt-in.txt). One in
+ * `--settings` keeps it away whatever the person's files say.
+ */
+export function claudeDefaultMode(args: readonly string[] | undefined): string {
+  const list = args ?? [];
+  let asked: string | undefined;
+  list.forEach((a, i) => {
+    if (a === '--permission-mode') asked = list[i + 1];
+    else if (a.startsWith('--permission-mode=')) asked = a.slice('--permission-mode='.length);
+  });
+  if (asked === 'manual') return 'default';
+  return asked && SETTINGS_MODES.has(asked) ? asked : 'default';
+}
+
+export function claudeSettings(
+  cfg: ClaudeHooksConfig,
+  hookCommand: string[],
+  args?: readonly string[],
+): Record<string, unknown> {
   const command = hookCommand.map(shQuote).join(' ');
   const hooks: Record<string, unknown[]> = {};
   for (const ev of CLAUDE_HOOK_EVENTS)
@@ -82,7 +108,11 @@ export function claudeSettings(cfg: ClaudeHooksConfig, hookCommand: string[]): R
   // The statusline gives the exact context figure and rate limits (agents/statusline.ts); an
   // Agent's own statusLine wins, and then the transcript's figure is used.
   const statusLine = { type: 'command', command: `${command} statusline`, padding: 0 };
-  return { statusLine, ...extra, hooks };
+  // An Agent's own permissions win, key by key; the mode is always named (claudeDefaultMode).
+  const own =
+    extra.permissions && typeof extra.permissions === 'object' ? (extra.permissions as Record<string, unknown>) : {};
+  const permissions = { ...own, defaultMode: own.defaultMode ?? claudeDefaultMode(args) };
+  return { statusLine, ...extra, permissions, hooks };
 }
 
 /** Claude Code's config directory for an agent environment (CLAUDE_CONFIG_DIR, else ~/.claude). */
@@ -288,7 +318,7 @@ export const claudeCodeDriver: AgentDriver = {
     const transcript = claudeTranscriptPath(claudeConfigDir(f.env), f.workdir, sessionId);
     return {
       args: ['--session-id', sessionId, '--settings', settingsFile],
-      files: { [SETTINGS_FILE]: `${JSON.stringify(claudeSettings(cfg, f.hookCommand), null, 2)}\n` },
+      files: { [SETTINGS_FILE]: `${JSON.stringify(claudeSettings(cfg, f.hookCommand, agent.args), null, 2)}\n` },
       sessionId,
       ...(transcript ? { transcript } : {}),
     };

@@ -208,6 +208,7 @@ describe('built-in Agent templates', () => {
       'workspace-trust': ['Down', 'Enter'],
       'custom-api-key': ['Up', 'Enter'],
       'bypass-permissions': ['Down', 'Enter'],
+      'auto-mode-opt-in': ['Down', 'Enter'],
     });
     expect(keys).toHaveProperty('mcp-server', undefined);
     expect(keys).toHaveProperty('login', undefined);
