@@ -214,6 +214,11 @@ export function classifyScreen(text: string, profile: DetectionProfile): ScreenC
   if (prompt) {
     const t = promptText(s, prompt);
     if (t) out.prompt = t;
+  } else if (out.state === 'unknown') {
+    // No pattern knows this screen: its text is what a person needs to decide (the part after the
+    // last border, as for a question, else the last lines).
+    const t = promptText(s, profile.prompt) ?? promptText(s, { lines: profile.prompt.lines });
+    if (t) out.prompt = t;
   }
   const quota = profile.quota.find(test);
   if (quota) {

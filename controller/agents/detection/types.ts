@@ -9,7 +9,10 @@ export interface ScreenClass {
    * bypass-permissions, mcp-server, login, onboarding).
    */
   dialog?: string;
-  /** waiting/dialog: the question and its options as shown (escape-free, trimmed, at most 1 KB). */
+  /**
+   * waiting/dialog: the question and its options as shown; unknown: the screen's text no pattern
+   * recognised (escape-free, trimmed, at most 1 KB).
+   */
   prompt?: string;
   /** Usage or rate limit text on screen. */
   quotaExhausted?: boolean;
