@@ -118,7 +118,11 @@ export function foldAgent(i: FoldInput): FoldResult {
   // The fold starts from the previous status of the same run, so sessionId, transcript and
   // autoAnswered carry over with it.
   const out: AgentStatus = { ...obs, state: st.state, source: st.source };
-  const result: FoldResult = { agent: out, raised, ...(st.recheckInMs !== undefined ? { recheckInMs: st.recheckInMs } : {}) };
+  const result: FoldResult = {
+    agent: out,
+    raised,
+    ...(st.recheckInMs !== undefined ? { recheckInMs: st.recheckInMs } : {}),
+  };
   const profile = profileFor(i.agent);
 
   // Startup dialogs the Agent opted in to answer: once per appearance.

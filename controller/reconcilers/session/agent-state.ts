@@ -213,7 +213,7 @@ export function agentState(i: StateInputs): AgentStateResult {
     waiting = {
       reason: 'UnrecognisedScreen',
       message:
-        'the prompt is not confirmed and the screen matches none of the Agent\'s detection patterns' +
+        "the prompt is not confirmed and the screen matches none of the Agent's detection patterns" +
         `${screen!.prompt ? `: ${clip(screen!.prompt, 900)}` : ''}`,
     };
   } else if (obs.hooks && obs.reported) {
