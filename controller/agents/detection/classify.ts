@@ -236,3 +236,30 @@ export function classifyScreen(text: string, profile: DetectionProfile): ScreenC
   } else if (profile.input) out.inputReady = false;
   return out;
 }
+
+/**
+ * The reason a run that failed gave up, from its last output and the profile's `failures`: the
+ * first that matches, with the lines it was found in (at most three, escape-free, ≤ 400 bytes).
+ */
+export function classifyFailure(
+  output: string,
+  profile: DetectionProfile,
+): { reason: string; message: string } | undefined {
+  if (!profile.failures.length || !output) return undefined;
+  const text = output.includes('\x1b') ? stripAnsi(output) : output;
+  for (const f of profile.failures) {
+    const m = f.re.exec(text);
+    if (!m) continue;
+    const start = text.lastIndexOf('\n', m.index) + 1;
+    const lines = text
+      .slice(start)
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .slice(0, 3)
+      .join(' / ');
+    const said = capBytes(lines, 400);
+    return { reason: f.reason, message: f.hint ? `${f.hint} (the agent said: ${said})` : said };
+  }
+  return undefined;
+}

@@ -67,6 +67,8 @@ export interface DetectionProfile {
   interrupted: CompiledPattern[];
   prompt: PromptRule;
   otherwise: 'idle' | 'busy' | 'waiting' | 'unknown';
+  /** Known texts of an agent that gave up (tried on the last output of a run that failed): a reason each. */
+  failures: { reason: string; re: RegExp; hint?: string }[];
 }
 
 /** Where the prompt text of a waiting/dialog screen starts: after/at a line, else the last `lines` lines. */

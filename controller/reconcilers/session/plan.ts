@@ -30,6 +30,7 @@ import { applyReport } from './report.js';
 import { newUsage } from './usage.js';
 import { budgetStopDue, budgetStopMessage, planPause } from './pause.js';
 import { driverFor } from '../../agents/drivers.js';
+import { classifyFailure, profileFor } from '../../agents/detection.js';
 import { planContext } from './context.js';
 import { applyHandoff } from './handoff.js';
 import { planMessage } from './messages.js';
@@ -564,7 +565,14 @@ function endReason(p: Step, to: Phase, ev: LifecycleEvent): EventType {
     const cnf = commandNotFound(i.resolved.agent?.command?.[0] ?? 'the agent command');
     return set(cnf.reason, `${cnf.message} (exit code 127)${commits}`);
   }
-  if (to === 'Failed') return set('Error', `agent exited with code ${s.exitCode}${commits}`);
+  if (to === 'Failed') {
+    // A text the Agent's detection data knows (failures: e.g. Claude Code's "Unable to connect to
+    // Anthropic services") says more than an exit code.
+    const profile = profileFor(i.resolved.agent);
+    const known = profile && s.lastOutput ? classifyFailure(s.lastOutput, profile) : undefined;
+    if (known) return set(known.reason, `${known.message} (exit code ${s.exitCode})${commits}`);
+    return set('Error', `agent exited with code ${s.exitCode}${commits}`);
+  }
   if (to === 'TimedOut') {
     const box = formatDuration(i.resolved.effective.maxDurationMs ?? 0);
     return set('TimedOut', `stopped after the time box of ${box}${commits}`);
