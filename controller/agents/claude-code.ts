@@ -36,18 +36,57 @@ export const CLAUDE_HOOK_EVENTS = [
 
 const TOOL_EVENTS = new Set<string>(['PreToolUse', 'PermissionRequest', 'PostToolUse', 'PostToolUseFailure']);
 
+/**
+ * Whose config directory a run uses. `prepared`: a fresh one in the run's workspace
+ * (CLAUDE_CONFIG_DIR), holding what the interactive CLI otherwise asks for or checks before the
+ * prompt can go in — onboarding done (else a first-run check goes to api.anthropic.com whatever
+ * ANTHROPIC_BASE_URL says, and fails behind a gateway), the workdir trusted, the API key approved.
+ * `user`: the person's own (~/.claude), untouched. `auto` (default): `prepared` when the agent's
+ * environment has an ANTHROPIC_API_KEY, `user` otherwise (a subscription login lives there). A
+ * CLAUDE_CONFIG_DIR in the environment is always the one used: the person chose it.
+ */
+export type ClaudeConfigDirMode = 'auto' | 'prepared' | 'user';
+
 export interface ClaudeHooksConfig {
   kind: 'claude-code';
   /** Extra keys merged into the generated settings file (e.g. permissions). */
   settings?: Record<string, unknown>;
+  configDir?: ClaudeConfigDirMode;
 }
 
 export function claudeHooks(hooks: unknown): ClaudeHooksConfig | undefined {
-  const h = hooks as { kind?: unknown; settings?: unknown } | undefined;
+  const h = hooks as { kind?: unknown; settings?: unknown; configDir?: unknown } | undefined;
   if (h?.kind !== 'claude-code') return undefined;
+  const mode = h.configDir === 'prepared' || h.configDir === 'user' ? h.configDir : 'auto';
   return {
     kind: 'claude-code',
     settings: h.settings && typeof h.settings === 'object' ? (h.settings as Record<string, unknown>) : undefined,
+    configDir: mode,
+  };
+}
+
+/** The run's own config directory, inside its workspace (prepared mode). */
+export const PREPARED_CONFIG_DIR = 'claude-config';
+
+/** The part of an API key Claude Code records as approved (`customApiKeyResponses.approved`): its last 20 characters. */
+const keyTail = (key: string) => key.trim().slice(-20);
+
+/** Whether a run gets a prepared config directory (see ClaudeConfigDirMode). */
+export function usesPreparedConfig(cfg: ClaudeHooksConfig, env: Record<string, string | undefined>): boolean {
+  if (env.CLAUDE_CONFIG_DIR) return false;
+  const mode = cfg.configDir ?? 'auto';
+  return mode === 'prepared' || (mode === 'auto' && !!env.ANTHROPIC_API_KEY);
+}
+
+/**
+ * `.claude.json` of a prepared config directory (keys verified on 2.1.330, docs/notes/claude-code.md):
+ * no first-run screens or connectivity check, `workdir` trusted, the key's tail approved.
+ */
+export function preparedClaudeConfig(workdir: string, apiKey: string | undefined): Record<string, unknown> {
+  return {
+    hasCompletedOnboarding: true,
+    projects: { [path.resolve(workdir)]: { hasTrustDialogAccepted: true } },
+    ...(apiKey ? { customApiKeyResponses: { approved: [keyTail(apiKey)], rejected: [] } } : {}),
   };
 }
 
@@ -315,10 +354,20 @@ export const claudeCodeDriver: AgentDriver = {
     const cfg = claudeHooks(agent.hooks) ?? { kind: 'claude-code' };
     const sessionId = claudeSessionId(f.uid, f.run);
     const settingsFile = path.join(f.workspace, SETTINGS_FILE);
-    const transcript = claudeTranscriptPath(claudeConfigDir(f.env), f.workdir, sessionId);
+    const files: Record<string, string> = {
+      [SETTINGS_FILE]: `${JSON.stringify(claudeSettings(cfg, f.hookCommand, agent.args), null, 2)}\n`,
+    };
+    const env: Record<string, string> = {};
+    if (usesPreparedConfig(cfg, f.env)) {
+      env.CLAUDE_CONFIG_DIR = path.join(f.workspace, PREPARED_CONFIG_DIR);
+      const config = preparedClaudeConfig(f.workdir, f.env.ANTHROPIC_API_KEY);
+      files[`${PREPARED_CONFIG_DIR}/.claude.json`] = `${JSON.stringify(config, null, 2)}\n`;
+    }
+    const transcript = claudeTranscriptPath(claudeConfigDir({ ...f.env, ...env }), f.workdir, sessionId);
     return {
       args: ['--session-id', sessionId, '--settings', settingsFile],
-      files: { [SETTINGS_FILE]: `${JSON.stringify(claudeSettings(cfg, f.hookCommand, agent.args), null, 2)}\n` },
+      files,
+      env,
       sessionId,
       ...(transcript ? { transcript } : {}),
     };

@@ -214,6 +214,6 @@ describe('built-in Agent templates', () => {
     expect(keys).toHaveProperty('login', undefined);
     const spec = YAML.parse(fs.readFileSync(path.join(TEMPLATES, 'claude-code.yaml'), 'utf8')).spec;
     expect(spec.stop.keys).toEqual(['C-c', 'C-c']);
-    expect(spec.hooks).toEqual({ kind: 'claude-code' });
+    expect(spec.hooks).toEqual({ kind: 'claude-code', configDir: 'auto' });
   });
 });
