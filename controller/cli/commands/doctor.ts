@@ -347,7 +347,7 @@ async function checkVersion(def: AgentDef): Promise<AgentReport> {
   return {
     ...r,
     patterns: 'verified',
-    message: `${version} is a version the patterns were recorded from (${hit.versions.join(', ')})`,
+    message: `patterns recorded from ${hit.versions.join(', ')}, which covers the installed ${version}`,
   };
 }
 
