@@ -68,7 +68,7 @@ export function claudeHooks(hooks: unknown): ClaudeHooksConfig | undefined {
 /** The run's own config directory, inside its workspace (prepared mode). */
 export const PREPARED_CONFIG_DIR = 'claude-config';
 
-/** The part of an API key Claude Code records as approved (`customApiKeyResponses.approved`): its last 20 characters. */
+/** What Claude Code records of an approved key (`customApiKeyResponses.approved`): its last 20 characters. */
 const keyTail = (key: string) => key.trim().slice(-20);
 
 /** Whether a run gets a prepared config directory (see ClaudeConfigDirMode). */

@@ -114,7 +114,7 @@ describe('orchctl doctor', () => {
     const open = (gateway.address() as AddressInfo).port;
     const PATH = [bin, ...systemDirs('tmux', 'git', 'node')].join(path.delimiter);
     const run = async (env: Record<string, string>) => {
-      const base = { ...cliEnv(home), PATH, HOME: person };
+      const base: NodeJS.ProcessEnv = { ...cliEnv(home), PATH, HOME: person };
       delete base.ANTHROPIC_API_KEY;
       delete base.CLAUDE_CONFIG_DIR;
       const r = await orchctl(home, ['doctor', '-o', 'json'], { env: { ...base, ...env } });

@@ -702,7 +702,7 @@ function redeliverInto(p: Step): void {
   if (!ACTIVE_PHASES.has(p.phase) || !s.workspace || !s.tmuxSession || !agent || !pane || pane.dead) return;
   if (!pd || pd.run !== s.run || pd.delivered || (pd.redeliveries ?? 0) >= MAX_REDELIVERIES) return;
   if (s.conditions?.find((c) => c.type === 'PromptDelivered')?.status !== 'False') return;
-  if (!screen || screen.state !== 'idle' || !screen.inputReady || facts.run !== s.run) return;
+  if (!facts || facts.run !== s.run || screen?.state !== 'idle' || !screen.inputReady) return;
   if ((facts.screenChangedAt ?? 0) <= Date.parse(pd.at)) return; // the screen it failed on
   if (s.agent?.counts?.user_message || s.agent?.turns) return; // it took a prompt after all
   const n = (pd.redeliveries ?? 0) + 1;

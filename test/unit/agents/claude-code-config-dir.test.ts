@@ -35,7 +35,7 @@ describe('Claude Code config directory', () => {
     expect(r.transcript).toMatch(new RegExp(`^/home/ws/run-1/${PREPARED_CONFIG_DIR}/projects/-work-repo/`));
   });
 
-  it("the person's own: without a key (a subscription login), with configDir user, or with CLAUDE_CONFIG_DIR set", () => {
+  it("the person's own: without a key (a subscription login), with configDir user, or CLAUDE_CONFIG_DIR set", () => {
     for (const [a, env] of [
       [agent(), {}],
       [agent('user'), { ANTHROPIC_API_KEY: KEY }],
