@@ -115,7 +115,13 @@ export async function sendToSession(
     return deliverKeys(target, {
       keys,
       // Without detection data there is nothing to tell the prompt by: one press, unconfirmed retries avoided.
-      stillWaiting: showing(profile, ['waiting', 'dialog']),
+      // A screen raised as UnrecognisedScreen is the prompt being answered: its going away confirms.
+      stillWaiting: showing(
+        profile,
+        waiting?.status === 'True' && waiting.reason === 'UnrecognisedScreen'
+          ? ['waiting', 'dialog', 'unknown']
+          : ['waiting', 'dialog'],
+      ),
       notBefore: since ? since + 300 : undefined,
     });
   }
