@@ -36,18 +36,57 @@ export const CLAUDE_HOOK_EVENTS = [
 
 const TOOL_EVENTS = new Set<string>(['PreToolUse', 'PermissionRequest', 'PostToolUse', 'PostToolUseFailure']);
 
+/**
+ * Whose config directory a run uses. `prepared`: a fresh one in the run's workspace
+ * (CLAUDE_CONFIG_DIR), holding what the interactive CLI otherwise asks for or checks before the
+ * prompt can go in — onboarding done (else a first-run check goes to api.anthropic.com whatever
+ * ANTHROPIC_BASE_URL says, and fails behind a gateway), the workdir trusted, the API key approved.
+ * `user`: the person's own (~/.claude), untouched. `auto` (default): `prepared` when the agent's
+ * environment has an ANTHROPIC_API_KEY, `user` otherwise (a subscription login lives there). A
+ * CLAUDE_CONFIG_DIR in the environment is always the one used: the person chose it.
+ */
+export type ClaudeConfigDirMode = 'auto' | 'prepared' | 'user';
+
 export interface ClaudeHooksConfig {
   kind: 'claude-code';
   /** Extra keys merged into the generated settings file (e.g. permissions). */
   settings?: Record<string, unknown>;
+  configDir?: ClaudeConfigDirMode;
 }
 
 export function claudeHooks(hooks: unknown): ClaudeHooksConfig | undefined {
-  const h = hooks as { kind?: unknown; settings?: unknown } | undefined;
+  const h = hooks as { kind?: unknown; settings?: unknown; configDir?: unknown } | undefined;
   if (h?.kind !== 'claude-code') return undefined;
+  const mode = h.configDir === 'prepared' || h.configDir === 'user' ? h.configDir : 'auto';
   return {
     kind: 'claude-code',
     settings: h.settings && typeof h.settings === 'object' ? (h.settings as Record<string, unknown>) : undefined,
+    configDir: mode,
+  };
+}
+
+/** The run's own config directory, inside its workspace (prepared mode). */
+export const PREPARED_CONFIG_DIR = 'claude-config';
+
+/** What Claude Code records of an approved key (`customApiKeyResponses.approved`): its last 20 characters. */
+const keyTail = (key: string) => key.trim().slice(-20);
+
+/** Whether a run gets a prepared config directory (see ClaudeConfigDirMode). */
+export function usesPreparedConfig(cfg: ClaudeHooksConfig, env: Record<string, string | undefined>): boolean {
+  if (env.CLAUDE_CONFIG_DIR) return false;
+  const mode = cfg.configDir ?? 'auto';
+  return mode === 'prepared' || (mode === 'auto' && !!env.ANTHROPIC_API_KEY);
+}
+
+/**
+ * `.claude.json` of a prepared config directory (keys verified on 2.1.330, docs/notes/claude-code.md):
+ * no first-run screens or connectivity check, `workdir` trusted, the key's tail approved.
+ */
+export function preparedClaudeConfig(workdir: string, apiKey: string | undefined): Record<string, unknown> {
+  return {
+    hasCompletedOnboarding: true,
+    projects: { [path.resolve(workdir)]: { hasTrustDialogAccepted: true } },
+    ...(apiKey ? { customApiKeyResponses: { approved: [keyTail(apiKey)], rejected: [] } } : {}),
   };
 }
 
@@ -68,7 +107,33 @@ function shQuote(s: string): string {
  * of this installation; the workspace reaches the hook through ORCHCTL_WORKSPACE in the
  * environment the agent passes down, so no session data is in the command.
  */
-export function claudeSettings(cfg: ClaudeHooksConfig, hookCommand: string[]): Record<string, unknown> {
+/** `permissions.defaultMode` values of Claude Code's settings (2.1.330's schema). */
+const SETTINGS_MODES = new Set(['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk', 'auto']);
+
+/**
+ * The permission mode the settings file declares: the one `--permission-mode` asks for (its
+ * `manual` is the settings' `default`), else `default`. Claude Code 2.1.330 opens with "Make auto
+ * mode your default permission mode?" — before any hook, holding the prompt — whenever no
+ * settings source (user, project or `--settings`) names a mode, as when the person's own
+ * ~/.claude/settings.json says `default` (fixture dialog-auto-mode-opt-in.txt). One in
+ * `--settings` keeps it away whatever the person's files say.
+ */
+export function claudeDefaultMode(args: readonly string[] | undefined): string {
+  const list = args ?? [];
+  let asked: string | undefined;
+  list.forEach((a, i) => {
+    if (a === '--permission-mode') asked = list[i + 1];
+    else if (a.startsWith('--permission-mode=')) asked = a.slice('--permission-mode='.length);
+  });
+  if (asked === 'manual') return 'default';
+  return asked && SETTINGS_MODES.has(asked) ? asked : 'default';
+}
+
+export function claudeSettings(
+  cfg: ClaudeHooksConfig,
+  hookCommand: string[],
+  args?: readonly string[],
+): Record<string, unknown> {
   const command = hookCommand.map(shQuote).join(' ');
   const hooks: Record<string, unknown[]> = {};
   for (const ev of CLAUDE_HOOK_EVENTS)
@@ -82,7 +147,11 @@ export function claudeSettings(cfg: ClaudeHooksConfig, hookCommand: string[]): R
   // The statusline gives the exact context figure and rate limits (agents/statusline.ts); an
   // Agent's own statusLine wins, and then the transcript's figure is used.
   const statusLine = { type: 'command', command: `${command} statusline`, padding: 0 };
-  return { statusLine, ...extra, hooks };
+  // An Agent's own permissions win, key by key; the mode is always named (claudeDefaultMode).
+  const own =
+    extra.permissions && typeof extra.permissions === 'object' ? (extra.permissions as Record<string, unknown>) : {};
+  const permissions = { ...own, defaultMode: own.defaultMode ?? claudeDefaultMode(args) };
+  return { statusLine, ...extra, permissions, hooks };
 }
 
 /** Claude Code's config directory for an agent environment (CLAUDE_CONFIG_DIR, else ~/.claude). */
@@ -285,10 +354,20 @@ export const claudeCodeDriver: AgentDriver = {
     const cfg = claudeHooks(agent.hooks) ?? { kind: 'claude-code' };
     const sessionId = claudeSessionId(f.uid, f.run);
     const settingsFile = path.join(f.workspace, SETTINGS_FILE);
-    const transcript = claudeTranscriptPath(claudeConfigDir(f.env), f.workdir, sessionId);
+    const files: Record<string, string> = {
+      [SETTINGS_FILE]: `${JSON.stringify(claudeSettings(cfg, f.hookCommand, agent.args), null, 2)}\n`,
+    };
+    const env: Record<string, string> = {};
+    if (usesPreparedConfig(cfg, f.env)) {
+      env.CLAUDE_CONFIG_DIR = path.join(f.workspace, PREPARED_CONFIG_DIR);
+      const config = preparedClaudeConfig(f.workdir, f.env.ANTHROPIC_API_KEY);
+      files[`${PREPARED_CONFIG_DIR}/.claude.json`] = `${JSON.stringify(config, null, 2)}\n`;
+    }
+    const transcript = claudeTranscriptPath(claudeConfigDir({ ...f.env, ...env }), f.workdir, sessionId);
     return {
       args: ['--session-id', sessionId, '--settings', settingsFile],
-      files: { [SETTINGS_FILE]: `${JSON.stringify(claudeSettings(cfg, f.hookCommand), null, 2)}\n` },
+      files,
+      env,
       sessionId,
       ...(transcript ? { transcript } : {}),
     };

@@ -27,8 +27,10 @@ export interface LaunchFacts {
 export interface LaunchAdditions {
   /** Appended to the Agent's args. */
   args: string[];
-  /** Files written into the workspace (0600) before the launch: name → contents. */
+  /** Files written into the workspace (0600, in 0700 subdirectories) before the launch: name → contents. */
   files: Record<string, string>;
+  /** Variables the agent gets on top of the Agent's and the session's (through the private env files). */
+  env?: Record<string, string>;
   /** The agent's own id for this run, if the driver fixes one. */
   sessionId?: string;
   /** Where the run's transcript will be, if known in advance. */

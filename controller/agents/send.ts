@@ -85,6 +85,13 @@ export async function sendToSession(
       // which for some dialogs stops the task (auto-mode-unavailable: Enter ends the turn). Answer
       // with the dialog's own keys where the Agent declares them, else say what is on screen.
       const screen = classifyScreen(await tmux.capture(target.target, 60), profile);
+      // A screen no pattern knows has no known answer: approve keys would press whatever is preselected.
+      if (screen.state === 'unknown' && waiting?.status === 'True' && waiting.reason === 'UnrecognisedScreen')
+        throw new SendError(
+          `agentsession "${name}" shows a screen its Agent's detection patterns do not know, which ` +
+            `--${req.approve ? 'approve' : 'deny'} does not answer; read it with orchctl describe (or attach) ` +
+            'and answer it with --keys',
+        );
       if (screen.state === 'dialog') {
         const dialog = profile.dialogs.find((d) => d.name === screen.dialog);
         if (req.approve && dialog?.answerKeys?.length) keys = dialog.answerKeys;
@@ -108,7 +115,13 @@ export async function sendToSession(
     return deliverKeys(target, {
       keys,
       // Without detection data there is nothing to tell the prompt by: one press, unconfirmed retries avoided.
-      stillWaiting: showing(profile, ['waiting', 'dialog']),
+      // A screen raised as UnrecognisedScreen is the prompt being answered: its going away confirms.
+      stillWaiting: showing(
+        profile,
+        waiting?.status === 'True' && waiting.reason === 'UnrecognisedScreen'
+          ? ['waiting', 'dialog', 'unknown']
+          : ['waiting', 'dialog'],
+      ),
       notBefore: since ? since + 300 : undefined,
     });
   }

@@ -145,6 +145,8 @@ export type PromptDeliveryStatus = {
   reason: string;
   retries: number;
   confirmedBy?: DeliveryConfirmation;
+  /** How often an unconfirmed prompt was delivered again once the screen showed an input box. */
+  redeliveries?: number;
   at: string;
 };
 

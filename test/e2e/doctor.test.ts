@@ -4,6 +4,8 @@
  * system's tmux, git and node.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cliEnv, orchctl, parseTable, ROOT, tempHome } from '../support/cli.js';
@@ -85,13 +87,57 @@ describe('orchctl doctor', () => {
       patterns: 'unverified',
       verifiedVersions: ['2.1.330'],
     });
-    expect(claude.message).toBe('patterns are for 2.1.330, not 2.1.400');
+    expect(claude.message).toBe(
+      'patterns were recorded from 2.1.330, not 2.1.400: a screen of 2.1.400 they do not know ' +
+        'shows as WaitingForInput UnrecognisedScreen',
+    );
     // aider's profile lists 0.86.2 but was reconstructed, not recorded: not "verified".
     expect(report.agents.find((a: { name: string }) => a.name === 'aider')).toMatchObject({
       version: '0.86.2',
       patterns: 'reconstructed',
       verifiedVersions: [],
     });
+  });
+
+  it("checks Claude Code's set-up: the config's onboarding state and the base URL, saying what to fix", async () => {
+    fakeCli('claude', '2.1.330 (Claude Code)');
+    const person = path.join(path.dirname(home), 'person'); // a fresh HOME: no ~/.claude.json
+    fs.mkdirSync(person);
+    const closed = await new Promise<number>((resolve) => {
+      const srv = http.createServer().listen(0, '127.0.0.1', () => {
+        const port = (srv.address() as AddressInfo).port;
+        srv.close(() => resolve(port));
+      });
+    });
+    const gateway = http.createServer((_req, res) => res.writeHead(404).end());
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    const open = (gateway.address() as AddressInfo).port;
+    const PATH = [bin, ...systemDirs('tmux', 'git', 'node')].join(path.delimiter);
+    const run = async (env: Record<string, string>) => {
+      const base: NodeJS.ProcessEnv = { ...cliEnv(home), PATH, HOME: person };
+      delete base.ANTHROPIC_API_KEY;
+      delete base.CLAUDE_CONFIG_DIR;
+      const r = await orchctl(home, ['doctor', '-o', 'json'], { env: { ...base, ...env } });
+      expect(r.exitCode, r.stderr).toBe(0);
+      return JSON.parse(r.stdout).agents.find((a: { name: string }) => a.name === 'claude-code').checks;
+    };
+    try {
+      const broken = await run({ ANTHROPIC_BASE_URL: `http://127.0.0.1:${closed}` });
+      expect(broken).toEqual([
+        { check: 'config', ok: false, message: expect.stringContaining('is missing or unreadable') },
+        { check: 'base-url', ok: false, message: expect.stringContaining('ECONNREFUSED') },
+      ]);
+      expect(broken[0].message).toContain(path.join(person, '.claude.json'));
+      expect(broken[0].message).toMatch(/Fix: .*ANTHROPIC_API_KEY/);
+      const fine = await run({ ANTHROPIC_BASE_URL: `http://127.0.0.1:${open}`, ANTHROPIC_API_KEY: 'sk-test-key' });
+      expect(fine).toEqual([
+        { check: 'config', ok: true, message: expect.stringContaining('prepared config directory') },
+        { check: 'base-url', ok: true, message: `http://127.0.0.1:${open}/ answers (HTTP 404)` },
+      ]);
+      expect(JSON.stringify(fine)).not.toContain('sk-test-key');
+    } finally {
+      gateway.close();
+    }
   });
 
   it('includes the Agents of an existing store', async () => {

@@ -149,8 +149,9 @@ export interface HookRecord {
  * version's binary; see the note for what each one changes.
  */
 export const QUIET_ENV: Readonly<Record<string, string>> = {
-  // Skips the onboarding connectivity preflight (which ignores ANTHROPIC_BASE_URL and fails
-  // here with ENOTFOUND api.anthropic.com), telemetry, update checks, the /api/hello preconnect.
+  // Telemetry, update checks, the /api/hello preconnect. It does NOT skip the onboarding
+  // connectivity preflight (which ignores ANTHROPIC_BASE_URL and fails here with ENOTFOUND
+  // api.anthropic.com): hasCompletedOnboarding in the config does (docs/notes/claude-code.md §12).
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   DISABLE_AUTOUPDATER: '1',
   DISABLE_TELEMETRY: '1',

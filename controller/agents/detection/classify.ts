@@ -214,6 +214,11 @@ export function classifyScreen(text: string, profile: DetectionProfile): ScreenC
   if (prompt) {
     const t = promptText(s, prompt);
     if (t) out.prompt = t;
+  } else if (out.state === 'unknown') {
+    // No pattern knows this screen: its text is what a person needs to decide (the part after the
+    // last border, as for a question, else the last lines).
+    const t = promptText(s, profile.prompt) ?? promptText(s, { lines: profile.prompt.lines });
+    if (t) out.prompt = t;
   }
   const quota = profile.quota.find(test);
   if (quota) {
@@ -230,4 +235,31 @@ export function classifyScreen(text: string, profile: DetectionProfile): ScreenC
     out.inputReady = profile.input.empty.some((re) => re.test(typed));
   } else if (profile.input) out.inputReady = false;
   return out;
+}
+
+/**
+ * The reason a run that failed gave up, from its last output and the profile's `failures`: the
+ * first that matches, with the lines it was found in (at most three, escape-free, ≤ 400 bytes).
+ */
+export function classifyFailure(
+  output: string,
+  profile: DetectionProfile,
+): { reason: string; message: string } | undefined {
+  if (!profile.failures.length || !output) return undefined;
+  const text = output.includes('\x1b') ? stripAnsi(output) : output;
+  for (const f of profile.failures) {
+    const m = f.re.exec(text);
+    if (!m) continue;
+    const start = text.lastIndexOf('\n', m.index) + 1;
+    const lines = text
+      .slice(start)
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .slice(0, 3)
+      .join(' / ');
+    const said = capBytes(lines, 400);
+    return { reason: f.reason, message: f.hint ? `${f.hint} (the agent said: ${said})` : said };
+  }
+  return undefined;
 }

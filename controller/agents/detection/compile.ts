@@ -91,6 +91,11 @@ function compileProfile(agent: string, d: Obj): DetectionProfile {
     interrupted: compilePatterns(d.interrupted as PatternData[] | undefined),
     prompt,
     otherwise: (d.otherwise as DetectionProfile['otherwise'] | undefined) ?? 'unknown',
+    failures: ((d.failures as Obj[] | undefined) ?? []).map((f) => ({
+      reason: f.reason as string,
+      re: new RegExp(f.regex as string, 'm' + ((f.flags as string | undefined) ?? '')),
+      ...(f.hint ? { hint: f.hint as string } : {}),
+    })),
   };
 }
 

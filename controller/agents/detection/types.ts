@@ -9,7 +9,10 @@ export interface ScreenClass {
    * bypass-permissions, mcp-server, login, onboarding).
    */
   dialog?: string;
-  /** waiting/dialog: the question and its options as shown (escape-free, trimmed, at most 1 KB). */
+  /**
+   * waiting/dialog: the question and its options as shown; unknown: the screen's text no pattern
+   * recognised (escape-free, trimmed, at most 1 KB).
+   */
   prompt?: string;
   /** Usage or rate limit text on screen. */
   quotaExhausted?: boolean;
@@ -64,6 +67,8 @@ export interface DetectionProfile {
   interrupted: CompiledPattern[];
   prompt: PromptRule;
   otherwise: 'idle' | 'busy' | 'waiting' | 'unknown';
+  /** Known texts of an agent that gave up (tried on the last output of a run that failed): a reason each. */
+  failures: { reason: string; re: RegExp; hint?: string }[];
 }
 
 /** Where the prompt text of a waiting/dialog screen starts: after/at a line, else the last `lines` lines. */

@@ -32,6 +32,7 @@ const PROFILE_FIELDS = [
   'interrupted',
   'prompt',
   'otherwise',
+  'failures',
 ] as const;
 const TOP_FIELDS = ['agent', 'profiles', ...PROFILE_FIELDS.filter((f) => f !== 'versions')];
 const PATTERN_FIELDS = ['regex', 'flags', 'region', 'within', 'since', 'box'];
@@ -171,6 +172,30 @@ function checkProfileFields(p: Obj, at: string, errs: Errs): void {
   if (p.prompt !== undefined) checkPromptRule(p.prompt, `${at}.prompt`, errs);
   if (p.otherwise !== undefined && !(STATES as readonly string[]).includes(p.otherwise as string))
     errs.push({ path: `${at}.otherwise`, message: `must be one of ${STATES.join(', ')}` });
+  if (p.failures !== undefined) checkFailures(p.failures, `${at}.failures`, errs);
+}
+
+const REASON = /^[A-Z][A-Za-z0-9]{1,63}$/;
+
+/** `failures`: [{reason, regex, flags?, hint?}] — a run's last output → a status reason. */
+function checkFailures(list: unknown, at: string, errs: Errs): void {
+  if (!Array.isArray(list) || list.length > 32)
+    return void errs.push({ path: at, message: 'must be a list of at most 32 {reason, regex, flags, hint}' });
+  for (const [i, f] of list.entries()) {
+    const fa = `${at}[${i}]`;
+    if (!isObj(f)) {
+      errs.push({ path: fa, message: 'must be an object {reason, regex, flags, hint}' });
+      continue;
+    }
+    unknownKeys(f, ['reason', 'regex', 'flags', 'hint'], fa, errs);
+    if (typeof f.reason !== 'string' || !REASON.test(f.reason))
+      errs.push({ path: `${fa}.reason`, message: 'must be a CamelCase reason such as AgentCannotConnect' });
+    if (f.flags !== undefined && (typeof f.flags !== 'string' || !/^[is]*$/.test(f.flags)))
+      errs.push({ path: `${fa}.flags`, message: 'may hold only i and s' });
+    checkRegex(f.regex, `${fa}.regex`, errs, typeof f.flags === 'string' ? f.flags : '');
+    if (f.hint !== undefined && (typeof f.hint !== 'string' || f.hint.length > 500))
+      errs.push({ path: `${fa}.hint`, message: 'must be a string of at most 500 characters' });
+  }
 }
 
 /**

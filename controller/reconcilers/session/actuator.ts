@@ -279,11 +279,14 @@ export class SessionActuator implements Actuator {
     const uid = obj.metadata.uid!;
     const facts = { uid, run, workdir, workspace: ws.dir, env, hookCommand: this.d.hookCommand };
     const extra = driver.launch(agent, facts);
-    for (const [name, content] of Object.entries(extra.files))
+    for (const [name, content] of Object.entries(extra.files)) {
+      fs.mkdirSync(path.dirname(path.join(ws.dir, name)), { recursive: true, mode: 0o700 });
       fs.writeFileSync(path.join(ws.dir, name), content, { mode: 0o600 });
+    }
+    const driverEnv = Object.entries(extra.env ?? {}).map(([name, value]) => ({ name, value }));
     const plan = buildLaunch({
       agent: { ...agent, args: [...(agent.args ?? []), ...extra.args, ...viaSystem], env: agentEnv },
-      sessionEnv,
+      sessionEnv: [...sessionEnv, ...driverEnv],
       baseEnv,
       inheritedEnv,
       prompt,

@@ -30,6 +30,8 @@ export interface FoldInput {
   policy?: SessionPolicy;
   generation?: number;
   now: number;
+  /** The task prompt is not confirmed yet (agent-state.ts: UnrecognisedScreen). */
+  promptPending?: boolean;
 }
 
 export interface FoldResult {
@@ -40,6 +42,8 @@ export interface FoldResult {
   contextStep?: { percent: number; step: number; used: number; window: number };
   /** Conditions of {@link EVENT_ON_TRUE} that turned True in this pass (from False or absent): one Event each. */
   raised: { type: EventType; reason: string; message: string }[];
+  /** Look again in this many ms (an unknown screen that may turn into UnrecognisedScreen). */
+  recheckInMs?: number;
 }
 
 /**
@@ -94,6 +98,7 @@ export function foldAgent(i: FoldInput): FoldResult {
     screenChangedAt,
     startedAt,
     generation: i.generation,
+    promptPending: i.promptPending,
   });
   // Compared with the status as stored (or built so far in this pass): a transition, not a level.
   const wasTrue = new Set(s.conditions!.filter((c) => c.status === 'True').map((c) => c.type));
@@ -113,7 +118,11 @@ export function foldAgent(i: FoldInput): FoldResult {
   // The fold starts from the previous status of the same run, so sessionId, transcript and
   // autoAnswered carry over with it.
   const out: AgentStatus = { ...obs, state: st.state, source: st.source };
-  const result: FoldResult = { agent: out, raised };
+  const result: FoldResult = {
+    agent: out,
+    raised,
+    ...(st.recheckInMs !== undefined ? { recheckInMs: st.recheckInMs } : {}),
+  };
   const profile = profileFor(i.agent);
 
   // Startup dialogs the Agent opted in to answer: once per appearance.

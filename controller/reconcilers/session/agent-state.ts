@@ -27,6 +27,8 @@ export interface ScreenReading {
   /** The lines the limit notice was found in (they may say when it resets). */
   quotaText?: string;
   interrupted?: boolean;
+  /** The input box is drawn and empty. */
+  inputReady?: boolean;
   /** Epoch ms of the capture. */
   at: number;
 }
@@ -155,6 +157,8 @@ export interface StateInputs {
   /** The run's start (no progress yet counts from here). */
   startedAt: number;
   generation?: number;
+  /** The task prompt is not confirmed yet (PromptDelivered not True): an unknown screen may be what holds it. */
+  promptPending?: boolean;
 }
 
 export interface AgentStateResult {
@@ -163,10 +167,18 @@ export interface AgentStateResult {
   source: 'hook' | 'pane' | 'none';
   conditions: ConditionInput[];
   waiting?: { reason: string; message: string };
+  /** An unknown screen that becomes UnrecognisedScreen if it stands this much longer (ms). */
+  recheckInMs?: number;
 }
 
 /** A hook-reported wait the screen contradicts for this long is over (Esc fires no hook). */
 export const SCREEN_OVERRIDES_AFTER_MS = 1500;
+
+/**
+ * How long a screen no pattern recognises must stand, while the prompt is unconfirmed, before it
+ * is a wait for a person: an agent draws a frame or two (a bare header) on its way to the input box.
+ */
+export const UNRECOGNISED_AFTER_MS = 3000;
 
 /** The conditions the observation and the screen imply now. Level-triggered: same inputs, same answer. */
 export function agentState(i: StateInputs): AgentStateResult {
@@ -174,7 +186,14 @@ export function agentState(i: StateInputs): AgentStateResult {
   let state: AgentActivity = 'starting';
   let source: AgentStateResult['source'] = 'none';
   let waiting: AgentStateResult['waiting'];
+  let recheckInMs: number | undefined;
   const screenState = screen?.state;
+  // Unknown since (the screen's last change): a screen the patterns do not know, before the prompt
+  // got in, may be a dialog of a newer CLI holding it — a hook's "idle" cannot tell.
+  const unknownFor = screen && screenState === 'unknown' ? now - (i.screenChangedAt ?? screen.at) : -1;
+  const unrecognised = !obs.ended && !!i.promptPending && unknownFor >= UNRECOGNISED_AFTER_MS;
+  if (!obs.ended && i.promptPending && unknownFor >= 0 && !unrecognised)
+    recheckInMs = UNRECOGNISED_AFTER_MS - unknownFor;
 
   if (obs.ended) {
     state = 'exited';
@@ -187,6 +206,15 @@ export function agentState(i: StateInputs): AgentStateResult {
     waiting = {
       reason: 'StartupDialog',
       message: `startup dialog ${name}${screen!.prompt ? `: ${clip(screen!.prompt, 900)}` : ''}`,
+    };
+  } else if (unrecognised) {
+    state = 'waiting';
+    source = 'pane';
+    waiting = {
+      reason: 'UnrecognisedScreen',
+      message:
+        "the prompt is not confirmed and the screen matches none of the Agent's detection patterns" +
+        `${screen!.prompt ? `: ${clip(screen!.prompt, 900)}` : ''}`,
     };
   } else if (obs.hooks && obs.reported) {
     state = obs.reported.state;
@@ -285,7 +313,7 @@ export function agentState(i: StateInputs): AgentStateResult {
       cond('Interrupted', 'True', 'InterruptedByUser', 'the agent was interrupted and waits for instructions'),
     );
   else conditions.push(cond('Interrupted', 'False', 'NotInterrupted'));
-  return { state, source, conditions, waiting };
+  return { state, source, conditions, waiting, ...(recheckInMs !== undefined ? { recheckInMs } : {}) };
 }
 
 function reasonFor(state: AgentActivity): string {

@@ -30,6 +30,7 @@ import { applyReport } from './report.js';
 import { newUsage } from './usage.js';
 import { budgetStopDue, budgetStopMessage, planPause } from './pause.js';
 import { driverFor } from '../../agents/drivers.js';
+import { classifyFailure, profileFor } from '../../agents/detection.js';
 import { planContext } from './context.js';
 import { applyHandoff } from './handoff.js';
 import { planMessage } from './messages.js';
@@ -573,7 +574,14 @@ function endReason(p: Step, to: Phase, ev: LifecycleEvent): EventType {
     const cnf = commandNotFound(i.resolved.agent?.command?.[0] ?? 'the agent command');
     return set(cnf.reason, `${cnf.message} (exit code 127)${commits}`);
   }
-  if (to === 'Failed') return set('Error', `agent exited with code ${s.exitCode}${commits}`);
+  if (to === 'Failed') {
+    // A text the Agent's detection data knows (failures: e.g. Claude Code's "Unable to connect to
+    // Anthropic services") says more than an exit code.
+    const profile = profileFor(i.resolved.agent);
+    const known = profile && s.lastOutput ? classifyFailure(s.lastOutput, profile) : undefined;
+    if (known) return set(known.reason, `${known.message} (exit code ${s.exitCode})${commits}`);
+    return set('Error', `agent exited with code ${s.exitCode}${commits}`);
+  }
   if (to === 'TimedOut') {
     const box = formatDuration(i.resolved.effective.maxDurationMs ?? 0);
     return set('TimedOut', `stopped after the time box of ${box}${commits}`);
@@ -635,9 +643,10 @@ function finish(p: Step): PlanOutput {
   timeBoxWarning(p);
   s.phase = phase;
   summarise(p);
+  let agentDue: number | undefined;
   if (active && s.workspace) {
     if (p.observed.outputTail) s.lastOutput = p.observed.outputTail;
-    observeAgentInto(p, agentStatus);
+    agentDue = observeAgentInto(p, agentStatus);
     if (p.observed.git) applyGit(s, p.observed.git);
   }
   reportInto(p);
@@ -658,20 +667,67 @@ function finish(p: Step): PlanOutput {
   const d = p.observed.delivery;
   if (d) {
     p.cond('PromptDelivered', d.delivered ? 'True' : 'False', d.reason, d.message);
+    const again = s.promptDelivery?.run === s.run ? s.promptDelivery?.redeliveries : undefined;
     s.promptDelivery = {
       run: s.run,
       delivered: d.delivered,
       reason: d.reason,
       retries: d.retries ?? 0,
       ...(d.confirmedBy ? { confirmedBy: d.confirmedBy } : {}),
+      ...(again ? { redeliveries: again } : {}),
       at: iso(i.now),
     };
+    // A prompt that did not get in needs a person as much as a question does: an Event, routed
+    // like the others (a crash before the status write records the same one again, counted).
+    if (!d.delivered) {
+      const retry = (again ?? 0) < MAX_REDELIVERIES ? '; delivered again once the screen shows an input box' : '';
+      p.event('Warning', 'PromptNotConfirmed', `Run ${s.run}: ${d.reason}: ${d.message}${retry}`);
+    }
     p.fx.push({ type: 'DeliveryRecorded', run: s.run ?? 0 });
   }
+  redeliverInto(p);
   const contextDue = contextInto(p);
   const next = nextLookMs(phase, { ...i.obj, status: s }, i.now, i.resolved.effective);
   const requeueAfterMs = next === undefined || pauseDue === undefined ? (next ?? pauseDue) : Math.min(next, pauseDue);
-  return p.out({ done: true, requeueAfterMs: sooner(sooner(requeueAfterMs, contextDue), m.dueMs) });
+  const due = sooner(sooner(requeueAfterMs, contextDue), m.dueMs);
+  return p.out({ done: true, requeueAfterMs: sooner(due, agentDue) });
+}
+
+/** How often one run's prompt is delivered again after it was not confirmed. */
+export const MAX_REDELIVERIES = 2;
+
+/**
+ * A prompt that was not confirmed (PromptDelivered False) goes in again once the screen has
+ * changed since and shows an empty input box with the agent idle — a dialog answered by a person,
+ * say — and the agent has not taken a prompt meanwhile. At most MAX_REDELIVERIES times a run.
+ */
+function redeliverInto(p: Step): void {
+  const { s, i } = p;
+  const pd = s.promptDelivery;
+  const agent = i.resolved.agent;
+  const facts = p.observed.agent;
+  const screen = facts?.screen;
+  const pane = p.observed.paneInfo;
+  if (!ACTIVE_PHASES.has(p.phase) || !s.workspace || !s.tmuxSession || !agent || !pane || pane.dead) return;
+  if (!pd || pd.run !== s.run || pd.delivered || (pd.redeliveries ?? 0) >= MAX_REDELIVERIES) return;
+  if (s.conditions?.find((c) => c.type === 'PromptDelivered')?.status !== 'False') return;
+  if (!facts || facts.run !== s.run || screen?.state !== 'idle' || !screen.inputReady) return;
+  if ((facts.screenChangedAt ?? 0) <= Date.parse(pd.at)) return; // the screen it failed on
+  if (s.agent?.counts?.user_message || s.agent?.turns) return; // it took a prompt after all
+  const n = (pd.redeliveries ?? 0) + 1;
+  s.promptDelivery = { ...pd, redeliveries: n };
+  const msg =
+    'the screen changed to an empty input box after the prompt was not confirmed: ' +
+    `delivering it again (${n} of ${MAX_REDELIVERIES})`;
+  p.cond('PromptDelivered', 'Unknown', 'Delivering', msg);
+  p.wsLog('INFO', `run ${s.run}: ${msg}`);
+  p.fx.push({
+    type: 'Deliver',
+    run: s.run ?? 0,
+    target: `=${s.tmuxSession}:`,
+    agent,
+    promptFile: `${s.workspace}/prompt.md`,
+  });
 }
 
 const sooner = (a: number | undefined, b: number | undefined) =>
@@ -744,10 +800,11 @@ function pauseInto(p: Step): number | undefined {
 }
 
 /** The agent's state from its hooks, transcript and screen; a context step's Event; an opted-in answer. */
-function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
+function observeAgentInto(p: Step, prev: AgentStatus | undefined): number | undefined {
   const { s, i } = p;
   const facts = p.observed.agent;
-  if (!facts) return;
+  if (!facts) return undefined;
+  const delivered = s.conditions?.find((c) => c.type === 'PromptDelivered');
   const r = foldAgent({
     status: s,
     prev,
@@ -756,6 +813,8 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
     policy: i.resolved.policy,
     generation: p.gen,
     now: i.now,
+    // A result that arrived in this pass counts: its condition is set after this fold.
+    promptPending: !!delivered && delivered.status !== 'True' && !p.observed.delivery?.delivered,
   });
   const files = [
     `${s.workspace}/hooks.jsonl`,
@@ -783,6 +842,7 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
     p.fx.push({ type: 'AutoAnswer', paneId: pane.paneId, agent: i.resolved.agent, dialog: a.dialog, keys: a.keys });
   }
   s.agent = r.agent;
+  return r.recheckInMs;
 }
 
 /** The agent's progress report, when its file changed (also in the pass that sees the run end). */

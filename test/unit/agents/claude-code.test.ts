@@ -121,6 +121,26 @@ describe('Claude Code launch pieces', () => {
     expect(claudeTranscriptPath('/h/.claude', `/${'x'.repeat(250)}`, 'id')).toBeUndefined();
   });
 
+  it('names a permission mode in the settings file, so the auto-mode opt-in dialog never opens', () => {
+    const hook = ['/usr/bin/node', '/opt/orchctl', 'hook'];
+    const mode = (args?: string[], settings?: Record<string, unknown>) =>
+      (claudeSettings({ kind: 'claude-code', settings }, hook, args).permissions as { defaultMode?: string })
+        .defaultMode;
+    expect(mode(['--permission-mode', 'manual'])).toBe('default');
+    expect(mode(['--permission-mode=acceptEdits'])).toBe('acceptEdits');
+    expect(mode(['--permission-mode', 'plan', '--verbose'])).toBe('plan');
+    expect(mode(undefined)).toBe('default');
+    expect(mode(['--permission-mode', 'no-such-mode'])).toBe('default');
+    // The Agent's own settings win; its other permission keys stay.
+    expect(
+      claudeSettings(
+        { kind: 'claude-code', settings: { permissions: { defaultMode: 'auto', allow: ['Bash(ls)'] } } },
+        hook,
+        ['--permission-mode', 'manual'],
+      ).permissions,
+    ).toEqual({ defaultMode: 'auto', allow: ['Bash(ls)'] });
+  });
+
   it('installs the hook command on every event, quoted for sh, and merges the Agent’s settings', () => {
     const s = claudeSettings(
       {

@@ -208,11 +208,12 @@ describe('built-in Agent templates', () => {
       'workspace-trust': ['Down', 'Enter'],
       'custom-api-key': ['Up', 'Enter'],
       'bypass-permissions': ['Down', 'Enter'],
+      'auto-mode-opt-in': ['Down', 'Enter'],
     });
     expect(keys).toHaveProperty('mcp-server', undefined);
     expect(keys).toHaveProperty('login', undefined);
     const spec = YAML.parse(fs.readFileSync(path.join(TEMPLATES, 'claude-code.yaml'), 'utf8')).spec;
     expect(spec.stop.keys).toEqual(['C-c', 'C-c']);
-    expect(spec.hooks).toEqual({ kind: 'claude-code' });
+    expect(spec.hooks).toEqual({ kind: 'claude-code', configDir: 'auto' });
   });
 });

@@ -199,7 +199,12 @@ describe('detectionFor', () => {
     expect(classifyScreen('working (esc to interrupt)', generic).state).toBe('busy');
     expect(classifyScreen('done\n$ ', generic)).toEqual({ state: 'idle', inputReady: true });
     expect(classifyScreen('sim agent v1\nsim> ', generic)).toEqual({ state: 'idle', inputReady: true });
-    expect(classifyScreen('sim> fix the bug\nthinking', generic)).toEqual({ state: 'unknown', inputReady: false });
+    // An unknown screen carries its text: a person may have to read it (UnrecognisedScreen).
+    expect(classifyScreen('sim> fix the bug\nthinking', generic)).toEqual({
+      state: 'unknown',
+      inputReady: false,
+      prompt: 'sim> fix the bug\nthinking',
+    });
     expect(detectionFor({ command: ['x'], detection: { profiles: [] } })).toBeUndefined();
   });
 

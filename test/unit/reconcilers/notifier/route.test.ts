@@ -661,6 +661,7 @@ describe('the default policy (manifests/notifications/)', () => {
   it.each([
     ['WaitingForInput', 'AgentSession', 1],
     ['Escalated', 'AgentSession', 1],
+    ['PromptNotConfirmed', 'AgentSession', 1],
     ['Stalled', 'AgentSession', 2],
     ['QuotaExhausted', 'AgentSession', 2],
     ['BreakerOpened', 'AgentSession', 2],
@@ -671,6 +672,7 @@ describe('the default policy (manifests/notifications/)', () => {
     ['Failed', 'AgentSession', 3],
     ['Error', 'AgentSession', 3],
     ['TimedOut', 'AgentSession', 3],
+    ['AgentCannotConnect', 'AgentSession', 3],
     ['AutopilotNotice', 'AgentSession', 3],
     ['Error', 'Project', 4],
     ['Started', 'AgentSession', 4],
