@@ -36,8 +36,8 @@ export interface FoldResult {
   agent: AgentStatus;
   /** A dialog to answer automatically (the Agent opted in): its name and keys. */
   autoAnswer?: { dialog: string; keys: string[] };
-  /** A 10 % context-window step crossed in this pass. */
-  contextStep?: { percent: number; step: number; used: number; window: number };
+  /** The reportEvery (10) % context-window steps crossed in this pass, each one (`step`: the highest). */
+  contextStep?: { percent: number; step: number; steps: number[]; used: number; window: number };
   /** Conditions of {@link EVENT_ON_TRUE} that turned True in this pass (from False or absent): one Event each. */
   raised: { type: EventType; reason: string; message: string }[];
 }

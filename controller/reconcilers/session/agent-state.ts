@@ -303,8 +303,10 @@ function reasonFor(state: AgentActivity): string {
 }
 
 /**
- * Context-window step crossed (multiples of `every` %, the policy's reportEvery): the new step to
- * report, or undefined. `exact`: the percent as the agent reported it (its statusline).
+ * Context-window steps crossed (multiples of `every` %, the policy's reportEvery) since
+ * `lastStep`: every one of them, in order (seed 003 reports each 10 % step, so a reading that
+ * jumps from 23 % to 56 % crossed 30, 40 and 50), with `step` the highest; undefined when none.
+ * `exact`: the percent as the agent reported it (its statusline).
  */
 export function contextStep(
   usedTokens: number,
@@ -312,10 +314,18 @@ export function contextStep(
   lastStep: number | undefined,
   every = 10,
   exact?: number,
-): { percent: number; step: number } | undefined {
+): { percent: number; step: number; steps: number[] } | undefined {
   if (windowTokens <= 0 || every <= 0) return undefined;
   const percent = exact ?? Math.round((usedTokens / windowTokens) * 1000) / 10;
   const step = Math.min(100, Math.floor(percent / every) * every);
-  if (step > (lastStep ?? 0) && step >= every) return { percent, step };
-  return undefined;
+  const from = lastStep ?? 0;
+  if (step <= from || step < every) return undefined;
+  const steps: number[] = [];
+  // From the first multiple above the last step reported (bounded: at most 100 / every steps).
+  for (let k = (Math.floor(from / every) + 1) * every; k <= step; k += every) steps.push(k);
+  return { percent, step, steps };
 }
+
+/** The ContextWindow Event's text for one step crossed (the figure is the reading that crossed it). */
+export const contextStepMessage = (step: number, percent: number, used: number, window: number): string =>
+  `context window ${step}% used (${percent === step ? '' : `now ${percent}%: `}${used} of ${window} tokens)`;
