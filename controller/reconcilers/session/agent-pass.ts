@@ -10,6 +10,7 @@ import { setCondition } from '../../api/conditions.js';
 import type { AgentSessionStatus, AgentSpec, SessionAgentStatus, SessionPolicy, UsageStatus } from '../../api/kinds.js';
 import type { EventType } from '../../client/events.js';
 import { profileFor } from '../../agents/detection.js';
+import { driverFor } from '../../agents/drivers.js';
 import { type AgentEvent, LOG_START, type LogPosition } from '../../store/eventlog.js';
 import { agentState, contextStep, foldEvents, newObservation, type AgentObservation } from './agent-state.js';
 import type { AgentFacts } from './observation.js';
@@ -52,6 +53,9 @@ export const EVENT_ON_TRUE: Readonly<Record<string, EventType>> = {
   QuotaExhausted: 'Warning',
 };
 
+/** How the Agent's driver writes a limit into its transcript (agents/driver.ts). */
+const limitNotice = (agent: AgentSpec | undefined) => driverFor(agent).transcript?.limitNotice;
+
 /** Whether this run's fold continues from `prev` (same run, a committed position). */
 const continues = (prev: AgentStatus | undefined, run: number): boolean =>
   !!(prev && prev.run === run && prev.position);
@@ -81,7 +85,7 @@ export function foldAgent(i: FoldInput): FoldResult {
   const s = i.status;
   const run = s.run ?? 0;
   const { screen, screenChangedAt } = i.facts;
-  const obs = foldEvents(baseOf(i.prev, run), i.facts.events, i.facts.next);
+  const obs = foldEvents(baseOf(i.prev, run), i.facts.events, i.facts.next, limitNotice(i.agent));
   s.usage = foldRunUsage(i.prev, s.usage, run, i.facts.events, i.agent);
   const detector = (i.policy?.spec as { detector?: { stalledAfter?: string } } | undefined)?.detector;
   const stalledAfterMs = parseDuration(detector?.stalledAfter ?? DEFAULT_STALLED_AFTER);
@@ -160,7 +164,8 @@ export function settleObservation(
   run: number,
   events: AgentEvent[],
   next: LogPosition,
+  agent?: AgentSpec,
 ): AgentStatus {
-  const obs = foldEvents(baseOf(prev, run), events, next);
+  const obs = foldEvents(baseOf(prev, run), events, next, limitNotice(agent));
   return { ...prev, ...obs, state: 'exited', source: obs.ended ? 'hook' : 'process' };
 }

@@ -506,7 +506,8 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
   if (s.workspace && s.agent) {
     const prev = s.agent;
     s.usage = foldRunUsage(prev, s.usage, run, settled.events ?? [], i.resolved.agent);
-    s.agent = settleObservation(prev, run, settled.events ?? [], settled.next ?? prev.position ?? LOG_START);
+    const next = settled.next ?? prev.position ?? LOG_START;
+    s.agent = settleObservation(prev, run, settled.events ?? [], next, i.resolved.agent);
     for (const type of ['AgentBusy', 'WaitingForInput', 'Stalled']) p.cond(type, 'False', 'Exited');
   }
   p.fx.push({ type: 'ForgetRun', run, workspace: s.workspace });

@@ -1,6 +1,7 @@
 /** Agent state from hooks, transcript and screen (pure). */
 import fs from 'node:fs';
 import path from 'node:path';
+import { jsonlTranscript } from '../../../../controller/agents/claude-code.js';
 import { describe, expect, it } from 'vitest';
 import {
   agentState,
@@ -26,7 +27,7 @@ const hook = (name: string, ms: number, payload: Record<string, unknown> = {}): 
   payload: { hook_event_name: name, ...payload },
 });
 const fold = (events: AgentEvent[], o: AgentObservation = newObservation(1, LOG_START)) =>
-  foldEvents(o, events, { seq: events.at(-1)?.seq ?? 0, offset: 0 });
+  foldEvents(o, events, { seq: events.at(-1)?.seq ?? 0, offset: 0 }, jsonlTranscript.limitNotice);
 const cond = (r: ReturnType<typeof agentState>, type: string) => r.conditions.find((c) => c.type === type)!;
 const base = { stalledAfterMs: 600_000, startedAt: T0 };
 
