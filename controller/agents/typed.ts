@@ -14,15 +14,16 @@ export const TYPED_FILE = 'typed.jsonl';
 /** Texts kept (the last ones typed), and characters of each. */
 const KEEP = 20;
 const MAX_TEXT = 4000;
-/** The file is rewritten with the last {@link KEEP} texts once it grows past this. */
-const MAX_FILE = 64 * 1024;
+/** The file is rewritten with the last {@link KEEP} texts once it grows past this (and read up to it). */
+const MAX_FILE = 128 * 1024;
 const MAX_PROMPT = 16 * 1024;
 
 /** Appends `text` to the run's typed log (0600); never throws. */
 export function recordTyped(workspace: string, text: string): void {
   const file = path.join(workspace, TYPED_FILE);
   try {
-    const line = `${JSON.stringify({ ts: new Date().toISOString(), text: text.slice(0, MAX_TEXT) })}\n`;
+    // Newlines on both sides: a line torn by a crash mid-append never swallows another.
+    const line = `\n${JSON.stringify({ ts: new Date().toISOString(), text: text.slice(0, MAX_TEXT) })}\n`;
     fs.appendFileSync(file, line, { mode: 0o600 });
     if (fs.statSync(file).size > MAX_FILE) {
       const kept = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).slice(-KEEP);
@@ -55,7 +56,8 @@ export function readTyped(workspace: string): string[] {
   const out: string[] = [];
   const prompt = readBounded(path.join(workspace, 'prompt.md'), MAX_PROMPT);
   if (prompt.trim()) out.push(prompt);
-  for (const l of readBounded(path.join(workspace, TYPED_FILE), MAX_FILE).split('\n').slice(-KEEP)) {
+  const lines = readBounded(path.join(workspace, TYPED_FILE), MAX_FILE).split('\n').filter(Boolean);
+  for (const l of lines.slice(-KEEP)) {
     try {
       const t = (JSON.parse(l) as { text?: unknown }).text;
       if (typeof t === 'string' && t.trim()) out.push(t);
