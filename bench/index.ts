@@ -15,6 +15,7 @@ import { notifyLatencyBench } from './modules/notify-latency.js';
 import { autopilotBench } from './modules/autopilot.js';
 import { storeEtcdBench } from './modules/store-etcd.js';
 import { multihostBench, multihostFailoverBench } from './modules/multihost.js';
+import { corpusBench } from './modules/corpus.js';
 
 export const benches: Bench[] = [
   cliGetBench,
@@ -30,4 +31,5 @@ export const benches: Bench[] = [
   storeEtcdBench,
   multihostBench,
   multihostFailoverBench,
+  corpusBench,
 ];

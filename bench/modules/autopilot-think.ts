@@ -92,6 +92,7 @@ function seedOps(now: number): WriteOp[] {
     metadata: { name: 'ap', namespace: NS },
     spec: {
       autonomyLevel: 'full',
+      projectSelector: {},
       interval: '10s',
       planner: { backend: 'heuristic' },
       guardrails: {

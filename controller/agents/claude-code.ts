@@ -331,6 +331,12 @@ function boundJson(v: unknown): unknown {
 
 /** Claude Code's JSONL transcript → events (the generic driver reads announced transcripts with it too). */
 const jsonl: TranscriptReader<TranscriptState> = {
+  // "API Error: … 429 / rate limit" (verified on 2.1.330, shared/reference/claude-code-samples.md) and
+  // the older "Claude AI usage limit reached|<epoch seconds>" form.
+  limitNotice: {
+    message: /^API Error: .*\b(429|rate.?limit|usage limit|quota)|^Claude AI usage limit reached\|/i,
+    resetEpoch: /usage limit reached\|(\d{10})\b/i,
+  },
   newState: newTranscriptState,
   events: transcriptEvents,
   counters: (st) => ({ users: st.users, assistants: st.assistants }),

@@ -16,6 +16,7 @@ import { readLines } from '../observers/agent-feed.js';
 import { processAlive } from '../observers/process.js';
 import type { Tmux } from '../observers/tmux.js';
 import { HOOKS_FILE } from './hook-entry.js';
+import { recordTyped } from './typed.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -201,6 +202,8 @@ export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<Deliv
     if (await t.tmux.inMode(t.target))
       await t.tmux.run(['send-keys', '-t', t.target, '-X', 'cancel'], { reject: false });
     await t.tmux.sendKeys(t.target, d.clearKeys ?? ['C-u']);
+    // Before the paste: the screen may echo it at once, and its echo is never the agent's own output.
+    recordTyped(t.workspace, d.text);
     const b = baseline(t);
     // Without its final newline: the submit keys, not the paste, submit the text.
     await t.tmux.pasteText(t.target, sanitizePaste(d.text).text.replace(/\n+$/, ''), d.bufferName);

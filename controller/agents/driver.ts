@@ -37,8 +37,21 @@ export interface LaunchAdditions {
   transcript?: string;
 }
 
+/**
+ * How an agent writes a rate or usage limit into its transcript (agent-specific text, so it lives
+ * with the driver; screen limits are the Agent's detection data).
+ */
+export interface LimitNotice {
+  /** An assistant message that is the agent's limit notice (never text a person or orchctl typed). */
+  message: RegExp;
+  /** The reset as epoch seconds written into the notice (group 1), for agents that write one. */
+  resetEpoch?: RegExp;
+}
+
 /** Turns an agent's transcript lines into events; its state is carried between lines of one run. */
 export interface TranscriptReader<S = unknown> {
+  /** Its limit notice, when the agent writes one there. */
+  readonly limitNotice?: LimitNotice;
   newState(): S;
   events(line: Record<string, unknown>, run: number, state: S): NewEvent[];
   /** Counters kept in the log's cursors so a restarted controller continues the numbering. */

@@ -6,7 +6,9 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KindInfo, Registry } from '../api/crds.js';
 import { isApiError } from '../api/errors.js';
 import type { Selector } from '../api/labels.js';
+import type { AgentSession, SessionPolicy } from '../api/kinds.js';
 import { locateError, type ManifestError, type ManifestDoc } from '../api/manifest.js';
+import { policyReach, reachWarning } from '../api/policy.js';
 import { API_VERSION, LAST_APPLIED_ANNOTATION, type Resource } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
 import type { Store, WriteOp } from '../store/store.js';
@@ -224,4 +226,39 @@ export async function applyPrepared(
       throw e;
     }
   }
+}
+
+/**
+ * One line for each SessionPolicy just applied that applies to no session now
+ * (api/policy.ts reachWarning), read against the store with this apply's own objects laid over it
+ * (so a dry run and a policy applied with its sessions are judged on what they would make).
+ */
+export async function policyWarnings(store: Store, results: ApplyResult[]): Promise<string[]> {
+  const applied = results.filter((r) => r.action !== 'pruned');
+  const policies = applied.filter((r) => r.kind.kind === 'SessionPolicy').map((r) => r.object as SessionPolicy);
+  if (!policies.length) return [];
+  const overlay = <T extends Resource>(live: T[], kind: string): T[] => {
+    const key = (o: Resource) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    const mine = new Map(applied.filter((r) => r.kind.kind === kind).map((r) => [key(r.object), r.object as T]));
+    const gone = new Set(
+      results.filter((r) => r.action === 'pruned' && r.kind.kind === kind).map((r) => key(r.object)),
+    );
+    return [...live.filter((o) => !mine.has(key(o)) && !gone.has(key(o))), ...mine.values()];
+  };
+  const out: string[] = [];
+  for (const ns of new Set(policies.map((p) => p.metadata.namespace ?? ''))) {
+    const sessions = overlay(
+      (await store.list('AgentSession', { namespace: ns })).items as AgentSession[],
+      'AgentSession',
+    ).filter((s) => (s.metadata.namespace ?? '') === ns && !s.metadata.deletionTimestamp);
+    const all = overlay(
+      (await store.list('SessionPolicy', { namespace: ns })).items as SessionPolicy[],
+      'SessionPolicy',
+    ).filter((p) => (p.metadata.namespace ?? '') === ns);
+    for (const p of policies.filter((q) => (q.metadata.namespace ?? '') === ns)) {
+      const w = reachWarning(p, policyReach(p, sessions, all), sessions.length);
+      if (w) out.push(w);
+    }
+  }
+  return out;
 }

@@ -95,6 +95,7 @@ async function autopilot(
     metadata: { name: 'ap', namespace: 'default' },
     spec: {
       autonomyLevel: 'full',
+      projectSelector: {},
       planner: {
         backend: 'openai',
         model: MODEL,

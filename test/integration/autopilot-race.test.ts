@@ -62,7 +62,12 @@ async function seed(autopilots: string[] = ['ap']) {
       apiVersion: API_VERSION,
       kind: 'Autopilot',
       metadata: { name, namespace: 'default' },
-      spec: { autonomyLevel: 'full', guardrails: { stalenessDays: 3 }, sessionTemplate: { agentRef: 'sim' } },
+      spec: {
+        autonomyLevel: 'full',
+        projectSelector: {},
+        guardrails: { stalenessDays: 3 },
+        sessionTemplate: { agentRef: 'sim' },
+      },
     } as Autopilot);
 }
 

@@ -78,6 +78,7 @@ const pilot = (level: AutonomyLevel) => ({
   metadata: { name: 'pilot' },
   spec: {
     autonomyLevel: level,
+    projectSelector: {},
     interval: '10s',
     planner: { backend: 'heuristic' },
     guardrails: { cooldowns: { sameProject: '0s', sameAction: '0s' }, maxErrorRetries: 3 },

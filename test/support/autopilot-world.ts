@@ -17,12 +17,13 @@ const iso = (ms: number) => new Date(ms).toISOString();
 let rv = 100;
 const next = () => String(++rv);
 
+/** An Autopilot over every project (`projectSelector: {}`) unless `spec` says otherwise. */
 export function autopilot(spec: AutopilotSpec = {}, name = 'ap'): Autopilot {
   return {
     apiVersion: API_VERSION,
     kind: 'Autopilot',
     metadata: { name, namespace: 'default', uid: `uid-${name}`, generation: 1, resourceVersion: next() },
-    spec,
+    spec: { projectSelector: {}, ...spec },
   };
 }
 

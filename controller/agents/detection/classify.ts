@@ -193,8 +193,55 @@ export function capBytes(text: string, max: number): string {
   return cut(text, head, false).trimEnd() + sep + cut(text, room - head, true).trimStart();
 }
 
+/** What the classifier is told besides the capture. */
+export interface ClassifyContext {
+  /**
+   * Texts orchctl delivered into the pane (the prompt, continue messages, interventions, `send`
+   * text: agents/typed.ts). A limit is the agent's own report: lines echoing these are not read
+   * for one, nor is anything above the latest echo (older than the input that followed it).
+   */
+  typed?: readonly string[];
+}
+
+const norm = (t: string) => t.replace(/\s+/g, ' ').trim();
+/** A line echoing a typed text starts with at most this many characters of prompt marker. */
+const MAX_ECHO_PREFIX = 24;
+
+/**
+ * Whether a screen line shows (part of) a typed text: a wrapped piece of it, or its start after
+ * a prompt marker ("> ", "❯ ", "sim> "). Texts are normalised (whitespace runs → one space).
+ */
+export function echoesTyped(line: string, typed: readonly string[]): boolean {
+  const l = norm(line);
+  if (l.length < 4) return false;
+  for (const t of typed) {
+    if (l.length >= Math.min(8, t.length) && t.includes(l)) return true;
+    const head = t.slice(0, Math.min(12, t.length));
+    const i = l.indexOf(head);
+    if (i >= 0 && i <= MAX_ECHO_PREFIX && t.startsWith(l.slice(i))) return true;
+  }
+  return false;
+}
+
+/**
+ * The screen the limit patterns read: the agent's own output only — never the input box, never a
+ * line echoing what orchctl typed, never what stood above the latest such echo.
+ */
+function agentOutput(s: Screen, typed: readonly string[] | undefined): Screen {
+  const texts = (typed ?? []).map(norm).filter((t) => t.length >= 4);
+  const nAbove = s.above.length;
+  const footerFrom = s.lines.length - s.footer.length;
+  const echo = s.lines.map((l) => texts.length > 0 && echoesTyped(l, texts));
+  const lastEcho = echo.lastIndexOf(true);
+  const keep = (i: number) => i > lastEcho && !echo[i];
+  const above = s.above.filter((_, i) => keep(i));
+  const footer = s.footer.filter((_, j) => keep(footerFrom + j));
+  const lines = s.lines.filter((_, i) => keep(i) && (i < nAbove || i >= footerFrom));
+  return { lines, inputIdx: s.inputIdx, above, input: [], footer };
+}
+
 /** Classifies one pane capture (plain or with escape sequences) with a compiled profile. */
-export function classifyScreen(text: string, profile: DetectionProfile): ScreenClass {
+export function classifyScreen(text: string, profile: DetectionProfile, ctx: ClassifyContext = {}): ScreenClass {
   const s = readScreen(text, profile);
   if (!s.lines.length) return { state: 'unknown' };
   const test = matcher(s);
@@ -220,11 +267,12 @@ export function classifyScreen(text: string, profile: DetectionProfile): ScreenC
     const t = promptText(s, profile.prompt) ?? promptText(s, { lines: profile.prompt.lines });
     if (t) out.prompt = t;
   }
-  const quota = profile.quota.find(test);
+  const own = profile.quota.length ? matcher(agentOutput(s, ctx.typed)) : test;
+  const quota = profile.quota.find(own);
   if (quota) {
     out.quotaExhausted = true;
     // The lines the limit was read from: they may say when it resets.
-    out.quotaText = capBytes(test.textFor(quota), MAX_QUOTA_TEXT_BYTES);
+    out.quotaText = capBytes(own.textFor(quota), MAX_QUOTA_TEXT_BYTES);
   }
   if (profile.interrupted.some(test)) out.interrupted = true;
   if (profile.input && s.inputIdx >= 0) {

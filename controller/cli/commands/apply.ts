@@ -1,8 +1,8 @@
 import { parseSelector } from '../../api/labels.js';
 import { readManifests } from '../../api/manifest.js';
-import { applyPrepared, prepareManifests, ValidationFailed, type DryRun } from '../../client/apply.js';
+import { applyPrepared, policyWarnings, prepareManifests, ValidationFailed, type DryRun } from '../../client/apply.js';
 import { openContext, qualifiedKind, type GlobalOptions } from '../context.js';
-import { out } from '../output.js';
+import { err, out } from '../output.js';
 
 export interface ApplyCmdOptions {
   filename: string[];
@@ -47,6 +47,8 @@ export async function applyCommand(opts: ApplyCmdOptions, g: GlobalOptions): Pro
       if (opts.output === 'name') out(`${qualifiedKind(r.kind)}/${r.name}\n`);
       else out(`${qualifiedKind(r.kind)}/${r.name} ${r.action}${suffix}\n`);
     }
+    // A policy that governs nothing is legal but rarely meant (docs/controller.md, "Selectors").
+    for (const w of await policyWarnings(ctx.store, results)) err(`warning: ${w}\n`);
   } finally {
     await ctx.close();
   }

@@ -3,11 +3,12 @@ import { parseSelector } from '../../api/labels.js';
 import { eventsFor } from '../../client/events.js';
 import { namespaceFor, openContext, parseTargets, type GlobalOptions } from '../context.js';
 import { err, out } from '../output.js';
-import { describeObject } from '../printers/describe.js';
+import { describeObject, describeSessionPolicy } from '../printers/describe.js';
 import { describeAutopilot, describeDecision } from '../printers/autopilot.js';
 import { describeNode } from '../printers/nodes.js';
 import type { Node } from '../../api/node.js';
 import type { AgentSession } from '../../api/session.js';
+import type { SessionPolicy } from '../../api/session-policy.js';
 import { describePipeline } from '../printers/pipeline.js';
 import type { Pipeline } from '../../api/pipeline.js';
 import type { Autopilot, Decision } from '../../api/autopilot.js';
@@ -25,6 +26,12 @@ async function describeOne(store: Store, kind: KindInfo, o: Resource): Promise<s
     return describeNode(kind, o as Node, bound, events);
   }
   if (kind.kind === 'Pipeline') return describePipeline(kind, o as Pipeline, events);
+  if (kind.kind === 'SessionPolicy') {
+    const ns = o.metadata.namespace;
+    const sessions = (await store.list('AgentSession', { namespace: ns })).items as AgentSession[];
+    const policies = (await store.list('SessionPolicy', { namespace: ns })).items as SessionPolicy[];
+    return describeSessionPolicy(kind, o as SessionPolicy, sessions, policies, events);
+  }
   if (kind.kind !== 'Autopilot') return describeObject(kind, o, events);
   const { items } = await store.list('Decision', { namespace: o.metadata.namespace });
   const own = (items as Decision[]).filter((d) => d.spec?.autopilot === o.metadata.name);

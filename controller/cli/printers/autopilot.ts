@@ -56,7 +56,7 @@ function when(time: string | undefined, now: number): string {
   return t > now ? `${time} (in ${humanDuration(t - now)})` : `${time} (${age(time, now)} ago)`;
 }
 
-/** A LabelSelectorSpec as `-l` would write it; `<all>` for the empty selector. */
+/** A LabelSelectorSpec as `-l` would write it; `<all>` for the empty selector, `<none>` for a missing one. */
 export function selectorText(s: LabelSelectorSpec | undefined): string {
   if (!s) return '<none>';
   const parts = Object.entries(s.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
@@ -104,7 +104,7 @@ export function describeAutopilot(
   l.field('Level', st.level && st.level !== level ? `${level} (last think: ${st.level})` : level);
   if (spec.suspend) l.field('Suspended', 'true (it does not think; approved decisions still execute)');
   l.field('Planner', plannerText(spec.planner?.backend, spec.planner?.model));
-  const selector = `selector ${selectorText(spec.projectSelector ?? {})}`;
+  const selector = `selector ${selectorText(spec.projectSelector)}`;
   l.field(
     'Projects',
     st.selectedProjects === undefined

@@ -1,6 +1,8 @@
 /** `describe` output modelled on kubectl's generic describer (fields in Title Case, Events last). */
 import type { KindInfo } from '../../api/crds.js';
 import { age } from '../../api/duration.js';
+import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
+import { policyReach, selectorWords } from '../../api/policy.js';
 import { LAST_APPLIED_ANNOTATION, type Resource } from '../../api/types.js';
 import type { EventObject } from '../../client/events.js';
 import { renderTable } from './table.js';
@@ -83,6 +85,27 @@ export function describeObject(kind: KindInfo, obj: Resource, events: EventObjec
     renderValue(lines, 0, smartLabel(key), rest[key], 14);
   lines.push(...describeEvents(events, now));
   return lines.join('\n') + '\n';
+}
+
+/**
+ * A SessionPolicy: the generic describer, with the selector in words (`{}` is every session, a
+ * missing one none: docs/controller.md, "Selectors") and the sessions it governs now.
+ */
+export function describeSessionPolicy(
+  kind: KindInfo,
+  policy: SessionPolicy,
+  sessions: AgentSession[],
+  policies: SessionPolicy[],
+  events: EventObject[],
+  now = Date.now(),
+): string {
+  const words = selectorWords(policy);
+  const shown = words ? { ...policy, spec: { ...policy.spec, selector: words } } : policy;
+  const { governed } = policyReach(policy, sessions, policies);
+  const names = governed.map((s) => s.metadata.name).sort();
+  const list = names.length > 10 ? `${names.slice(0, 10).join(', ')}, … (${names.length})` : names.join(', ');
+  const governs = names.length ? list : '<none>';
+  return describeObject(kind, { ...shown, governs } as unknown as Resource, events, now);
 }
 
 const order = (k: string) => (k === 'spec' ? 0 : k === 'status' ? 2 : 1);

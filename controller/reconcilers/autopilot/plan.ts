@@ -106,8 +106,10 @@ const ref = (o: Project | AgentSession): SnapshotRef => ({
   ...(o.kind === 'AgentSession' ? { run: (o as AgentSession).status?.run ?? 0 } : {}),
 });
 
+/** A missing projectSelector selects no project, `{}` every one (docs/controller.md, "Selectors"). */
 export function selectedProjects(w: Pick<World, 'autopilot' | 'projects'>): Project[] {
-  const sel = fromLabelSelector(w.autopilot.spec?.projectSelector);
+  if (!w.autopilot.spec?.projectSelector) return [];
+  const sel = fromLabelSelector(w.autopilot.spec.projectSelector);
   return w.projects
     .filter((p) => !p.metadata.deletionTimestamp && matches(sel, p.metadata.labels))
     .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));

@@ -10,6 +10,7 @@ import { setCondition } from '../../api/conditions.js';
 import type { AgentSessionStatus, AgentSpec, SessionAgentStatus, SessionPolicy, UsageStatus } from '../../api/kinds.js';
 import type { EventType } from '../../client/events.js';
 import { profileFor } from '../../agents/detection.js';
+import { driverFor } from '../../agents/drivers.js';
 import { type AgentEvent, LOG_START, type LogPosition } from '../../store/eventlog.js';
 import { agentState, contextStep, foldEvents, newObservation, type AgentObservation } from './agent-state.js';
 import type { AgentFacts } from './observation.js';
@@ -38,8 +39,8 @@ export interface FoldResult {
   agent: AgentStatus;
   /** A dialog to answer automatically (the Agent opted in): its name and keys. */
   autoAnswer?: { dialog: string; keys: string[] };
-  /** A 10 % context-window step crossed in this pass. */
-  contextStep?: { percent: number; step: number; used: number; window: number };
+  /** The reportEvery (10) % context-window steps crossed in this pass, each one (`step`: the highest). */
+  contextStep?: { percent: number; step: number; steps: number[]; used: number; window: number };
   /** Conditions of {@link EVENT_ON_TRUE} that turned True in this pass (from False or absent): one Event each. */
   raised: { type: EventType; reason: string; message: string }[];
   /** Look again in this many ms (an unknown screen that may turn into UnrecognisedScreen). */
@@ -55,6 +56,9 @@ export const EVENT_ON_TRUE: Readonly<Record<string, EventType>> = {
   Stalled: 'Warning',
   QuotaExhausted: 'Warning',
 };
+
+/** How the Agent's driver writes a limit into its transcript (agents/driver.ts). */
+const limitNotice = (agent: AgentSpec | undefined) => driverFor(agent).transcript?.limitNotice;
 
 /** Whether this run's fold continues from `prev` (same run, a committed position). */
 const continues = (prev: AgentStatus | undefined, run: number): boolean =>
@@ -85,7 +89,7 @@ export function foldAgent(i: FoldInput): FoldResult {
   const s = i.status;
   const run = s.run ?? 0;
   const { screen, screenChangedAt } = i.facts;
-  const obs = foldEvents(baseOf(i.prev, run), i.facts.events, i.facts.next);
+  const obs = foldEvents(baseOf(i.prev, run), i.facts.events, i.facts.next, limitNotice(i.agent));
   s.usage = foldRunUsage(i.prev, s.usage, run, i.facts.events, i.agent);
   const detector = (i.policy?.spec as { detector?: { stalledAfter?: string } } | undefined)?.detector;
   const stalledAfterMs = parseDuration(detector?.stalledAfter ?? DEFAULT_STALLED_AFTER);
@@ -169,7 +173,8 @@ export function settleObservation(
   run: number,
   events: AgentEvent[],
   next: LogPosition,
+  agent?: AgentSpec,
 ): AgentStatus {
-  const obs = foldEvents(baseOf(prev, run), events, next);
+  const obs = foldEvents(baseOf(prev, run), events, next, limitNotice(agent));
   return { ...prev, ...obs, state: 'exited', source: obs.ended ? 'hook' : 'process' };
 }

@@ -12,6 +12,7 @@
  */
 import type { ConditionInput } from '../../api/conditions.js';
 import type { AgentActivity, AgentObservation } from '../../api/session.js';
+import type { LimitNotice } from '../../agents/driver.js';
 import type { AgentEvent, LogPosition } from '../../store/eventlog.js';
 import { parseResetTime } from './reset-time.js';
 
@@ -45,13 +46,21 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 const clip = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /** status.agent.quota from the limit's text: when it resets, if the text says (reset-time.ts). */
-function quotaOf(text: string, ts: string): NonNullable<AgentObservation['quota']> {
-  const resets = parseResetTime(text, Date.parse(ts));
+function quotaOf(text: string, ts: string, notice: LimitNotice | undefined): NonNullable<AgentObservation['quota']> {
+  const resets = parseResetTime(text, Date.parse(ts), undefined, notice?.resetEpoch);
   return { since: ts, message: clip(text), ...(resets ? { resetsAt: new Date(resets).toISOString() } : {}) };
 }
 
-/** Folds events (already in log order) into the observation. Events of other runs only move the position. */
-export function foldEvents(prev: AgentObservation, events: AgentEvent[], next: LogPosition): AgentObservation {
+/**
+ * Folds events (already in log order) into the observation. Events of other runs only move the
+ * position. `notice`: how the agent's driver writes a limit into its transcript (agents/driver.ts).
+ */
+export function foldEvents(
+  prev: AgentObservation,
+  events: AgentEvent[],
+  next: LogPosition,
+  notice?: LimitNotice,
+): AgentObservation {
   const o: AgentObservation = structuredClone(prev);
   for (const e of events) {
     if (e.run !== o.run) continue;
@@ -59,7 +68,7 @@ export function foldEvents(prev: AgentObservation, events: AgentEvent[], next: L
     o.lastEventAt = e.ts;
     switch (e.type) {
       case 'hook':
-        foldHook(o, e.hook, e.payload, e.ts);
+        foldHook(o, e.hook, e.payload, e.ts, notice);
         break;
       case 'user_message':
         if (e.interrupt) {
@@ -79,8 +88,7 @@ export function foldEvents(prev: AgentObservation, events: AgentEvent[], next: L
             (e.usage.cacheReadTokens ?? 0) +
             (e.usage.cacheCreationTokens ?? 0) +
             e.usage.outputTokens;
-        if (/^API Error: .*\b(429|rate.?limit|usage limit|quota)|^Claude AI usage limit reached\|/i.test(e.text))
-          o.quota = quotaOf(e.text, e.ts);
+        if (notice?.message.test(e.text)) o.quota = quotaOf(e.text, e.ts, notice);
         break;
       case 'tool_result':
         if (o.permission) delete o.permission; // answered: the tool ran (or failed)
@@ -93,7 +101,13 @@ export function foldEvents(prev: AgentObservation, events: AgentEvent[], next: L
   return o;
 }
 
-function foldHook(o: AgentObservation, hook: string, p: Record<string, unknown>, ts: string): void {
+function foldHook(
+  o: AgentObservation,
+  hook: string,
+  p: Record<string, unknown>,
+  ts: string,
+  notice: LimitNotice | undefined,
+): void {
   o.hooks = true;
   switch (hook) {
     case 'SessionStart':
@@ -133,7 +147,8 @@ function foldHook(o: AgentObservation, hook: string, p: Record<string, unknown>,
     case 'StopFailure': {
       delete o.permission;
       const err = str(p.error) ?? 'error';
-      if (/rate.?limit|quota|usage|overloaded/i.test(err)) o.quota = quotaOf(str(p.last_assistant_message) ?? err, ts);
+      if (/rate.?limit|quota|usage|overloaded/i.test(err))
+        o.quota = quotaOf(str(p.last_assistant_message) ?? err, ts, notice);
       o.reported = { state: 'idle', since: ts, detail: `failed:${err}` };
       break;
     }
@@ -331,8 +346,10 @@ function reasonFor(state: AgentActivity): string {
 }
 
 /**
- * Context-window step crossed (multiples of `every` %, the policy's reportEvery): the new step to
- * report, or undefined. `exact`: the percent as the agent reported it (its statusline).
+ * Context-window steps crossed (multiples of `every` %, the policy's reportEvery) since
+ * `lastStep`: every one of them, in order (seed 003 reports each 10 % step, so a reading that
+ * jumps from 23 % to 56 % crossed 30, 40 and 50), with `step` the highest; undefined when none.
+ * `exact`: the percent as the agent reported it (its statusline).
  */
 export function contextStep(
   usedTokens: number,
@@ -340,10 +357,18 @@ export function contextStep(
   lastStep: number | undefined,
   every = 10,
   exact?: number,
-): { percent: number; step: number } | undefined {
+): { percent: number; step: number; steps: number[] } | undefined {
   if (windowTokens <= 0 || every <= 0) return undefined;
   const percent = exact ?? Math.round((usedTokens / windowTokens) * 1000) / 10;
   const step = Math.min(100, Math.floor(percent / every) * every);
-  if (step > (lastStep ?? 0) && step >= every) return { percent, step };
-  return undefined;
+  const from = lastStep ?? 0;
+  if (step <= from || step < every) return undefined;
+  const steps: number[] = [];
+  // From the first multiple above the last step reported (bounded: at most 100 / every steps).
+  for (let k = (Math.floor(from / every) + 1) * every; k <= step; k += every) steps.push(k);
+  return { percent, step, steps };
 }
+
+/** The ContextWindow Event's text for one step crossed (the figure is the reading that crossed it). */
+export const contextStepMessage = (step: number, percent: number, used: number, window: number): string =>
+  `context window ${step}% used (${percent === step ? '' : `now ${percent}%: `}${used} of ${window} tokens)`;

@@ -26,7 +26,7 @@ import type { ContextCommands } from '../../agents/driver.js';
 import type { StatuslineRecord } from '../../agents/statusline.js';
 import type { HandoffReading } from '../../observers/context-files.js';
 import type { AgentEvent } from '../../store/eventlog.js';
-import { contextStep } from './agent-state.js';
+import { contextStep, contextStepMessage } from './agent-state.js';
 import { rehydratePrompt } from './rehydrate.js';
 
 export const CONTEXT_DEFAULTS = {
@@ -177,8 +177,10 @@ function applyStatusline(p: Pass, sl: { stamp: string; record: StatuslineRecord 
   const step = contextStep(ctx.usedTokens, ctx.windowTokens, ctx.lastStep, every, percent);
   if (step) {
     ctx.lastStep = step.step;
-    const msg = `context window ${step.step}% used (${ctx.usedTokens} of ${ctx.windowTokens} tokens)`;
-    p.fx.push({ kind: 'event', warning: step.step >= 80, reason: 'ContextWindow', message: msg });
+    for (const k of step.steps) {
+      const msg = contextStepMessage(k, percent, ctx.usedTokens, ctx.windowTokens);
+      p.fx.push({ kind: 'event', warning: k >= 80, reason: 'ContextWindow', message: msg });
+    }
   }
 }
 
@@ -238,16 +240,31 @@ function start(p: Pass, pol: Resolved): void {
   const file = i.status.workspace ? `${i.status.workspace}/handoff.md` : '$ORCHCTL_WORKSPACE/handoff.md';
   ctx.actionsThisRun = (ctx.actionsThisRun ?? 0) + 1;
   ctx.step = newStep(p, 'Handoff', pol.handoffTimeoutMs, true);
-  p.fx.push({ kind: 'deliver', text: handoffRequest(ctx.percent, file) });
+  p.fx.push({ kind: 'deliver', text: handoffRequest(ctx.percent, file, afterHandoff(pol, i.commands)) });
   p.record(
     'HandoffRequested',
     `context window at ${ctx.percent}% (checkpointAt ${pol.checkpointAt}%): asked the agent for a handoff in ${file}`,
   );
 }
 
-export function handoffRequest(percent: number, file: string): string {
+/** What follows the handoff (as {@link next} will choose it), for the request's wording. */
+export type AfterHandoff = 'compact' | 'clear' | 'new-run';
+
+export function afterHandoff(pol: Pick<Resolved, 'action'>, cmds: ContextCommands | undefined): AfterHandoff {
+  if (pol.action === 'Compact' && cmds?.compact) return 'compact';
+  return cmds?.clear ? 'clear' : 'new-run';
+}
+
+const WHAT_NEXT: Record<AfterHandoff, string> = {
+  compact: 'will be compacted',
+  clear: 'will be cleared and the work will go on from your handoff',
+  'new-run': 'cannot be compacted here: a new run will continue from your handoff',
+};
+
+/** The request says truthfully what happens next: only an agent that can compact is told "compacted". */
+export function handoffRequest(percent: number, file: string, then: AfterHandoff = 'compact'): string {
   return (
-    `orchctl: your context window is ${percent}% full and will be compacted. Before that, write a handoff ` +
+    `orchctl: your context window is ${percent}% full and ${WHAT_NEXT[then]}. Before that, write a handoff ` +
     `to ${file} (Markdown): the state of the work, the next steps, and open questions. ` +
     'Write only that file, then end your turn.'
   );
@@ -282,9 +299,9 @@ function handoff(p: Pass, pol: Resolved, step: Step): void {
 
 /** After the handoff: compact, clear, or (an agent with neither command) a new run. */
 function next(p: Pass, pol: Resolved): void {
-  const cmds = p.i.commands;
-  if (pol.action === 'Compact' && cmds?.compact) p.ctx.step = newStep(p, 'Compact', COMPACT_TIMEOUT_MS, false);
-  else if (cmds?.clear) p.ctx.step = newStep(p, 'Clear', CLEAR_TIMEOUT_MS, false);
+  const then = afterHandoff(pol, p.i.commands);
+  if (then === 'compact') p.ctx.step = newStep(p, 'Compact', COMPACT_TIMEOUT_MS, false);
+  else if (then === 'clear') p.ctx.step = newStep(p, 'Clear', CLEAR_TIMEOUT_MS, false);
   else restart(p, 'the agent has no /compact or /clear');
 }
 

@@ -13,6 +13,7 @@ import type { AgentSession, AgentSessionStatus, AgentSpec, Project, SessionPolic
 import { resolvePolicy } from '../../api/policy.js';
 import type { Resource } from '../../api/types.js';
 import { classifyScreen, type DetectionProfile, profileFor, type ScreenClass } from '../../agents/detection.js';
+import { readTyped } from '../../agents/typed.js';
 import { driverFor } from '../../agents/drivers.js';
 import type { AgentFeed } from '../../observers/agent-feed.js';
 import type { GitObserver, GitProgress } from '../../observers/git.js';
@@ -197,7 +198,10 @@ export class SessionObserver implements SessionObservation {
       const paneId = pane.paneId;
       const stamp = outputStamp(status.workspace);
       const now = Date.now();
-      const r = await this.screens.read(key, stamp, () => this.d.tmux.capture(paneId, 60), profile, now);
+      const ws = status.workspace;
+      // What orchctl typed (agents/typed.ts), read only when the screen changed: its echo is not the agent's.
+      const typed = () => (ws ? readTyped(ws) : []);
+      const r = await this.screens.read(key, stamp, () => this.d.tmux.capture(paneId, 60), profile, now, typed);
       if (r) {
         facts.screen = { ...r.cls, at: now };
         facts.screenChangedAt = r.changedAt;
@@ -286,6 +290,7 @@ export class ScreenCache {
     capture: () => Promise<string>,
     profile: DetectionProfile,
     now: number,
+    typed: () => readonly string[] = () => [],
   ): Promise<{ cls: ScreenClass; changedAt: number } | undefined> {
     const prev = this.last.get(key);
     // A blank screen is remembered like any other: an agent that never prints must not cost a
@@ -298,7 +303,7 @@ export class ScreenCache {
       prev.stamp = stamp ?? '';
       return text.trim() ? prev : undefined;
     }
-    const cls: ScreenClass = text.trim() ? classifyScreen(text, profile) : { state: 'unknown' };
+    const cls: ScreenClass = text.trim() ? classifyScreen(text, profile, { typed: typed() }) : { state: 'unknown' };
     const entry = { stamp: stamp ?? '', text, cls, changedAt: now };
     this.last.set(key, entry);
     return text.trim() ? entry : undefined;

@@ -21,6 +21,7 @@ import type { GitProgress } from '../../observers/git.js';
 import type { PaneInfo } from '../../observers/tmux.js';
 import { LOG_START } from '../../store/eventlog.js';
 import { foldAgent, foldRunUsage, settleObservation, type AgentStatus } from './agent-pass.js';
+import { contextStepMessage } from './agent-state.js';
 import { RESTARTED_AT_ANNOTATION, RESTART_NOTE_ANNOTATION } from '../../api/autopilot.js';
 import { admit, backoffMs, nextLookMs, observedEvent, restartRequested, restartsHeld, wantsRunning } from './decide.js';
 import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.js';
@@ -515,7 +516,8 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
   if (s.workspace && s.agent) {
     const prev = s.agent;
     s.usage = foldRunUsage(prev, s.usage, run, settled.events ?? [], i.resolved.agent);
-    s.agent = settleObservation(prev, run, settled.events ?? [], settled.next ?? prev.position ?? LOG_START);
+    const next = settled.next ?? prev.position ?? LOG_START;
+    s.agent = settleObservation(prev, run, settled.events ?? [], next, i.resolved.agent);
     for (const type of ['AgentBusy', 'WaitingForInput', 'Stalled']) p.cond(type, 'False', 'Exited');
   }
   p.fx.push({ type: 'ForgetRun', run, workspace: s.workspace });
@@ -829,8 +831,8 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): number | unde
   for (const e of r.raised) p.event(e.type, e.reason, e.message);
   if (r.contextStep) {
     const c = r.contextStep;
-    const msg = `context window ${c.step}% used (${c.used} of ${c.window} tokens)`;
-    p.event(c.step >= 80 ? 'Warning' : 'Normal', 'ContextWindow', msg);
+    for (const k of c.steps)
+      p.event(k >= 80 ? 'Warning' : 'Normal', 'ContextWindow', contextStepMessage(k, c.percent, c.used, c.window));
   }
   const pane = p.observed.paneInfo;
   if (r.autoAnswer && pane && !pane.dead && i.resolved.agent) {

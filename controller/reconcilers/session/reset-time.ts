@@ -6,7 +6,8 @@
  *   "5-hour limit reached ∙ resets 3pm"
  *   "Your limit will reset at 3pm (Europe/Berlin)"          a clock time in a named zone
  *   "Your usage resets in approximately 4 hours."           a span from now
- *   "Claude AI usage limit reached|1751122800"              epoch seconds (older transcripts)
+ *   "Claude AI usage limit reached|1751122800"              epoch seconds (older transcripts): the
+ *                                                           driver's `resetEpoch` (agents/driver.ts)
  * Only the words after "reset" are read (bounded), so a time elsewhere on the screen (a spinner's
  * "2m 18s", a commit time) is never taken for it; chrono-node reads the date itself.
  */
@@ -23,19 +24,19 @@ const MAX_PHRASE = 80;
 /** Only the last few mentions of a reset are read (the current notice is the last). */
 const MAX_MENTIONS = 4;
 
-const EPOCH = /usage limit reached\|(\d{10})\b/i;
 const RESET = /\bresets?\b/gi;
 const ZONE = /\(([A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)+|UTC)\)/;
 
 /**
  * Epoch ms when the limit lifts, or undefined when the text does not say (or says something
  * impossible). `timeZone` (IANA) is the zone a bare clock time is in; default: this machine's,
- * where the agent runs and prints its local time.
+ * where the agent runs and prints its local time. `epochRe`: the agent's form with the reset in
+ * epoch seconds (group 1), from its driver.
  */
-export function parseResetTime(text: string, now: number, timeZone?: string): number | undefined {
+export function parseResetTime(text: string, now: number, timeZone?: string, epochRe?: RegExp): number | undefined {
   if (!Number.isFinite(now)) return undefined;
   const t = text.length > MAX_TEXT ? text.slice(-MAX_TEXT) : text;
-  const epoch = EPOCH.exec(t);
+  const epoch = epochRe?.exec(t);
   if (epoch) return plausible(Number(epoch[1]) * 1000, now);
   let found: number | undefined;
   for (const m of [...t.matchAll(RESET)].slice(-MAX_MENTIONS)) {

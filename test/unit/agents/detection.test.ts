@@ -15,6 +15,7 @@ import {
   DetectionDataError,
   detectionFor,
   DetectionVersionError,
+  echoesTyped,
   parseVersion,
   selectProfile,
   validateDetection,
@@ -386,6 +387,42 @@ describe('classifyScreen rules (Claude Code 2.1.330 template)', () => {
       '✻ Baked for 2s · done 2:41 AM',
     ]);
     expect(classifyScreen(later, claude).interrupted).toBeUndefined();
+  });
+
+  it('a limit is read from the agent output only: never from echoed typed text or the input box', () => {
+    const generic = detectionFor({ command: ['some-cli'] })!;
+    const cont = 'The usage limit has reset. Continue where you left off.';
+    const prompt = 'Add rate limit middleware to the API';
+    // The continue message echoed after the notice it answers: neither is a limit now.
+    const resumed = ['> Fix the flaky test', 'Error: usage limit reached. Please try again later.', `> ${cont}`, '>'];
+    expect(classifyScreen(resumed.join('\n'), generic).quotaExhausted).toBe(true); // nothing known of the typed text
+    expect(classifyScreen(resumed.join('\n'), generic, { typed: ['Fix the flaky test', cont] })).toEqual({
+      state: 'idle',
+      inputReady: true,
+    });
+    // A prompt about rate limits, echoed and wrapped over two lines at the pane's width.
+    const wrapped = ['> Add rate limit midd', 'leware to the API', 'Working on it.', '>'].join('\n');
+    expect(classifyScreen(wrapped, generic, { typed: [prompt] }).quotaExhausted).toBeUndefined();
+    // A real limit after the echoed prompt still counts, with the lines it was read from.
+    const real = ['> Add rate limit middleware to the API', 'Error: usage limit reached.', '>'].join('\n');
+    expect(classifyScreen(real, generic, { typed: [prompt] })).toMatchObject({
+      quotaExhausted: true,
+      quotaText: 'Error: usage limit reached.',
+    });
+    // Claude Code: text typed in the box (not yet sent) is not the agent's.
+    const box = claudeScreen(['● Done.'], "You've hit your limit");
+    expect(classifyScreen(box, claude).quotaExhausted).toBeUndefined();
+  });
+
+  it('echoesTyped: wrapped pieces and a prompt-marked start of a typed text, not the agent own lines', () => {
+    const t = ['The usage limit has reset. Continue where you left off.'];
+    expect(echoesTyped('> The usage limit has reset. Continue where', t)).toBe(true);
+    expect(echoesTyped('sim> The usage limit has reset.', t)).toBe(true);
+    expect(echoesTyped('❯ The usage limit has reset. Continue where you left off.', t)).toBe(true);
+    expect(echoesTyped(' you left off.', t)).toBe(true);
+    expect(echoesTyped('Error: usage limit reached.', t)).toBe(false);
+    expect(echoesTyped('The usage limit has not reset yet', t)).toBe(false);
+    expect(echoesTyped('off.', t)).toBe(false); // too short to tell
   });
 
   it('dialogs win over waiting and carry their name and text', () => {

@@ -16,7 +16,7 @@ function manifest(judge: string): string {
   fs.writeFileSync(
     file,
     'apiVersion: orchctl.io/v1alpha1\nkind: SessionPolicy\nmetadata:\n  name: judged\n' +
-      `spec:\n  judge:\n${judge.replace(/^/gm, '    ')}\n`,
+      `spec:\n  judge:\n${judge.replace(/^/gm, '    ')}\n  selector: {}\n`,
   );
   return file;
 }

@@ -155,7 +155,7 @@ describe('describe autopilot', () => {
     expect(text).toContain('Level:        observe\n');
     expect(text).toContain('Suspended:    true (it does not think; approved decisions still execute)\n');
     expect(text).toContain('Planner:      heuristic\n');
-    expect(text).toContain('Projects:     selector <all>; counted at the first think\n');
+    expect(text).toContain('Projects:     selector <none>; counted at the first think\n');
     expect(text).toContain('Last Think:   <none>\nNext Think:   <suspended>\nDecisions:    <none>\n');
     const listed = text.match(/^ {2}pilot-\d+-1 /gm)!.map((s) => s.trim());
     expect(listed).toHaveLength(RECENT_DECISIONS);

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { AutonomyLevel, AutopilotAction, AutopilotSpec } from '../../../../controller/api/autopilot.js';
 import type { SessionPolicy } from '../../../../controller/api/session-policy.js';
-import { decide, type Dec, settings, view, type World } from '../../../../controller/reconcilers/autopilot/plan.js';
+import {
+  decide,
+  type Dec,
+  selectedProjects,
+  settings,
+  view,
+  type World,
+} from '../../../../controller/reconcilers/autopilot/plan.js';
 import type { Proposal } from '../../../../controller/reconcilers/autopilot/types.js';
 import { autopilot, MIN, project, session, T0, world } from '../../../support/autopilot-world.js';
 
@@ -225,5 +232,16 @@ describe('staleness as the autopilot sees it', () => {
     expect(view(w, settings(ap.spec)).input.projects[0].stale).toBe(false);
     const idle = world(ap, { projects: [project('p', {}, { idleDays: 10 })] });
     expect(view(idle, settings(ap.spec)).input.projects[0].stale).toBe(true);
+  });
+});
+
+describe('projectSelector (docs/controller.md, "Selectors")', () => {
+  it('a missing selector selects no project; {} selects every one; labels select theirs', () => {
+    const projects = [project('a', {}, { labels: { team: 'web' } }), project('b')];
+    const names = (spec: AutopilotSpec) =>
+      selectedProjects({ autopilot: { ...autopilot(), spec }, projects }).map((p) => p.metadata.name);
+    expect(names({})).toEqual([]);
+    expect(names({ projectSelector: {} })).toEqual(['a', 'b']);
+    expect(names({ projectSelector: { matchLabels: { team: 'web' } } })).toEqual(['a']);
   });
 });

@@ -1,6 +1,7 @@
 /** Agent state from hooks, transcript and screen (pure). */
 import fs from 'node:fs';
 import path from 'node:path';
+import { jsonlTranscript } from '../../../../controller/agents/claude-code.js';
 import { describe, expect, it } from 'vitest';
 import {
   agentState,
@@ -26,7 +27,7 @@ const hook = (name: string, ms: number, payload: Record<string, unknown> = {}): 
   payload: { hook_event_name: name, ...payload },
 });
 const fold = (events: AgentEvent[], o: AgentObservation = newObservation(1, LOG_START)) =>
-  foldEvents(o, events, { seq: events.at(-1)?.seq ?? 0, offset: 0 });
+  foldEvents(o, events, { seq: events.at(-1)?.seq ?? 0, offset: 0 }, jsonlTranscript.limitNotice);
 const cond = (r: ReturnType<typeof agentState>, type: string) => r.conditions.find((c) => c.type === type)!;
 const base = { stalledAfterMs: 600_000, startedAt: T0 };
 
@@ -186,8 +187,15 @@ describe('agents without hooks: the screen decides', () => {
 describe('context window steps', () => {
   it('reports each 10 % step once', () => {
     expect(contextStep(15_000, 200_000, undefined)).toBeUndefined(); // 7.5 %
-    expect(contextStep(41_000, 200_000, 0)).toEqual({ percent: 20.5, step: 20 });
+    expect(contextStep(41_000, 200_000, 0)).toEqual({ percent: 20.5, step: 20, steps: [10, 20] });
     expect(contextStep(41_000, 200_000, 20)).toBeUndefined();
-    expect(contextStep(190_000, 200_000, 20)).toEqual({ percent: 95, step: 90 });
+    expect(contextStep(190_000, 200_000, 20)).toEqual({ percent: 95, step: 90, steps: [30, 40, 50, 60, 70, 80, 90] });
+  });
+
+  it('a reading that jumps from 23 % to 56 % records every step crossed: 30, 40 and 50', () => {
+    expect(contextStep(46_000, 200_000, undefined)?.steps).toEqual([10, 20]);
+    expect(contextStep(112_000, 200_000, 20)?.steps).toEqual([30, 40, 50]);
+    expect(contextStep(112_000, 200_000, 20, 25)?.steps).toEqual([25, 50]);
+    expect(contextStep(200_000, 200_000, 95, 10)?.steps).toEqual([100]); // after reportEvery changed from 5
   });
 });

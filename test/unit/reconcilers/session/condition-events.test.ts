@@ -253,3 +253,32 @@ describe('a controller killed between the Event and the status write', () => {
     expect(await waitingEvents()).toMatchObject([{ count: 2 }]);
   });
 });
+
+describe('the context window from the transcript (seed 003)', () => {
+  it('a reading that jumps from 23 % to 56 % records a ContextWindow Event for each step: 30, 40, 50', () => {
+    const answer = (seq: number, inputTokens: number): AgentEvent => ({
+      seq,
+      ts: new Date(T0 + seq).toISOString(),
+      run: 1,
+      source: 'transcript',
+      type: 'assistant_message',
+      text: 'working',
+      usage: { inputTokens, outputTokens: 0 },
+    });
+    const first = pass(running, screen('busy'), T0, { events: [answer(1, 46_000)], next: { seq: 1, offset: 10 } });
+    expect(events(first).filter((e) => e.includes('ContextWindow'))).toEqual([
+      'Normal ContextWindow: context window 10% used (now 23%: 46000 of 200000 tokens)',
+      'Normal ContextWindow: context window 20% used (now 23%: 46000 of 200000 tokens)',
+    ]);
+    const jump = pass(first.status, screen('busy'), T0 + 1000, {
+      events: [answer(2, 112_000)],
+      next: { seq: 2, offset: 20 },
+    });
+    expect(jump.status.context).toMatchObject({ percent: 56, lastStep: 50, source: 'transcript' });
+    expect(events(jump).filter((e) => e.includes('ContextWindow'))).toEqual([
+      'Normal ContextWindow: context window 30% used (now 56%: 112000 of 200000 tokens)',
+      'Normal ContextWindow: context window 40% used (now 56%: 112000 of 200000 tokens)',
+      'Normal ContextWindow: context window 50% used (now 56%: 112000 of 200000 tokens)',
+    ]);
+  });
+});

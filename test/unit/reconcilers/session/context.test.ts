@@ -87,6 +87,21 @@ describe('the context sequence', () => {
     expect(s.context?.actionsThisRun).toBe(1);
   });
 
+  it('the handoff request says what comes next: compacted only when the agent can compact', () => {
+    const text = (extra: Partial<ContextInput>) => {
+      const fx = pass(status(55), T0, extra);
+      return (fx[0] as { text: string }).text;
+    };
+    expect(text({})).toContain('55% full and will be compacted.');
+    const clear = text({ policy: { ...POLICY, action: 'ClearAndRehydrate' } });
+    expect(clear).toContain('will be cleared and the work will go on from your handoff');
+    expect(clear).not.toContain('compacted');
+    const none = text({ commands: {} });
+    expect(none).toContain('a new run will continue from your handoff');
+    expect(none).not.toMatch(/will be compacted/);
+    expect(text({ commands: { clear: '/clear' } })).toContain('will be cleared');
+  });
+
   it('handoff written + Stop → /compact at idle → PostCompact and the figure dropping → Compacted', () => {
     const s = status(55);
     pass(s, T0);
@@ -310,12 +325,19 @@ describe('the statusline', () => {
       lastStep: 50,
       stamp: '10:1',
     });
+    // Every step crossed, not only the highest (seed 003: a report at every step).
     expect(fx).toEqual([
       {
         kind: 'event',
         warning: false,
         reason: 'ContextWindow',
-        message: 'context window 50% used (560000 of 1000000 tokens)',
+        message: 'context window 25% used (now 56%: 560000 of 1000000 tokens)',
+      },
+      {
+        kind: 'event',
+        warning: false,
+        reason: 'ContextWindow',
+        message: 'context window 50% used (now 56%: 560000 of 1000000 tokens)',
       },
     ]);
   });

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { jsonlTranscript } from '../../../../controller/agents/claude-code.js';
 import { offsetMinutes, parseResetTime } from '../../../../controller/reconcilers/session/reset-time.js';
 
 // 2026-11-24 14:30 UTC = 15:30 in Berlin (CET, +01:00).
 const NOW = Date.parse('2026-11-24T14:30:00Z');
+const EPOCH = jsonlTranscript.limitNotice?.resetEpoch;
 const at = (text: string, tz = 'UTC') => {
-  const t = parseResetTime(text, NOW, tz);
+  const t = parseResetTime(text, NOW, tz, EPOCH);
   return t === undefined ? undefined : new Date(t).toISOString();
 };
 
@@ -28,8 +30,9 @@ describe('parseResetTime', () => {
     expect(at('Your usage resets in 10 seconds.')).toBe('2026-11-24T14:30:10.000Z');
   });
 
-  it('reads the epoch seconds of older transcripts', () => {
+  it("reads the epoch seconds of older transcripts, in the driver's form only", () => {
     expect(at('Claude AI usage limit reached|1795617000')).toBe(new Date(1795617000 * 1000).toISOString());
+    expect(parseResetTime('Claude AI usage limit reached|1795617000', NOW, 'UTC')).toBeUndefined();
   });
 
   it('takes only the words after "reset": other times on screen are not it', () => {
@@ -71,6 +74,7 @@ describe('status.agent.quota.resetsAt from the transcript and hooks', () => {
       newObservation(1, LOG_START),
       [{ seq: 1, run: 1, ts, type: 'assistant_message', text: 'Claude AI usage limit reached|1795617000' }] as never,
       LOG_START,
+      jsonlTranscript.limitNotice,
     );
     expect(o.quota).toEqual({
       since: ts,
@@ -90,6 +94,7 @@ describe('status.agent.quota.resetsAt from the transcript and hooks', () => {
         },
       ] as never,
       LOG_START,
+      jsonlTranscript.limitNotice,
     );
     expect(stop.quota?.resetsAt).toBe('2026-11-24T16:30:00.000Z');
   });
