@@ -41,18 +41,30 @@ const HEADERS = new Set(['for', 'case', 'select', 'function', 'in']);
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh']);
 
-/** The simple commands of `script`, in the order they appear. */
-export function simpleCommands(script: string): SimpleCommand[] {
-  return split(script.length > MAX_SCRIPT ? script.slice(0, MAX_SCRIPT) : script, 0, {
-    errexit: false,
-    pipefail: false,
-  });
+/** Commands split lately, by text: agents run the same few commands again and again. */
+const memo = new Map<string, readonly SimpleCommand[]>();
+const MEMO = 512;
+/** Nothing a shell would read specially: the words are the command. */
+const PLAIN = /^[\w@%+=:,./ -]*$/;
+
+/** The simple commands of `script`, in the order they appear (shared: do not change them). */
+export function simpleCommands(script: string): readonly SimpleCommand[] {
+  const hit = memo.get(script);
+  if (hit) return hit;
+  const text = script.length > MAX_SCRIPT ? script.slice(0, MAX_SCRIPT) : script;
+  const out = split(text, 0, { errexit: false, pipefail: false });
+  if (memo.size >= MEMO) memo.delete(memo.keys().next().value as string);
+  memo.set(script, out);
+  return out;
 }
 
 function split(script: string, depth: number, opts: { errexit: boolean; pipefail: boolean }): SimpleCommand[] {
   let tokens: ParseEntry[];
   try {
-    tokens = parse(unfoldLines(script), (k) => `$${k}`) as ParseEntry[];
+    // Words only (`npm test`, `pytest -q tests/`): what shell-quote would return, without it.
+    tokens = PLAIN.test(script)
+      ? script.split(' ').filter(Boolean)
+      : (parse(unfoldLines(script), (k) => `$${k}`) as ParseEntry[]);
   } catch {
     tokens = script.split(/\s+/).filter(Boolean);
   }
