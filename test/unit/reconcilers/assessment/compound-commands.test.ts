@@ -127,7 +127,7 @@ describe('the breaker sees the same signals however the command is written', () 
     expect(r.state.breaker.state).toBe('Closed');
   });
 
-  it('a real failing cargo test inside `bash -lc "cd … && cargo test | tail"` counts and opens the breaker at five', () => {
+  it('a failing cargo test inside `bash -lc "cd … && cargo test | tail"` counts; the breaker opens at five', () => {
     const r = sixTimes('bash -lc "cd crate && cargo test 2>&1 | tail -20"', {
       output: toolOutput('cargo-test-fail').output,
       exitCode: 0,

@@ -142,7 +142,7 @@ describe('turns on a real Claude Code log', () => {
     expect(replay(RECORDED).state.turn.count).toBe(6);
   });
 
-  it('with each Stop read before its turn tool_result, still six turns; no-progress (4) trips at the fourth prompt', () => {
+  it('each Stop read before its turn tool_result: still six turns; no-progress (4) trips at prompt 4', () => {
     const order = stopBeforeToolResult(RECORDED);
     // The reordering is the one the issue describes: every Stop ahead of its turn's last transcript lines.
     expect(order.findIndex((e) => e.type === 'hook' && e.hook === 'Stop')).toBeLessThan(
