@@ -52,7 +52,13 @@ export function simpleCommands(script: string): readonly SimpleCommand[] {
   const hit = memo.get(script);
   if (hit) return hit;
   const text = script.length > MAX_SCRIPT ? script.slice(0, MAX_SCRIPT) : script;
-  const out = split(text, 0, { errexit: false, pipefail: false });
+  let out: SimpleCommand[];
+  try {
+    out = split(text, 0, { errexit: false, pipefail: false });
+  } catch {
+    // Whatever the text, classifying a tool result must not throw: one command of its words.
+    out = [{ argv: text.split(/\s+/).filter(Boolean).slice(0, 64), exposed: true }];
+  }
   if (memo.size >= MEMO) memo.delete(memo.keys().next().value as string);
   memo.set(script, out);
   return out;
@@ -136,6 +142,7 @@ function segments(tokens: ParseEntry[], depth: number, opts: { errexit: boolean;
     const op = t.op;
     const last = cur.words[cur.words.length - 1];
     if ((op === '(' && last?.endsWith('$')) || op === '<(' || op === '>(') {
+      // Nested deeper than MAX_DEPTH: skipped, not split (a bound on recursion and time).
       // $( … ), <( … ), >( … ): a nested command line up to the matching parenthesis.
       let level = 1;
       let j = i + 1;
@@ -146,8 +153,8 @@ function segments(tokens: ParseEntry[], depth: number, opts: { errexit: boolean;
           else if (u.op === ')') level--;
         }
       }
-      const inner = tokens.slice(i + 1, level === 0 ? j - 1 : j);
-      for (const r of segments(inner, depth, { errexit: false, pipefail: false }))
+      const inner = depth < MAX_DEPTH ? tokens.slice(i + 1, level === 0 ? j - 1 : j) : [];
+      for (const r of segments(inner, depth + 1, { errexit: false, pipefail: false }))
         cur.inner.push(...r.inner, ...(unwrap(r.words).length ? [{ argv: unwrap(r.words), exposed: false }] : []));
       if (op === '(') cur.words[cur.words.length - 1] = `${last.slice(0, -1)}$(…)`;
       else cur.words.push('/dev/fd/…');

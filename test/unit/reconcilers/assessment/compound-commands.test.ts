@@ -82,6 +82,15 @@ describe('where a compound command exits', () => {
     ]);
   });
 
+  it('deeply nested substitutions are split to a bounded depth, without running out of stack', () => {
+    expect(simpleCommands(`${'x=$('.repeat(20000)}npm test`)).toEqual([]);
+    const nested = simpleCommands(`${'echo $('.repeat(5000)}npm test${')'.repeat(5000)} && cargo test`);
+    expect(nested.filter((c) => c.exposed).map((c) => c.argv)).toEqual([
+      ['echo', '$(…)'],
+      ['cargo', 'test'],
+    ]);
+  });
+
   it('heredoc bodies and comments are not commands; a comment ends at its line', () => {
     const cmd = "cat > notes.md <<'EOF'\nnpm test && git commit -m x\nEOF\n# run them\nnpm test # all\n";
     expect(simpleCommands(cmd).map((c) => c.argv)).toEqual([['cat'], ['npm', 'test']]);
