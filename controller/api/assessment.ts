@@ -185,6 +185,12 @@ export type TurnState = {
   activity: boolean;
   progress: boolean;
   count: number;
+  /** Event time of the open turn's first activity. */
+  startedAt?: string;
+  /** The run's transcript is read: a Stop hook then waits for its turn's last transcript lines. */
+  transcript?: boolean;
+  /** Stop hooks waiting for the transcript to pass their time (or for the grace to run out), oldest first. */
+  stops?: { ts: string; seq: number }[];
 };
 
 /** What a run came to (sampling decides about it after the next run began). */

@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentSession, SessionPolicy } from '../../controller/api/kinds.js';
 import type { Resource } from '../../controller/api/types.js';
 import { EventRecorder } from '../../controller/client/events.js';
+import { STOP_GRACE_MS } from '../../controller/reconcilers/assessment/assess.js';
 import { assessmentConfig } from '../../controller/reconcilers/assessment/config.js';
 import { readCheckpoints, checkpointsPath } from '../../controller/reconcilers/assessment/history.js';
 import { AssessmentReconciler, type SendFn } from '../../controller/reconcilers/assessment/reconciler.js';
@@ -331,5 +332,66 @@ describe('interventions', () => {
     await reconciler().reconcile(key);
     expect(sent).toEqual([]);
     expect((await status()).breaker.history.map((h) => h.result)).toEqual(['Stale']);
+  });
+});
+
+describe('turns', () => {
+  /** One turn: a prompt, a Bash call, the answer and Claude Code's Stop hook. */
+  function oneTurn(): AgentEvent[] {
+    return new TranscriptBuilder(new Date(Date.now() - 120_000).toISOString(), 1000)
+      .user('Add a greeting.')
+      .bash('printf hi > hello.txt', { output: '', exitCode: 0 })
+      .endTurn('Added hello.txt.')
+      .events();
+  }
+
+  it('the first turn of a run counts the git change since headBefore as progress', async () => {
+    const head = 'a'.repeat(40);
+    await setStatus({
+      headBefore: head,
+      git: { head, commits: 0, insertions: 1, deletions: 0, filesChanged: 1 },
+    });
+    append(oneTurn());
+    await reconciler().reconcile(key);
+    const s = await status();
+    expect(s.assessment.turn.count).toBe(1);
+    expect(s.breaker.noProgressTurns).toBe(0);
+  });
+
+  it('and a first turn that changed nothing since headBefore is a turn without progress', async () => {
+    const head = 'a'.repeat(40);
+    await setStatus({ headBefore: head, git: { head, commits: 0, insertions: 0, deletions: 0, filesChanged: 0 } });
+    append(oneTurn());
+    await reconciler().reconcile(key);
+    expect((await status()).breaker.noProgressTurns).toBe(1);
+  });
+
+  it('a Stop read before its turn end_turn line waits for it, and asks to come back when its grace ends', async () => {
+    const events = oneTurn();
+    const end = events.findIndex((e) => e.type === 'assistant_message' && e.stopReason === 'end_turn');
+    const stop = events.find((e) => e.type === 'hook' && e.hook === 'Stop')!;
+    // The hooks were read first: the Stop is in the log, the transcript's last line not yet.
+    append([...events.slice(0, end), stop]);
+    now = Date.parse(stop.ts) + 1000;
+    const r = await reconciler().reconcile(key);
+    expect((await status()).assessment.turn.count).toBe(0);
+    expect(r).toEqual({ requeueAfterMs: STOP_GRACE_MS - 1000 + 50 });
+    // The transcript's line arrives: the turn ends once, at it.
+    append([events[end]]);
+    await reconciler().reconcile(key);
+    expect((await status()).assessment.turn.count).toBe(1);
+    expect((await status()).assessment.turn.stops).toBeUndefined();
+  });
+
+  it('a Stop whose transcript line never comes ends its turn when the grace is over', async () => {
+    const events = oneTurn();
+    const end = events.findIndex((e) => e.type === 'assistant_message' && e.stopReason === 'end_turn');
+    const stop = events.find((e) => e.type === 'hook' && e.hook === 'Stop')!;
+    append([...events.slice(0, end), stop]);
+    now = Date.parse(stop.ts) + 1000;
+    await reconciler().reconcile(key);
+    now = Date.parse(stop.ts) + STOP_GRACE_MS;
+    expect(await reconciler().reconcile(key)).toBeUndefined();
+    expect((await status()).assessment.turn.count).toBe(1);
   });
 });

@@ -7,9 +7,16 @@
  * Turns: a turn ends at the first of the Stop hook or an assistant message with stop reason
  * end_turn after some activity (a message, a tool call); the other marker of the same turn finds
  * no activity since and is ignored, so agents that have both (Claude Code with hooks) and agents
- * with only one count each turn once. A turn made progress when it wrote a file (a successful
- * Write/Edit-style tool call), committed, or the session's git state (status.git) changed since
- * the last turn ended.
+ * with only one count each turn once. The hook file and the transcript are separate sources, so
+ * a Stop can reach the log before its turn's last transcript lines: when the run's transcript is
+ * read, a Stop ends its turn only once the transcript has passed it (its end_turn message, or a
+ * transcript event later than the Stop), or after STOP_GRACE_MS without either; a Stop older than
+ * the open turn's first activity belongs to a turn already ended. Hook events do not move the
+ * breaker's clock then (event times of one source are in order, of two are not), so any
+ * interleaving of the same hook and transcript records gives the same turns and breaker state.
+ * A turn made progress when it wrote a file (a successful Write/Edit-style tool call), committed,
+ * or the session's git state (status.git) changed since the last turn ended — for the first turn
+ * of a run, since the run began (`gitBase`, from headBefore).
  *
  * A new run (an event whose `run` is higher) starts the detector, breaker and turn afresh; the
  * previous run's open segment becomes a `run-end` checkpoint.
@@ -104,9 +111,16 @@ export interface StepInput {
   cfg: AssessmentConfig;
   /** Fingerprint of status.git now (head, commits, files changed), if any. */
   git?: string;
+  /** Fingerprint of status.git as the current run began (at headBefore, nothing changed). */
+  gitBase?: string;
   /** The reconciler's clock, ms: moves an Open breaker to HalfOpen when the log is quiet. */
   now: number;
 }
+
+/** How long a Stop hook waits for its turn's last transcript lines before it ends the turn alone. */
+export const STOP_GRACE_MS = 10_000;
+/** Stop hooks kept waiting at most (a bound; more means the transcript is not being read). */
+const MAX_STOPS = 16;
 
 export function thresholds(cfg: AssessmentConfig): BreakerThresholds {
   const b = cfg.breaker;
@@ -127,7 +141,7 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
   const th = thresholds(cfg);
   let snap: BreakerSnapshot = { value: state.breaker.state, context: state.breaker.context };
 
-  const send = (ev: BreakerEvent, e?: AgentEvent) => {
+  const send = (ev: BreakerEvent, e?: { seq: number; ts: string }) => {
     if (!cfg.breaker.enabled) return;
     const { next, actions } = stepBreaker(snap, ev);
     const from = snap.value;
@@ -152,6 +166,25 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
         run,
       });
     }
+  };
+
+  /** Ends the open turn, if anything happened in it (the other marker of the same turn then finds nothing). */
+  const endTurn = (marker: { ts: string; seq: number }) => {
+    const turn = state.turn;
+    if (turn.stops?.length === 0) delete turn.stops;
+    if (!turn.activity) return;
+    const mark = state.gitMark ?? input.gitBase;
+    const gitChanged = input.git !== undefined && mark !== undefined && input.git !== mark;
+    if (input.git !== undefined) state.gitMark = input.git;
+    turn.count++;
+    const at = Date.parse(marker.ts);
+    send(
+      { type: 'TURN_END', at: Number.isNaN(at) ? input.now : at, progress: turn.progress || gitChanged, cfg: th },
+      marker,
+    );
+    turn.activity = false;
+    turn.progress = false;
+    delete turn.startedAt;
   };
 
   for (const e of input.events) {
@@ -187,10 +220,17 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
       state.checkpoints = newCheckpointState(input.from, e.seq, 1, cp.count);
       Object.assign(state.checkpoints, { lastSeq: cp.lastSeq, lastTime: cp.lastTime, lastSummary: cp.lastSummary });
       state.turn = { activity: false, progress: false, count: 0 };
+      delete state.gitMark; // the new run's first turn compares with its own start
     }
     const at = Date.parse(e.ts);
     const t = Number.isNaN(at) ? input.now : at;
-    if (snap.value === 'Open') send({ type: 'TICK', at: t, cfg: th }, e);
+    const turn = state.turn;
+    const fromTranscript = e.source === 'transcript';
+    if (fromTranscript) turn.transcript = true;
+    // The transcript has passed a waiting Stop: that turn's lines are all in.
+    while (fromTranscript && turn.stops?.length && t > Date.parse(turn.stops[0].ts)) endTurn(turn.stops.shift()!);
+    // With a transcript, only its events move the breaker's clock: they are in order, the sources together are not.
+    if (snap.value === 'Open' && (fromTranscript || !turn.transcript)) send({ type: 'TICK', at: t, cfg: th }, e);
 
     const d = detect(state.detector, e, cfg.detector);
     for (const signal of d.signals) out.signals.push({ signal, seq: e.seq });
@@ -198,27 +238,30 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
       send({ type: 'SIGNALS', at: t, signals: d.signals, frustrationEma: state.detector.frustrationEma, cfg: th }, e);
 
     // Turns.
-    const turn = state.turn;
-    const endTurn =
-      (e.type === 'hook' && e.hook === 'Stop') || (e.type === 'assistant_message' && e.stopReason === 'end_turn');
     if (e.type === 'tool_result' && !e.isError && e.tool && FILE_TOOLS.has(e.tool)) turn.progress = true;
     if (d.signals.includes('Commit')) turn.progress = true;
-    if (endTurn) {
-      if (turn.activity) {
-        const gitChanged = input.git !== undefined && state.gitMark !== undefined && input.git !== state.gitMark;
-        if (input.git !== undefined) state.gitMark = input.git;
-        turn.count++;
-        send({ type: 'TURN_END', at: t, progress: turn.progress || gitChanged, cfg: th }, e);
-        turn.activity = false;
-        turn.progress = false;
-      }
+    if (e.type === 'hook' && e.hook === 'Stop') {
+      const early = turn.activity && turn.startedAt !== undefined && t < Date.parse(turn.startedAt);
+      if (early) {
+        // The Stop of a turn that already ended at its end_turn message, arriving after the next prompt.
+      } else if (turn.transcript) {
+        turn.stops ??= [];
+        const stops = turn.stops;
+        if (stops.length < MAX_STOPS) stops.push({ ts: e.ts, seq: e.seq });
+        stops.sort((a, b) => Date.parse(a.ts) - Date.parse(b.ts));
+      } else endTurn({ ts: e.ts, seq: e.seq });
+    } else if (e.type === 'assistant_message' && e.stopReason === 'end_turn') {
+      endTurn({ ts: e.ts, seq: e.seq });
+      turn.stops?.shift(); // this turn's Stop, if it came first (later ones were ended above)
     } else if (
       e.type === 'user_message' ||
       e.type === 'assistant_message' ||
       e.type === 'tool_use' ||
       e.type === 'tool_result'
-    )
+    ) {
+      if (!turn.activity) turn.startedAt = e.ts;
       turn.activity = true;
+    }
 
     // Checkpoints.
     const trig = checkpointTrigger(state.checkpoints, e, d, cfg.checkpoints);
@@ -238,6 +281,10 @@ export function assessStep(prev: AssessmentState, input: StepInput): StepResult 
       nextSegment(cp, due, input.from);
     }
   }
+  // No transcript line came for a waiting Stop: it ends its turn on its own.
+  const stops = state.turn.stops;
+  while (stops?.length && input.now - Date.parse(stops[0].ts) >= STOP_GRACE_MS) endTurn(stops.shift()!);
+  if (stops?.length === 0) delete state.turn.stops;
   if (snap.value === 'Open') send({ type: 'TICK', at: input.now, cfg: th });
   state.breaker = { state: snap.value, context: snap.context };
   return out;

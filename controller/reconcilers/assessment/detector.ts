@@ -15,7 +15,7 @@
  */
 import { SIGNALS, trajectoryPoints, type DetectorState, type Signal, type SignalRecord } from '../../api/assessment.js';
 import type { AgentEvent } from '../../store/eventlog.js';
-import { classifyToolResult, type ToolOutcome } from './tools.js';
+import { classifyToolResult, type ToolKind, type ToolOutcome } from './tools.js';
 
 // The signals and the detector's status are API vocabulary (status.detector; metrics and the CLI read them).
 export { SIGNALS, trajectoryPoints, type DetectorState, type Signal, type SignalRecord };
@@ -65,6 +65,13 @@ export function normaliseText(s: string): string {
   return s.replace(/\s+/g, ' ').trim().toLowerCase();
 }
 
+/** The signal of a passing and of a failing run of each kind. */
+const RUN_SIGNALS: Record<ToolKind, [Signal, Signal]> = {
+  test: ['TestSuccess', 'TestFailure'],
+  build: ['BuildSuccess', 'BuildFailure'],
+  lint: ['LintSuccess', 'LintError'],
+};
+
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 export interface Detection {
@@ -82,6 +89,7 @@ export function detect(s: DetectorState, e: AgentEvent, cfg: DetectorConfig): De
   s.events++;
   s.lastEventTime = e.ts;
   const out: Detection = { signals: [], scoredUserMessage: false, intervention: false };
+  const details: (string | undefined)[] = [];
   switch (e.type) {
     case 'user_message': {
       s.messages++;
@@ -117,29 +125,31 @@ export function detect(s: DetectorState, e: AgentEvent, cfg: DetectorConfig): De
       const o = classifyToolResult(e);
       out.tool = o;
       if (o.rejected) out.signals.push('ToolRejected');
-      else if (o.kind) {
-        const sig: Signal =
-          o.kind === 'test'
-            ? o.ok
-              ? 'TestSuccess'
-              : 'TestFailure'
-            : o.kind === 'build'
-              ? o.ok
-                ? 'BuildSuccess'
-                : 'BuildFailure'
-              : o.ok
-                ? 'LintSuccess'
-                : 'LintError';
-        out.signals.push(sig);
-        observeSuccess(s, cfg, o.ok ? 1 : 0);
-      } else if (o.ok === false) out.signals.push('ToolFailure');
-      if (o.commit) out.signals.push('Commit');
+      else {
+        // Each test/build/lint run of a compound command is a signal of its own (`tsc && vitest`).
+        for (const r of o.runs) {
+          const sig = RUN_SIGNALS[r.kind][r.ok ? 0 : 1];
+          out.signals.push(sig);
+          details.push(
+            o.exitCode !== undefined && !r.ok === (o.exitCode !== 0) ? `${r.tool} (exit ${o.exitCode})` : r.tool,
+          );
+          observeSuccess(s, cfg, r.ok ? 1 : 0);
+        }
+        if (o.ok === false && !o.runs.some((r) => !r.ok)) {
+          out.signals.push('ToolFailure');
+          details.push(o.exitCode !== undefined ? `exit ${o.exitCode}` : undefined);
+        }
+      }
+      if (o.commit) {
+        out.signals.push('Commit');
+        details.push(undefined);
+      }
       break;
     }
     default:
       break;
   }
-  for (const sig of out.signals) record(s, sig, e, out.tool);
+  for (const [i, sig] of out.signals.entries()) record(s, sig, e, details[i]);
   return out;
 }
 
@@ -147,12 +157,10 @@ function observeSuccess(s: DetectorState, cfg: DetectorConfig, x: number): void 
   s.successEma = round3(s.successEma === undefined ? x : cfg.alpha * x + (1 - cfg.alpha) * s.successEma);
 }
 
-function record(s: DetectorState, signal: Signal, e: AgentEvent, tool: ToolOutcome | undefined): void {
+function record(s: DetectorState, signal: Signal, e: AgentEvent, detail: string | undefined): void {
   s.counts[signal] = (s.counts[signal] ?? 0) + 1;
   const r: SignalRecord = { signal, seq: e.seq, msg: s.messages, at: e.ts };
-  if (tool?.tool && signal !== 'Commit')
-    r.detail = tool.exitCode !== undefined ? `${tool.tool} (exit ${tool.exitCode})` : tool.tool;
-  else if (tool?.exitCode !== undefined && signal === 'ToolFailure') r.detail = `exit ${tool.exitCode}`;
+  if (detail) r.detail = detail;
   s.lastSignals.push(r);
   if (s.lastSignals.length > LAST_SIGNALS) s.lastSignals.splice(0, s.lastSignals.length - LAST_SIGNALS);
 }

@@ -39,7 +39,7 @@ import type { Informer } from '../../runtime/informer.js';
 import { eventLogPath, LOG_START, readEventLog, type LogPosition } from '../../store/eventlog.js';
 import type { Store } from '../../store/store.js';
 import { resolvePolicy } from '../../api/policy.js';
-import { assessStep, newAssessmentState, type AssessmentState, type InterventionDue } from './assess.js';
+import { assessStep, newAssessmentState, STOP_GRACE_MS, type AssessmentState, type InterventionDue } from './assess.js';
 import type { BreakerStateName } from './breaker.js';
 import { segmentEvidence, type CheckpointDue } from './checkpoints.js';
 import { assessmentConfig, thresholdsOf, type AssessmentConfig } from './config.js';
@@ -47,6 +47,7 @@ import { normaliseText } from './detector.js';
 import { appendCheckpoint, checkpointsPath, type CheckpointRecord } from './history.js';
 import {
   breakerToStatus,
+  gitBaseFingerprint,
   gitFingerprint,
   HISTORY,
   stateFromStatus,
@@ -147,7 +148,8 @@ export class AssessmentReconciler implements Reconciler {
     const { events, next } = readEventLog(file, from, this.batch);
     if (!events.length && !a) return; // nothing logged yet: no status to write
     const now = this.now();
-    const r = assessStep(prev, { events, from, cfg, git: gitFingerprint(status.git), now });
+    const git = gitFingerprint(status.git);
+    const r = assessStep(prev, { events, from, cfg, git, gitBase: gitBaseFingerprint(status.headBefore), now });
     const state = r.state;
 
     // Checkpoints go to the history before the position moves past them (idempotent by seq).
@@ -237,8 +239,13 @@ export class AssessmentReconciler implements Reconciler {
       if (d.wait !== undefined) return { requeueAfterMs: d.wait };
     }
     if (events.length >= this.batch) return { requeueAfterMs: 0 };
+    const waits: number[] = [];
+    // A Stop waiting for its turn's transcript lines ends the turn alone after the grace.
+    const stop = state.turn.stops?.length ? Date.parse(state.turn.stops[0].ts) : Number.NaN;
+    if (!Number.isNaN(stop)) waits.push(stop + STOP_GRACE_MS - now + 50);
     if (state.breaker.state === 'Open' && state.breaker.context.openedAt !== undefined)
-      return { requeueAfterMs: Math.max(1000, state.breaker.context.openedAt + cfg.breaker.cooldownMs - now + 50) };
+      waits.push(state.breaker.context.openedAt + cfg.breaker.cooldownMs - now + 50);
+    if (waits.length) return { requeueAfterMs: Math.max(1000, Math.min(...waits)) };
     return undefined;
   }
 

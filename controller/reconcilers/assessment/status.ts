@@ -90,3 +90,10 @@ export function gitFingerprint(git: GitStatus | undefined): string | undefined {
   if (!git) return undefined;
   return [git.head ?? '', git.commits ?? 0, git.filesChanged ?? 0, git.insertions ?? 0, git.deletions ?? 0].join(':');
 }
+
+/** The fingerprint status.git has when a run begins at `headBefore` (nothing committed or changed yet). */
+export function gitBaseFingerprint(headBefore: string | undefined): string | undefined {
+  return headBefore
+    ? gitFingerprint({ head: headBefore, commits: 0, filesChanged: 0, insertions: 0, deletions: 0 })
+    : undefined;
+}

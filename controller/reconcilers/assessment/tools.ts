@@ -3,13 +3,20 @@
  * commit, a rejected or failed tool call. Exit status first, text second:
  *  - the exit status is `exitCode` when the agent reports one, else the `Exit code N` line
  *    Claude Code puts at the top of a failed Bash result, else `isError`;
- *  - the command says which tool ran (vitest/jest, pytest, go test, cargo, tsc, eslint, npm,
- *    make ...); the output's summary lines say it too, and decide the outcome where the exit
- *    status cannot be trusted (`npm test 2>&1 | tail` reports tail's status) or is missing.
+ *  - the command is split as the shell runs it (shell.ts) and each simple command says which
+ *    tool ran (vitest/jest, pytest, go test, cargo, tsc, eslint, npm, make ...), or that it only
+ *    shows text (echo, cat, grep: what it prints is data), or commits; any of them can carry a
+ *    signal. The exit status speaks for the commands whose failure it would report (the last
+ *    pipeline of the trailing && chain); a failing status is the failure of the last of them
+ *    unless a summary line names another;
+ *  - the output's summary lines say which tool passed or failed too, and decide the outcome of a
+ *    command the status does not speak for (`npm test 2>&1 | tail` reports tail's status) or
+ *    when there is no status.
  * Only the head and tail of long outputs are read: the summaries are at the end, compiler
  * errors near the top.
  */
 import type { ToolResultEvent } from '../../store/eventlog.js';
+import { basename, simpleCommands } from './shell.js';
 
 export type ToolKind = 'test' | 'build' | 'lint';
 
@@ -26,42 +33,107 @@ export interface ToolOutcome {
   commit: boolean;
   /** The user refused the tool call. */
   rejected: boolean;
+  /** Each test, build or lint run in the command whose outcome is known, in order (`tsc && vitest`: two). */
+  runs: ToolRun[];
+}
+
+export interface ToolRun {
+  kind: ToolKind;
+  tool: string;
+  ok: boolean;
 }
 
 const HEAD = 2048;
 const TAIL = 6144;
 
-interface CommandTool {
-  re: RegExp;
-  kind: ToolKind;
-  tool: string;
+/** What one simple command of a command line is, for reading the result. */
+type Role =
+  | { kind: ToolKind; tool: string }
+  /** Shows files or text: what it prints is data, not a tool's verdict. */
+  | 'viewer'
+  /** A shell builtin, file or git operation: says nothing about tests or builds. */
+  | 'quiet'
+  | 'commit'
+  /** A program we do not know (`./ci.sh`, `node run.js`): its output may carry a tool's summary. */
+  | 'unknown';
+
+const VIEWERS = new Set(
+  (
+    'cat head tail less more grep egrep fgrep rg ag sed awk echo printf ls find fd wc sort uniq cut tr jq yq diff ' +
+    'tree file stat nl column tee xxd od hexdump basename dirname realpath readlink curl wget gh'
+  ).split(' '),
+);
+const QUIET = new Set(
+  (
+    'cd pushd popd exit return true false : export set unset source . sleep mkdir rm rmdir cp mv touch chmod chown ' +
+    'ln test [ [[ which type pwd date read wait kill trap shift local declare alias umask ulimit git'
+  ).split(' '),
+);
+/** Commands that do not fail in practice: a failing status is not theirs. */
+const NEVER_FAILS = new Set('echo printf tail head tee wc sort uniq cut tr column nl true :'.split(' '));
+const GIT_VIEWERS = new Set(['log', 'show', 'diff', 'status', 'blame', 'grep', 'shortlog', 'reflog']);
+/** git options that take a value before the subcommand (`git -C dir commit`). */
+const GIT_VALUED = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path']);
+const TEST_RUNNERS = new Set(['vitest', 'jest', 'mocha']);
+const LINTERS = new Set(['eslint', 'ruff', 'flake8', 'golangci-lint', 'pylint', 'biome']);
+const SCRIPT = /^(test|t|tst|lint|build|typecheck|compile)(:\S+)?$/;
+
+function role(argv: string[]): Role {
+  const prog = basename(argv[0]);
+  const args = argv.slice(1);
+  const sub = args.find((a) => !a.startsWith('-') && !a.startsWith('+'));
+  if (TEST_RUNNERS.has(prog)) return { kind: 'test', tool: prog };
+  if (prog === 'pytest' || prog === 'py.test' || prog === 'tox' || prog === 'nox')
+    return { kind: 'test', tool: 'pytest' };
+  if (/^python[0-9.]*$/.test(prog) && args[0] === '-m' && /^(pytest|unittest)$/.test(args[1] ?? ''))
+    return { kind: 'test', tool: 'pytest' };
+  if (prog === 'go') {
+    if (sub === 'test') return { kind: 'test', tool: 'go' };
+    if (sub === 'build' || sub === 'vet' || sub === 'install') return { kind: 'build', tool: 'go' };
+  }
+  if (prog === 'cargo') {
+    if (sub === 'test' || sub === 'nextest' || sub === 't') return { kind: 'test', tool: 'cargo' };
+    if (sub === 'clippy') return { kind: 'lint', tool: 'clippy' };
+    if (sub && /^(build|check|run|b|c|r)$/.test(sub)) return { kind: 'build', tool: 'cargo' };
+  }
+  if (prog === 'npm' || prog === 'pnpm' || prog === 'yarn' || prog === 'bun') {
+    const script = sub === 'run' || sub === 'run-script' ? args[args.indexOf(sub) + 1] : sub;
+    if (sub && /^(install|ci|i|add)$/.test(sub) && prog !== 'bun') return { kind: 'build', tool: 'npm' };
+    const m = script ? SCRIPT.exec(script) : null;
+    if (m) {
+      const kind: ToolKind = /^(test|t|tst)$/.test(m[1]) ? 'test' : m[1] === 'lint' ? 'lint' : 'build';
+      return { kind, tool: 'npm' };
+    }
+  }
+  if (prog === 'make' || prog === 'gmake') {
+    const targets = makeTargets(args);
+    if (targets.some((t) => /^(test|tests|check)$/.test(t))) return { kind: 'test', tool: 'make' };
+    if (targets.includes('lint')) return { kind: 'lint', tool: 'make' };
+    return { kind: 'build', tool: 'make' };
+  }
+  if (prog === 'tsc' || prog === 'vue-tsc') return { kind: 'build', tool: 'tsc' };
+  if (LINTERS.has(prog)) return { kind: 'lint', tool: prog };
+  if (prog === 'git') {
+    let i = 0;
+    while (i < args.length && args[i].startsWith('-')) i += GIT_VALUED.has(args[i]) ? 2 : 1;
+    if (args[i] === 'commit') return 'commit';
+    return GIT_VIEWERS.has(args[i]) ? 'viewer' : 'quiet';
+  }
+  if (VIEWERS.has(prog)) return 'viewer';
+  if (QUIET.has(prog)) return 'quiet';
+  return 'unknown';
 }
 
-/** Commands, most specific first. Matched against the whole (possibly compound) command line. */
-const COMMANDS: CommandTool[] = [
-  { re: /\bvitest\b/, kind: 'test', tool: 'vitest' },
-  { re: /\bjest\b/, kind: 'test', tool: 'jest' },
-  { re: /\bmocha\b/, kind: 'test', tool: 'mocha' },
-  { re: /\bpytest\b|\bpython[0-9.]*\s+-m\s+(pytest|unittest)\b|\btox\b/, kind: 'test', tool: 'pytest' },
-  { re: /\bgo\s+test\b/, kind: 'test', tool: 'go' },
-  { re: /\bcargo\s+(test|nextest)\b/, kind: 'test', tool: 'cargo' },
-  { re: /\b(npm|pnpm|yarn|bun)\s+(run\s+)?(test|t)(:\S+)?\b/, kind: 'test', tool: 'npm' },
-  { re: /\bmake\b[^|;&]*\s(test|tests|check)\b/, kind: 'test', tool: 'make' },
-  { re: /\beslint\b|\bruff\b|\bflake8\b|\bgolangci-lint\b|\bcargo\s+clippy\b/, kind: 'lint', tool: 'eslint' },
-  { re: /\b(npm|pnpm|yarn|bun)\s+(run\s+)?lint\b/, kind: 'lint', tool: 'npm' },
-  { re: /\bmake\b[^|;&]*\slint\b/, kind: 'lint', tool: 'make' },
-  { re: /\btsc\b/, kind: 'build', tool: 'tsc' },
-  { re: /\bcargo\s+(build|check|run)\b/, kind: 'build', tool: 'cargo' },
-  { re: /\bgo\s+(build|vet|install)\b/, kind: 'build', tool: 'go' },
-  { re: /\b(npm|pnpm|yarn|bun)\s+(run\s+)?(build|typecheck|compile)\b/, kind: 'build', tool: 'npm' },
-  { re: /\b(npm|pnpm|yarn)\s+(install|ci|i|add)\b/, kind: 'build', tool: 'npm' },
-  { re: /(^|[;&|(]\s*|\s)make\b/, kind: 'build', tool: 'make' },
-];
-
-/** Commands that only show files or text: their output is data, not a tool's verdict. */
-const VIEWERS =
-  /^\s*(cat|head|tail|less|more|grep|rg|sed|awk|echo|printf|ls|find|git\s+(log|show|diff|status|blame))\b/;
-
+/** make's targets: its words that are not options, option values or variable assignments. */
+function makeTargets(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (/^-[CfIjlWo]$/.test(a) || a === '--directory' || a === '--file') i++;
+    else if (!a.startsWith('-') && !a.includes('=')) out.push(a);
+  }
+  return out;
+}
 interface TextRule {
   re: RegExp;
   kind: ToolKind;
@@ -108,10 +180,7 @@ const GENERIC_FAILURE = /^(npm ERR! |npm error |make(\[\d+\])?: \*\*\* )/m;
 
 const REJECTED = /^The user doesn't want to (proceed with this tool use|take this action)/;
 const EXIT_LINE = /^(?:Error: )?Exit code (\d+)/;
-const GIT_COMMIT = /\bgit\s+(-[cC]\s+\S+\s+)*commit\b/;
 const COMMIT_LINE = /^\[[^\]\s]+( \(root-commit\))? [0-9a-f]{7,40}\] /m;
-/** A pipe (not ||) without pipefail: the status is the last stage's. */
-const MASKING_PIPE = /(^|[^|])\|(?!\|)/;
 
 function window(output: string): string {
   return output.length <= HEAD + TAIL ? output : `${output.slice(0, HEAD)}\n${output.slice(-TAIL)}`;
@@ -120,6 +189,40 @@ function window(output: string): string {
 function textVerdict(text: string): TextRule | undefined {
   for (const r of TEXT) if (r.re.test(text)) return r;
   return undefined;
+}
+
+interface Segment {
+  argv: string[];
+  exposed: boolean;
+  role: Role;
+}
+
+/** A text verdict, or a generic failure line naming npm or make. */
+type Verdict = { kind?: ToolKind; tool: string; ok: boolean };
+
+/** How well a verdict fits a command: its own tool, its kind, a script runner, a program we do not know. */
+function fit(s: Segment, v: Verdict): number {
+  const r = s.role;
+  if (typeof r === 'object') {
+    if (r.tool === v.tool) return 4;
+    if (v.kind && r.kind === v.kind) return 3;
+    return r.tool === 'npm' || r.tool === 'make' ? 2 : 0; // package scripts and make targets run other tools
+  }
+  return r === 'unknown' && v.kind ? 1 : 0;
+}
+
+/** The command the verdict is most likely about (the last of equals). */
+function best(segs: Segment[], v: Verdict): Segment | undefined {
+  let found: Segment | undefined;
+  let score = 0;
+  for (const s of segs) {
+    const f = fit(s, v);
+    if (f > 0 && f >= score) {
+      found = s;
+      score = f;
+    }
+  }
+  return found;
 }
 
 export function classifyToolResult(
@@ -136,28 +239,57 @@ export function classifyToolResult(
   const command = e.command ?? '';
   const shell =
     !e.tool || /^(Bash|bash|shell|sh|exec_command|run_shell_command|local_shell)$/.test(e.tool) || command !== '';
-  if (rejected) return { ok: false, exitCode, commit: false, rejected };
-  if (!shell || !command || VIEWERS.test(command)) return { ok: statusOk ?? true, exitCode, commit: false, rejected };
+  if (rejected) return { ok: false, exitCode, commit: false, rejected, runs: [] };
+  if (!shell || !command) return { ok: statusOk ?? true, exitCode, commit: false, rejected, runs: [] };
 
-  const fromCommand = COMMANDS.find((c) => c.re.test(command));
-  const text = window(output);
-  const verdict = textVerdict(text);
-  const genericFailure = GENERIC_FAILURE.test(text);
-  const masked = MASKING_PIPE.test(command) && !/pipefail/.test(command);
+  const segs: Segment[] = simpleCommands(command).map((c) => ({ ...c, role: role(c.argv) }));
+  // Text is a verdict only when something in the command could have printed one (not echo, cat, grep …).
+  const attributable = segs.some((s) => typeof s.role === 'object' || s.role === 'unknown');
+  const text = attributable ? window(output) : '';
+  const rule = textVerdict(text);
+  const generic = GENERIC_FAILURE.exec(text);
+  const verdict: Verdict | undefined = rule
+    ? { kind: rule.kind, tool: rule.tool, ok: rule.ok }
+    : generic
+      ? { tool: generic[1].startsWith('make') ? 'make' : 'npm', ok: false }
+      : undefined;
+  // No exit status (Claude Code reports none on success): the text's verdict, else success.
+  const status = statusOk ?? verdict?.ok ?? true;
 
-  let ok: boolean | undefined;
-  if (statusOk !== undefined && !(masked && (verdict || genericFailure))) ok = statusOk;
-  else if (verdict) ok = verdict.ok;
-  else if (genericFailure) ok = false;
-  else ok = statusOk ?? true; // no status and nothing said: Claude Code reports no code on success
+  const exposed = segs.filter((s) => s.exposed);
+  const hidden = segs.filter((s) => !s.exposed);
+  // The status rules the commands it is about; the verdict says which failed, or speaks for one it hides.
+  const about =
+    verdict && (verdict.ok === status ? (best(exposed, verdict) ?? best(hidden, verdict)) : best(hidden, verdict));
+  const outcome = new Map<Segment, boolean>();
+  if (status) for (const s of exposed) outcome.set(s, true);
+  else {
+    // The last command that could have failed: `npm test | tail`, `make && echo done` fail in make.
+    const failing = about?.exposed
+      ? about
+      : ([...exposed].reverse().find((s) => !NEVER_FAILS.has(basename(s.argv[0]))) ?? exposed[exposed.length - 1]);
+    for (const s of exposed) {
+      if (s === failing) break;
+      outcome.set(s, true); // ran before it in the && chain, so passed
+    }
+    if (failing) outcome.set(failing, false);
+  }
+  if (about && !about.exposed) outcome.set(about, verdict!.ok);
 
-  // Which tool: the one whose verdict matches the outcome (in "tsc && vitest" the failing one), else the command's.
-  let kind: ToolKind | undefined;
-  let tool: string | undefined;
-  if (verdict && verdict.ok === ok) ({ kind, tool } = verdict);
-  else if (fromCommand) ({ kind, tool } = fromCommand);
-  else if (verdict) ({ kind, tool } = verdict);
-
-  const commit = ok && (GIT_COMMIT.test(command) || COMMIT_LINE.test(text));
-  return { kind, tool, ok, exitCode, commit, rejected };
+  const runs: ToolRun[] = [];
+  let commit = false;
+  for (const s of segs) {
+    const ok = outcome.get(s);
+    if (ok === undefined) continue;
+    if (s.role === 'commit' && ok) commit = true;
+    // The summary names the tool more precisely than the command (`npm test` ran vitest; `go test` failed to build).
+    const named = s === about && rule ? rule : typeof s.role === 'object' ? s.role : undefined;
+    if (named) runs.push({ kind: named.kind, tool: named.tool, ok });
+  }
+  if (!commit && segs.some((s) => s.role === 'commit' || s.role === 'unknown'))
+    commit = COMMIT_LINE.test(window(output));
+  const failed = runs.filter((r) => !r.ok);
+  const ok = status && failed.length === 0;
+  const main = failed[failed.length - 1] ?? runs[runs.length - 1];
+  return { kind: main?.kind, tool: main?.tool, ok, exitCode, commit, rejected, runs };
 }
