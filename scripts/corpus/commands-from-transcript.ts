@@ -25,12 +25,16 @@ const input =
       .sort((a, b) => Number(/\d+/.exec(b)?.[0]) - Number(/\d+/.exec(a)?.[0]))[0],
   );
 
-/** What a person reads from each recorded command, by its text and whether it exited 0. */
-function labelFor(command: string, exit0: boolean): Record<string, unknown> | undefined {
-  if (command.startsWith('cd src && npm test')) return { kind: 'test', tool: 'npm', ok: false }; // no package.json: fails
-  if (command.startsWith('mkdir -p build && ls src')) return { kind: null, ok: exit0 }; // not a test/build/lint
+/**
+ * The detector signals a person reads from each recorded command, by its text, exit and output:
+ * `cd src` failing means npm test never ran (a failed tool call); npm's own error is a failed test run.
+ */
+function labelFor(command: string, exit0: boolean, output: string): { signals: string[] } | undefined {
+  if (command.startsWith('cd src && npm test'))
+    return { signals: [/cd: src: No such file/.test(output) ? 'ToolFailure' : 'TestFailure'] };
+  if (command.startsWith('mkdir -p build && ls src')) return { signals: exit0 ? [] : ['ToolFailure'] };
   if (command.startsWith('git add -A && git commit')) return undefined; // `|| true`: whether it committed is not known
-  if (command.startsWith('npm install')) return { ok: exit0 };
+  if (command.startsWith('npm install')) return { signals: [] }; // `|| true`: the exit status says nothing
   return undefined;
 }
 
@@ -41,7 +45,7 @@ let n = 0;
 for (const line of fs.readFileSync(input, 'utf8').split('\n').filter(Boolean)) {
   for (const e of jsonlTranscript.events(JSON.parse(line), 1, st)) {
     if (e.type !== 'tool_result' || !e.command) continue;
-    const label = labelFor(e.command, e.exitCode === 0);
+    const label = labelFor(e.command, e.exitCode === 0, e.output ?? '');
     const key = `${e.command}\0${e.exitCode}\0${e.output}`;
     if (!label || seen.has(key)) continue;
     seen.add(key);

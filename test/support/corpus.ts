@@ -3,7 +3,7 @@
  * commands recorded from the real CLIs, each with the state a person would name. This module loads
  * them and classifies each through the SAME functions the controller uses — classifyScreen with the
  * built-in Agent's profile (and what orchctl typed), foldEvents + agentState for hook streams, the
- * driver's transcript reader + foldEvents + contextStep for transcripts, classifyToolResult for
+ * driver's transcript reader + foldEvents + contextStep for transcripts, the assessment detector's signals for
  * commands — for test/unit/corpus.test.ts and the `corpus` benchmark (bench/modules/corpus.ts).
  *
  * Sources:
@@ -13,7 +13,7 @@
  *  - test/support/fixtures/<agent>/<version>/expected.json: the recorded pane fixtures, imported
  *    with their labels;
  *  - test/fixtures/commands/compound.json when present: a table of compound commands with their
- *    expected signals (`[{command, output?, exitCode?, expected: {kind?, tool?, ok?, commit?}}]`).
+ *    expected signals (`{commands: [{command, output? | outputFile?, exitCode, signals: [...]}]}`).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,7 +22,8 @@ import { jsonlTranscript } from '../../controller/agents/claude-code.js';
 import { classifyScreen, detectionFor, type DetectionProfile } from '../../controller/agents/detection.js';
 import { driverFor } from '../../controller/agents/drivers.js';
 import type { AgentSpec } from '../../controller/api/kinds.js';
-import { classifyToolResult } from '../../controller/reconcilers/assessment/tools.js';
+import { assessmentConfig } from '../../controller/reconcilers/assessment/config.js';
+import { detect, newDetectorState } from '../../controller/reconcilers/assessment/detector.js';
 import {
   agentState,
   contextStep,
@@ -30,6 +31,9 @@ import {
   newObservation,
 } from '../../controller/reconcilers/session/agent-state.js';
 import { type AgentEvent, LOG_START, type ToolResultEvent } from '../../controller/store/eventlog.js';
+import { toolOutput } from './assessment-transcript.js';
+
+const DETECTOR = assessmentConfig(undefined).detector;
 
 /** The repository (this file also runs compiled, from dist/test/support/, for the benchmark). */
 function repoRoot(): string {
@@ -81,11 +85,8 @@ export interface Label {
   /** Context window: the percent (one decimal) and the reportEvery (10) % steps crossed from 0. */
   contextPercent?: number;
   contextSteps?: number[];
-  // commands
-  kind?: string;
-  tool?: string;
-  ok?: boolean;
-  commit?: boolean;
+  // commands: the detector's signals for the tool call, in order (a compound command can carry several)
+  signals?: string[];
 }
 
 export interface Sample {
@@ -121,6 +122,8 @@ interface LabelFile {
   typed?: string[];
   windowTokens?: number;
   command?: Sample['command'];
+  /** Why the label is what it is, where that is not obvious. */
+  note?: string;
 }
 
 const DATA_EXT: Record<Exclude<SampleKind, 'command'>, string> = {
@@ -226,17 +229,22 @@ function compoundSamples(): Sample[] {
       output?: string;
       exitCode?: number;
       expected?: Omit<Label, 'class'>;
-      signals?: Omit<Label, 'class'>;
+      outputFile?: string;
+      signals?: string[];
     };
     if (typeof row.command !== 'string') throw new Error(`${COMPOUND}: row ${i} has no command`);
     return {
       id: `compound:${row.name ?? i}`,
       kind: 'command' as const,
       agent: 'any',
-      label: { ...(row.expected ?? row.signals ?? {}), class: 'command' as const },
+      label: { ...(row.expected ?? {}), signals: row.signals ?? [], class: 'command' as const },
       source: 'test/fixtures/commands/compound.json',
       data: '',
-      command: { command: row.command, output: row.output, exitCode: row.exitCode },
+      command: {
+        command: row.command,
+        output: row.outputFile ? toolOutput(row.outputFile).output : row.output,
+        exitCode: row.exitCode,
+      },
     };
   });
 }
@@ -364,8 +372,7 @@ export function classify(s: Sample): Predicted {
         isError: c.isError ?? (c.exitCode !== undefined && c.exitCode !== 0),
         ...(c.exitCode !== undefined ? { exitCode: c.exitCode } : {}),
       };
-      const o = classifyToolResult(ev);
-      return { class: 'command', fields: { kind: o.kind, tool: o.tool, ok: o.ok, commit: o.commit } };
+      return { class: 'command', fields: { signals: detect(newDetectorState(1), ev, DETECTOR).signals } };
     }
   }
 }
