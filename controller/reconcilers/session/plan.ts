@@ -509,7 +509,8 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
     for (const type of ['AgentBusy', 'WaitingForInput', 'Stalled']) p.cond(type, 'False', 'Exited');
   }
   p.fx.push({ type: 'ForgetRun', run, workspace: s.workspace });
-  s.completionTime = iso(i.now);
+  const endedAt = endTime(s, ev, i.now);
+  s.completionTime = iso(endedAt);
   if (ev.type === 'EXITED') s.exitCode = ev.exitCode;
   if (settled.lastOutput) s.lastOutput = settled.lastOutput;
   const pane = p.observed.paneInfo;
@@ -522,7 +523,7 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
   // A run that never started (START_FAILED) has no duration worth a histogram bucket.
   const started = Date.parse(s.startTime ?? '');
   if (ev.type !== 'START_FAILED' && !Number.isNaN(started))
-    p.fx.push({ type: 'RunEnded', run, phase: to, seconds: Math.max(0, (i.now - started) / 1000) });
+    p.fx.push({ type: 'RunEnded', run, phase: to, seconds: Math.max(0, (endedAt - started) / 1000) });
   const eventType = endReason(p, to, ev);
   p.cond('Ready', 'False', s.reason!, s.message);
   p.cond('Succeeded', to === 'Succeeded' ? 'True' : 'False', s.reason!, s.message);
@@ -544,6 +545,17 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
     };
     p.fx.push({ type: 'WriteState', run, state });
   }
+}
+
+/**
+ * When the run ended: when its process exited if that is known (the exit-code file, tmux's
+ * pane_dead_time) — a run that ended while no controller watched ended then, not when it was
+ * noticed — else now. Never before the run started (pane_dead_time is in whole seconds) nor after now.
+ */
+function endTime(s: AgentSessionStatus, ev: LifecycleEvent, now: number): number {
+  if (ev.type !== 'EXITED' || ev.at === undefined || !Number.isFinite(ev.at)) return now;
+  const started = Date.parse(s.startTime ?? '');
+  return Math.min(now, Number.isNaN(started) ? ev.at : Math.max(started, ev.at));
 }
 
 /** status.reason and .message of an ended run; returns the Event's type. */
