@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { AutonomyLevel, AutopilotAction, AutopilotSpec } from '../../../../controller/api/autopilot.js';
 import type { SessionPolicy } from '../../../../controller/api/session-policy.js';
-import { decide, type Dec, settings, view, type World } from '../../../../controller/reconcilers/autopilot/plan.js';
+import {
+  decide,
+  type Dec,
+  endSeenAt,
+  settings,
+  view,
+  type World,
+} from '../../../../controller/reconcilers/autopilot/plan.js';
 import type { Proposal } from '../../../../controller/reconcilers/autopilot/types.js';
 import { autopilot, MIN, project, session, T0, world } from '../../../support/autopilot-world.js';
 
@@ -225,5 +232,26 @@ describe('staleness as the autopilot sees it', () => {
     expect(view(w, settings(ap.spec)).input.projects[0].stale).toBe(false);
     const idle = world(ap, { projects: [project('p', {}, { idleDays: 10 })] });
     expect(view(idle, settings(ap.spec)).input.projects[0].stale).toBe(true);
+  });
+});
+
+describe('endSeenAt: when a session was seen to end (the session-ended trigger)', () => {
+  const at = (ms: number) => new Date(ms).toISOString();
+  const ready = (status: 'True' | 'False', ms: number) => ({
+    type: 'Ready',
+    status,
+    reason: 'x',
+    message: '',
+    lastTransitionTime: at(ms),
+  });
+  it('a run that ended while no controller ran, seen later: the time it was seen, not its completionTime', () => {
+    const s = session('a', 'p', 'Failed', { completionTime: at(T0 - 20 * MIN), conditions: [ready('False', T0)] });
+    expect(endSeenAt(s)).toBe(at(T0));
+  });
+  it('otherwise its completionTime; nothing while it is active', () => {
+    expect(endSeenAt(session('a', 'p', 'Succeeded', { conditions: [ready('False', T0 - 30 * MIN)] }))).toBe(
+      at(T0 - 5 * MIN),
+    );
+    expect(endSeenAt(session('a', 'p', 'Running', { conditions: [ready('True', T0)] }))).toBeUndefined();
   });
 });
