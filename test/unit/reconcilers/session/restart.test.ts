@@ -375,6 +375,12 @@ describe('plan: why a run started (status.lastStart)', () => {
     });
   });
 
+  it('the run of a lost node started again on this one: NodeLost', () => {
+    const obj = session({ status: { phase: 'Pending', run: 1, restarts: 0, lifecycle: { runGeneration: 1 } } });
+    const outs = pass(obj, { ...gone, moved: { note: 'run 1 was lost with node a' } });
+    expect(last(outs).status.lastStart).toMatchObject({ run: 2, reason: 'NodeLost' });
+  });
+
   it('the first run, a restart by the restart policy (counted in restarts), a spec change', () => {
     expect(startOf(session()).lastStart).toMatchObject({ run: 1, reason: 'FirstRun' });
     const backoff = runningStatus({ phase: 'Backoff', restarts: 1, exitCode: 3, nextRestartTime: iso(T0 - 1) });
