@@ -196,6 +196,11 @@ export const ACTION_LABEL = 'orchctl.io/action';
  * restart and by `orchctl restart session`.
  */
 export const RESTARTED_AT_ANNOTATION = 'orchctl.io/restartedAt';
+/**
+ * Beside it, from each of its writers: who asked for the new run (api/session.ts RESTART_REASONS),
+ * which becomes the reason of the run's start (status.lastStart). Written in the same update.
+ */
+export const RESTART_REASON_ANNOTATION = 'orchctl.io/restart-reason';
 /** Beside it, from the autopilot: the note for the new run's prompt (a recovery restart names the error). */
 export const RESTART_NOTE_ANNOTATION = 'orchctl.io/restart-note';
 /** The Decision that created or restarted a session. */

@@ -308,6 +308,33 @@ export type MessageDeliveryStatus = {
   at: string;
 };
 
+/**
+ * Why a run was started (status.lastStart.reason): its first run; the restart policy after a failed
+ * run (the only kind RESTARTS counts); a spec change; or a new run asked through the restart
+ * annotation — by `orchctl restart` (Manual), an Autopilot decision, a pipeline's recovery of a
+ * lost run or its resume of an ended one, the context policy's restart — or of unknown origin
+ * (Restart); or the run of a lost node started again on this one (NodeLost).
+ */
+export type StartReason =
+  | 'FirstRun'
+  | 'RestartPolicy'
+  | 'SpecChanged'
+  | 'Manual'
+  | 'Autopilot'
+  | 'Recovery'
+  | 'Resume'
+  | 'Context'
+  | 'Restart'
+  | 'NodeLost'
+  | 'NewRun';
+
+/** What the restart annotation's writers say beside it (RESTART_REASON_ANNOTATION): who asked. */
+export const RESTART_REASONS = ['Manual', 'Autopilot', 'Recovery', 'Resume', 'Context'] as const;
+export type RestartReason = (typeof RESTART_REASONS)[number];
+
+/** status.lastStart: the current (or last) run's start, recorded with the run before tmux starts it. */
+export type LastStart = { run: number; reason: StartReason; time: string; message: string };
+
 /** status.result: result.json as the agent wrote it. Free-form and untrusted (agent-written JSON). */
 export type SessionResult = Record<string, unknown>;
 
@@ -316,7 +343,9 @@ export type AgentSessionStatus = {
   conditions?: Condition[];
   phase?: Phase;
   run?: number;
+  /** restartPolicy restarts since the last new run (what maxRestarts caps); other new runs count in `run`. */
   restarts?: number;
+  lastStart?: LastStart;
   tmuxSession?: string;
   workspace?: string;
   workdir?: string;

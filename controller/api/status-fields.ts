@@ -18,6 +18,7 @@ export const STATUS_FIELDS = {
     'phase',
     'run',
     'restarts',
+    'lastStart',
     'tmuxSession',
     'workspace',
     'workdir',

@@ -46,6 +46,7 @@ const FIELDS = [
   'pid',
   STORE_OPTION,
   EPOCH_OPTION,
+  'pane_dead_time',
 ] as const;
 const FORMAT = FIELDS.map((f) => `#{${f}}`).join('\x1f');
 
@@ -58,6 +59,8 @@ export interface PaneInfo {
   dead: boolean;
   exitStatus?: number;
   exitSignal?: number;
+  /** When the pane's process ended, unix seconds (tmux ≥ 3.3; undefined on older tmux or while alive). */
+  deadAt?: number;
   created: number; // unix seconds
   inMode: boolean;
   currentCommand: string;
@@ -150,6 +153,7 @@ export class Tmux {
         serverPid: Number(f[11]),
         store: f[12] ?? '',
         epoch: f[13] ?? '',
+        ...(dead && /^\d+$/.test(f[14] ?? '') ? { deadAt: Number(f[14]) } : {}),
       });
     }
     return { serverRunning: true, panes };

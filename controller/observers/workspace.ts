@@ -81,13 +81,22 @@ export function readResult(ws: RunWorkspace): Record<string, unknown> | undefine
   }
 }
 
-/** The agent's exit status as the launch wrapper recorded it; undefined while it runs. */
-export function readExitCode(ws: RunWorkspace): number | undefined {
+/**
+ * The agent's exit status as the launch wrapper recorded it, and when: the file's mtime (ms), written
+ * as the agent ended — the end of a run that ended while no controller watched. Undefined while it runs.
+ */
+export function readExitRecord(ws: RunWorkspace): { code: number; at: number } | undefined {
+  let fd: number | undefined;
   try {
-    const v = fs.readFileSync(ws.exitCodeFile, 'utf8').trim();
-    return /^\d+$/.test(v) ? Number(v) : undefined;
+    fd = fs.openSync(ws.exitCodeFile, 'r');
+    const at = fs.fstatSync(fd).mtimeMs;
+    const buf = Buffer.alloc(32); // a number and a newline; the workspace is the agent's to write
+    const v = buf.toString('utf8', 0, fs.readSync(fd, buf, 0, buf.length, 0)).trim();
+    return /^\d+$/.test(v) ? { code: Number(v), at } : undefined;
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
   }
 }
 

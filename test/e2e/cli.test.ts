@@ -289,9 +289,9 @@ describe('get', () => {
     expect(r.stderr).toBe('');
     await expect(normalizeTable(r.stdout)).toMatchFileSnapshot('../golden/get-agentsessions.txt');
     const rows = parseTable(r.stdout);
-    expect(rows[0]).toEqual(['NAME', 'PHASE', 'AGENT', 'PROJECT', 'RESTARTS', 'TASKS', 'AGE']);
-    expect(rows[1].slice(0, 6)).toEqual(['fix-login', 'Running', 'claude-code', 'webapp', '1', '<none>']);
-    expect(rows[1][6]).toMatch(/^\d+s$/);
+    expect(rows[0]).toEqual(['NAME', 'PHASE', 'AGENT', 'PROJECT', 'RUN', 'RESTARTS', 'TASKS', 'AGE']);
+    expect(rows[1].slice(0, 7)).toEqual(['fix-login', 'Running', 'claude-code', 'webapp', '2', '1', '<none>']);
+    expect(rows[1][7]).toMatch(/^\d+s$/);
   });
 
   it('-o wide adds the priority columns (golden)', async () => {
@@ -302,6 +302,7 @@ describe('get', () => {
       'PHASE',
       'AGENT',
       'PROJECT',
+      'RUN',
       'RESTARTS',
       'TASKS',
       'COMMITS',
@@ -427,6 +428,7 @@ describe('get', () => {
         'PHASE',
         'AGENT',
         'PROJECT',
+        'RUN',
         'RESTARTS',
         'TASKS',
         'AGE',

@@ -271,7 +271,10 @@ describe('autopilot error recovery with the simulated agent', () => {
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain(pending.metadata.name);
-    await h.waitFor('run 2 Succeeded', inRun('flaky-1', 2, 'Succeeded'), 30_000);
+    const run2 = await h.waitFor('run 2 Succeeded', inRun('flaky-1', 2, 'Succeeded'), 30_000);
+    // A new run the autopilot asked for: RUN 2, RESTARTS 0, and the Decision named as its reason.
+    expect(run2.status).toMatchObject({ restarts: 0, lastStart: { run: 2, reason: 'Autopilot' } });
+    expect(run2.status!.lastStart!.message).toMatch(new RegExp(`^Decision ${pending.metadata.name} \\(`));
     const [executed, ...more] = recoveryOf(await decisions('flaky'), 1);
     expect(more).toEqual([]);
     expect(executed.status).toMatchObject({ phase: 'Executed' });

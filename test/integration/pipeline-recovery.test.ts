@@ -116,6 +116,9 @@ describe('pipeline recovery', () => {
     const run1 = await sessionIn('rec-long', 1, 'Running');
     await killTmux(run1);
     const run2 = await sessionIn('rec-long', 2, 'Running');
+    // The recovery is a new run, not a restart-policy restart: RUN 2, RESTARTS 0, and it says why.
+    expect(run2.status).toMatchObject({ restarts: 0, lastStart: { run: 2, reason: 'Recovery' } });
+    expect(run2.status!.lastStart!.message).toMatch(/^the pipeline's recovery of run 1 \(orchctl\.io\/restartedAt=/);
     const recovering = await pipelineWhen(h, 'rec', 'attempts 1', (p) => phaseOfPipeline(p, 'long')?.attempts === 1);
     expect(recovering.status?.phase).toBe('Running');
     expect(phaseOfPipeline(recovering, 'long')).toMatchObject({ state: 'Running', session: 'rec-long' });

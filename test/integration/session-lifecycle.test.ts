@@ -94,6 +94,11 @@ describe('session lifecycle', () => {
     });
     expect(phaseOf(s)).toBe('Failed');
     expect(s.status).toMatchObject({ exitCode: 3, restarts: 3, run: 4, reason: 'Error' });
+    expect(s.status!.lastStart).toMatchObject({
+      run: 4,
+      reason: 'RestartPolicy',
+      message: 'restart 3/3: run 3 exited with code 3',
+    });
     expect(s.status!.lastOutput).toContain('attempt 4');
     expect(condition(s, 'Escalated')).toMatchObject({ reason: 'RetryLimitReached' });
     const events = await h.events('flaky');

@@ -118,6 +118,45 @@ describe('the restart annotation', () => {
   });
 });
 
+describe('orchctl restart session', () => {
+  it('gives run 2 with RESTARTS unchanged; get shows RUN 2 and describe the reason of the last start', async () => {
+    await h.apply([simSession('broken', 'Fix the tests. [fail] [fast]', { restartPolicy: 'Never', env: [stepMs(0)] })]);
+    h.start();
+    const first = await h.waitFor('run 1 Failed', inRun('broken', 1, 'Failed'), 30_000);
+    expect(first.status!.lastStart).toMatchObject({ run: 1, reason: 'FirstRun' });
+
+    const r = await h.orchctl(['restart', 'session', 'broken']);
+    expect(r).toMatchObject({ exitCode: 0, stdout: 'agentsession.orchctl.io/broken restarted' });
+    const s = await h.waitFor('run 2 Failed', inRun('broken', 2, 'Failed'), 30_000);
+    const value = s.metadata.annotations![RESTARTED_AT_ANNOTATION];
+    expect(s.status).toMatchObject({ run: 2, restarts: 0 });
+    expect(s.status!.lastStart).toEqual({
+      run: 2,
+      reason: 'Manual',
+      time: expect.any(String),
+      message: `orchctl restart (${RESTARTED_AT_ANNOTATION}=${value})`,
+    });
+    expect(Date.parse(s.status!.lastStart!.time)).toBeGreaterThanOrEqual(Date.parse(value));
+    expect(Date.parse(s.status!.lastStart!.time)).toBeLessThanOrEqual(Date.parse(s.status!.startTime!));
+
+    const table = (await h.orchctl(['get', 'sessions'])).stdout.trimEnd().split('\n');
+    const cols = table[0].split(/\s+/);
+    const row = table[1].split(/\s+/);
+    expect(cols.slice(0, 6)).toEqual(['NAME', 'PHASE', 'AGENT', 'PROJECT', 'RUN', 'RESTARTS']);
+    expect(row.slice(0, 6)).toEqual(['broken', 'Failed', 'sim', 'greeter', '2', '0']);
+
+    const described = (await h.orchctl(['describe', 'session', 'broken'])).stdout;
+    const block = described.slice(described.indexOf('  Last Start:\n')).split('\n').slice(0, 5);
+    expect(block.map((l) => l.trim().split(/:\s+/)[0])).toEqual(['Last Start:', 'Message', 'Reason', 'Run', 'Time']);
+    expect(block.slice(1).map((l) => l.trim().split(/:\s+/).slice(1).join(': '))).toEqual([
+      `orchctl restart (${RESTARTED_AT_ANNOTATION}=${value})`,
+      'Manual',
+      '2',
+      s.status!.lastStart!.time,
+    ]);
+  });
+});
+
 function stepMs(ms: number) {
   return { name: 'SIM_AGENT_STEP_MS', value: String(ms) };
 }

@@ -21,6 +21,7 @@ import {
   DECISION_LABEL,
   PROJECT_LABEL,
   RESTART_NOTE_ANNOTATION,
+  RESTART_REASON_ANNOTATION,
   RESTARTED_AT_ANNOTATION,
 } from '../../api/autopilot.js';
 import type { EventObject } from '../../api/event.js';
@@ -158,6 +159,7 @@ export function effects(d: Dec, fresh: Fresh, now: string, created?: AgentSessio
       const annotations: Record<string, string> = {
         ...next.metadata.annotations,
         [RESTARTED_AT_ANNOTATION]: now,
+        [RESTART_REASON_ANNOTATION]: 'Autopilot',
         [DECISION_ANNOTATION]: d.metadata.name,
       };
       if (spec.prompt) annotations[RESTART_NOTE_ANNOTATION] = spec.prompt;

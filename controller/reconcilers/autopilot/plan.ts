@@ -98,6 +98,19 @@ export interface World {
 }
 
 export const isActive = (s: AgentSession) => !TERMINAL_PHASES.has((s.status?.phase ?? 'Pending') as Phase);
+
+/**
+ * When an ended session's end was seen: completionTime is when the run ended, which for a run that
+ * ended while no controller ran is before a think that still saw it running; the Ready condition
+ * turned False when the end was recorded. The later of the two (undefined while it is active).
+ */
+export function endSeenAt(s: AgentSession): string | undefined {
+  if (isActive(s)) return undefined;
+  const st = s.status;
+  const ready = st?.conditions?.find((c) => c.type === 'Ready' && c.status === 'False')?.lastTransitionTime;
+  const t = [st?.completionTime, ready].filter((x): x is string => !!x && !Number.isNaN(Date.parse(x)));
+  return t.sort((a, b) => Date.parse(b) - Date.parse(a))[0];
+}
 const ref = (o: Project | AgentSession): SnapshotRef => ({
   kind: o.kind,
   name: o.metadata.name,

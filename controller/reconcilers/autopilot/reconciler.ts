@@ -45,6 +45,7 @@ import {
   type Dec,
   decide,
   type Draft,
+  endSeenAt,
   expired,
   isActive,
   type RecoveryProposal,
@@ -141,7 +142,7 @@ export class AutopilotReconciler {
     );
     const ours = (this.d.sessions.list(ns) as AgentSession[]).filter((s) => selected.has(s.spec?.projectRef ?? ''));
     const after = (t: string | undefined) => !!t && Date.parse(t) > last;
-    if (ours.some((s) => !isActive(s) && after(s.status?.completionTime))) return 'session-ended';
+    if (ours.some((s) => after(endSeenAt(s)))) return 'session-ended';
     if (
       ours.some((s) =>
         s.status?.conditions?.some((c) => c.type === 'Escalated' && c.status === 'True' && after(c.lastTransitionTime)),

@@ -16,6 +16,7 @@ import type { AgentSession } from '../../api/session.js';
 import type { Resource } from '../../api/types.js';
 import { type Manager, queueKey } from '../../runtime/manager.js';
 import type { ControllerServices } from '../services.js';
+import { endSeenAt } from './plan.js';
 import { type AutopilotDeps, AutopilotReconciler } from './reconciler.js';
 
 export interface AutopilotSetupDeps extends Pick<ControllerServices, 'log'> {
@@ -54,7 +55,10 @@ export function setup(mgr: Manager, d: AutopilotSetupDeps): AutopilotReconciler 
       const st = (o as AgentSession).status;
       const escalated = st?.conditions?.find((c) => c.type === 'Escalated' && c.status === 'True');
       return [
-        ...new Set([...thoughtBefore(o, st?.completionTime), ...thoughtBefore(o, escalated?.lastTransitionTime)]),
+        ...new Set([
+          ...thoughtBefore(o, endSeenAt(o as AgentSession)),
+          ...thoughtBefore(o, escalated?.lastTransitionTime),
+        ]),
       ];
     })
     .watches('Evaluation', (o) => thoughtBefore(o, (o as Evaluation).status?.evaluatedAt))

@@ -60,9 +60,24 @@ export interface PipelinePlan {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A phase's state read off its session (or its absence). */
-type PhaseView = Omit<PhaseStatus, 'name'> & { stop?: boolean; recoverRun?: number };
+type PhaseView = Omit<PhaseStatus, 'name'> & { stop?: boolean; recoverRun?: number; endedAt?: string };
 
 const ACTIVE = new Set(['Pending', 'Starting', 'Running', 'Stopping']);
+const ENDED = new Set(['Succeeded', 'Failed', 'Killed', 'TimedOut']);
+
+/** The earlier of two ISO times (either may be missing or unreadable). */
+function earlier(a: string | undefined, b: string | undefined): string | undefined {
+  const ta = Date.parse(a ?? '');
+  const tb = Date.parse(b ?? '');
+  if (Number.isNaN(ta)) return Number.isNaN(tb) ? undefined : b;
+  return Number.isNaN(tb) || ta <= tb ? a : b;
+}
+
+/** A phase's finishedAt: when its run ended, if known (never later than now), else now. */
+function finishedAt(endedAt: string | undefined, now: number): string {
+  const t = Date.parse(endedAt ?? '');
+  return iso(Number.isNaN(t) ? now : Math.min(t, now));
+}
 
 /** The restart annotation asks for a run the session has not started yet. */
 const restartPending = (s: AgentSession) => {
@@ -103,6 +118,11 @@ export function viewPhase(s: AgentSession, prev: PhaseStatus | undefined, pipeli
     ...(prev?.resumedAt ? { resumedAt: prev.resumedAt } : {}),
   };
   const report = st.report && st.report.run === run ? st.report : undefined;
+  // When the run ended, for a phase that ends with it (a run that ended while no controller ran
+  // ended then, not when it was noticed); a report of complete counts from when it was read.
+  const runEnd = ENDED.has(st.phase ?? '') ? st.completionTime : undefined;
+  const endedAt = report?.status === 'complete' ? earlier(report.updatedAt, runEnd) : runEnd;
+  if (endedAt) base.endedAt = endedAt;
   if (report?.problem) base.reportProblem = report.problem;
   const tasks = report?.progress ? ` (${report.progress} tasks)` : '';
   const phase = st.phase ?? 'Pending';
@@ -215,7 +235,7 @@ export function planPipeline(o: PipelineObserved): PipelinePlan {
 
   const prevByName = new Map((prevStatus.phases ?? []).map((x) => [x.name, x]));
   const deps = dependencies(spec);
-  const views = new Map<string, PhaseStatus & { stop?: boolean; recoverRun?: number }>();
+  const views = new Map<string, PhaseStatus & { stop?: boolean; recoverRun?: number; endedAt?: string }>();
   for (const ph of spec.phases) {
     const prev = prevByName.get(ph.name);
     const s = o.sessions.get(ph.name);
@@ -263,7 +283,7 @@ export function planPipeline(o: PipelineObserved): PipelinePlan {
     else if (prev?.startedAt) v.startedAt = prev.startedAt;
     if ((v.state === 'Succeeded' || v.state === 'Failed') && v.state === was && prev?.finishedAt)
       v.finishedAt = prev.finishedAt;
-    else if (v.state === 'Succeeded' || v.state === 'Failed') v.finishedAt = now;
+    else if (v.state === 'Succeeded' || v.state === 'Failed') v.finishedAt = finishedAt(v.endedAt, o.now);
     else delete v.finishedAt;
     if (v.stop && v.session) effects.push({ type: 'Stop', phase: ph.name, session: v.session });
     if (v.recoverRun !== undefined && v.session) {
@@ -308,7 +328,7 @@ export function planPipeline(o: PipelineObserved): PipelinePlan {
   effects.push(...starts);
 
   const list: PhaseStatus[] = spec.phases.map((ph) => {
-    const { stop: _s, recoverRun: _r, ...rest } = views.get(ph.name)!;
+    const { stop: _s, recoverRun: _r, endedAt: _e, ...rest } = views.get(ph.name)!;
     return Object.fromEntries(Object.entries(rest).filter(([, x]) => x !== undefined && x !== '')) as PhaseStatus;
   });
   status.phases = list;
@@ -480,7 +500,12 @@ function overall(
   if (!status.active?.length) delete status.active;
   if (!status.startTime && list.some((x) => x.startedAt)) status.startTime = now;
   const done = phase === 'Succeeded' || phase === 'Failed';
-  if (done && (prev.phase !== phase || !status.completionTime)) status.completionTime = now;
+  // When it ended: the failed phase's end, or the last phase's (phases may end while no controller ran).
+  if (done && (prev.phase !== phase || !status.completionTime)) {
+    const ends = phase === 'Failed' ? [failed?.finishedAt] : list.map((x) => x.finishedAt);
+    const last = Math.max(...ends.map((t) => Date.parse(t ?? '')).filter((t) => !Number.isNaN(t)));
+    status.completionTime = Number.isFinite(last) && last <= Date.parse(now) ? iso(last) : now;
+  }
   if (!done) delete status.completionTime;
   const cond = (type: string, on: boolean, why: string, msg: string) =>
     setCondition(

@@ -14,7 +14,7 @@
  *    their nodes, through the sessions' status, on later passes.
  */
 import fs from 'node:fs';
-import { RESTART_NOTE_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
+import { RESTART_NOTE_ANNOTATION, RESTART_REASON_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import { isApiError } from '../../api/errors.js';
 import {
   HANDOFF_LIMITS,
@@ -146,6 +146,7 @@ export class PipelineReconciler implements Reconciler {
         const annotations = {
           ...(s.metadata.annotations ?? {}),
           [RESTARTED_AT_ANNOTATION]: new Date(this.now()).toISOString(),
+          [RESTART_REASON_ANNOTATION]: 'Recovery',
           [RESTART_NOTE_ANNOTATION]: fx.note,
           [RECOVERED_RUN_ANNOTATION]: String(fx.run),
         };

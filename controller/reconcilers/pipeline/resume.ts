@@ -11,7 +11,7 @@
  * calling this, and a Delivering found at the next start with nothing posted is reported
  * Unconfirmed, never resent; what was posted is answered by its node, once per message id.
  */
-import { RESTART_NOTE_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
+import { RESTART_NOTE_ANNOTATION, RESTART_REASON_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import type { ResumeOutcome } from '../../api/pipeline.js';
 import type { AgentSession } from '../../api/session.js';
 import { postMessage } from '../../client/message.js';
@@ -55,6 +55,7 @@ export async function deliverResume(
     const annotations = {
       ...(s.metadata.annotations ?? {}),
       [RESTARTED_AT_ANNOTATION]: now,
+      [RESTART_REASON_ANNOTATION]: 'Resume',
       [RESTART_NOTE_ANNOTATION]: resumeNote(message),
     };
     await store.update({ ...s, metadata: { ...s.metadata, annotations } });

@@ -43,7 +43,7 @@ import { isDirectory } from './observe.js';
 import { outputTail } from './output.js';
 import { lastCheckpointSummary, readHandoff } from '../../observers/context-files.js';
 import { HOOKS_FILE } from '../../agents/hook-entry.js';
-import { RESTARTED_AT_ANNOTATION, RESTART_NOTE_ANNOTATION } from '../../api/autopilot.js';
+import { RESTARTED_AT_ANNOTATION, RESTART_NOTE_ANNOTATION, RESTART_REASON_ANNOTATION } from '../../api/autopilot.js';
 import { isApiError } from '../../api/errors.js';
 import { restartRequested } from './decide.js';
 import { rehydratePrompt } from './rehydrate.js';
@@ -518,6 +518,7 @@ async function requestRestart(store: Store, obj: AgentSession, note: string): Pr
     const annotations = {
       ...(fresh.metadata.annotations ?? {}),
       [RESTARTED_AT_ANNOTATION]: new Date().toISOString(),
+      [RESTART_REASON_ANNOTATION]: 'Context',
       [RESTART_NOTE_ANNOTATION]: note,
     };
     try {

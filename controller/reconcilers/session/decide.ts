@@ -115,8 +115,18 @@ export function admit(
   };
 }
 
-/** What tmux shows for the current run. */
-export type PaneState = { kind: 'alive' } | { kind: 'dead'; exitCode: number } | { kind: 'missing' };
+/**
+ * What tmux shows for the current run. A dead one says when it ended (`at`, ms) when that is known
+ * (the exit-code file's mtime, tmux's pane_dead_time): the run may have ended long before it is noticed.
+ */
+export type PaneState = { kind: 'alive' } | { kind: 'dead'; exitCode: number; at?: number } | { kind: 'missing' };
+
+/** EXITED for a dead pane, with when it ended when that is known. */
+const exited = (pane: Extract<PaneState, { kind: 'dead' }>): LifecycleEvent => ({
+  type: 'EXITED',
+  exitCode: pane.exitCode,
+  ...(pane.at !== undefined ? { at: pane.at } : {}),
+});
 
 export interface ObservedInput {
   phase: Phase;
@@ -162,7 +172,7 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
   switch (i.phase) {
     case 'Starting':
     case 'Running':
-      if (i.pane.kind === 'dead') return { type: 'EXITED', exitCode: i.pane.exitCode };
+      if (i.pane.kind === 'dead') return exited(i.pane);
       // Starting with no pane is a launch in flight (the snapshot predates it) — or, once the grace
       // is over, a launch that never happened (the controller died between recording the run and
       // starting it): the run is over.
@@ -183,7 +193,7 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
         return { type: 'TIMEOUT' };
       return i.phase === 'Starting' ? { type: 'STARTED' } : undefined;
     case 'Stopping':
-      if (i.pane.kind === 'dead') return { type: 'EXITED', exitCode: i.pane.exitCode };
+      if (i.pane.kind === 'dead') return exited(i.pane);
       if (i.pane.kind === 'missing') return { type: 'GONE' };
       if (st.stopRequestTime && i.now >= Date.parse(st.stopRequestTime) + i.effective.graceMs)
         return { type: 'GRACE_EXPIRED' };

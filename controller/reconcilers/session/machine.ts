@@ -35,7 +35,7 @@ export type LifecycleEvent =
   | { type: 'ADMIT' }
   | { type: 'STARTED' }
   | { type: 'START_FAILED'; reason: string; message: string }
-  | { type: 'EXITED'; exitCode: number }
+  | { type: 'EXITED'; exitCode: number /** When it ended (ms), when known. */; at?: number }
   | { type: 'GONE' }
   | { type: 'STOP'; reason?: 'BudgetExceeded' }
   | { type: 'TIMEOUT' }

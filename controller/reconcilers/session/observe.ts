@@ -25,7 +25,7 @@ import { readReport } from '../../observers/report.js';
 import { readHandoffFile } from '../../observers/handoff.js';
 import { lastCheckpointSummary, readHandoff, readStatusline } from '../../observers/context-files.js';
 import type { PaneInfo, Tmux } from '../../observers/tmux.js';
-import { readExitCode, readTail, runWorkspace } from '../../observers/workspace.js';
+import { readExitRecord, readTail, runWorkspace } from '../../observers/workspace.js';
 import type { Informer } from '../../runtime/informer.js';
 import { type EventLogs, LOG_START } from '../../store/eventlog.js';
 import { effective, type PaneState } from './decide.js';
@@ -123,8 +123,8 @@ export class SessionObserver implements SessionObservation {
     const run = status.run ?? 0;
     // The launch wrapper's record wins: it is written even when tmux loses track of the process.
     if (run > 0 && ACTIVE_PHASES.has(phase)) {
-      const code = readExitCode(this.ws(obj, run));
-      if (code !== undefined) o.pane = { kind: 'dead', exitCode: code };
+      const exit = readExitRecord(this.ws(obj, run));
+      if (exit) o.pane = { kind: 'dead', exitCode: exit.code, at: exit.at };
     }
     if (o.adopt) {
       const ws = this.ws(obj, Number(o.adopt.pane.key.split('#')[1]));
@@ -349,8 +349,10 @@ function readState(file: string): Record<string, unknown> {
  */
 function paneState(pane: PaneInfo): PaneState {
   if (!pane.dead && !isZombie(pane.pid)) return { kind: 'alive' };
-  if (pane.exitStatus !== undefined) return { kind: 'dead', exitCode: pane.exitStatus };
-  if (pane.exitSignal !== undefined) return { kind: 'dead', exitCode: 128 + pane.exitSignal };
+  // tmux's pane_dead_time (whole seconds) says when it ended; the exit-code file, read after, is finer.
+  const at = pane.deadAt !== undefined ? { at: pane.deadAt * 1000 } : {};
+  if (pane.exitStatus !== undefined) return { kind: 'dead', exitCode: pane.exitStatus, ...at };
+  if (pane.exitSignal !== undefined) return { kind: 'dead', exitCode: 128 + pane.exitSignal, ...at };
   if (pane.serverPid > 0) {
     try {
       process.kill(pane.serverPid, 'SIGCHLD');
@@ -358,7 +360,7 @@ function paneState(pane: PaneInfo): PaneState {
       /* not ours to signal, or gone */
     }
   }
-  return paneProcessAlive(pane) ? { kind: 'alive' } : { kind: 'dead', exitCode: -1 };
+  return paneProcessAlive(pane) ? { kind: 'alive' } : { kind: 'dead', exitCode: -1, ...at };
 }
 
 /**

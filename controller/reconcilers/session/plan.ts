@@ -22,7 +22,13 @@ import type { PaneInfo } from '../../observers/tmux.js';
 import { LOG_START } from '../../store/eventlog.js';
 import { foldAgent, foldRunUsage, settleObservation, type AgentStatus } from './agent-pass.js';
 import { contextStepMessage } from './agent-state.js';
-import { RESTARTED_AT_ANNOTATION, RESTART_NOTE_ANNOTATION } from '../../api/autopilot.js';
+import {
+  DECISION_ANNOTATION,
+  RESTARTED_AT_ANNOTATION,
+  RESTART_NOTE_ANNOTATION,
+  RESTART_REASON_ANNOTATION,
+} from '../../api/autopilot.js';
+import { type LastStart, RESTART_REASONS, type RestartReason } from '../../api/session.js';
 import { admit, backoffMs, nextLookMs, observedEvent, restartRequested, restartsHeld, wantsRunning } from './decide.js';
 import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
@@ -296,6 +302,7 @@ function act(p: Step, action: string, ev: LifecycleEvent): void {
 function launchRun(p: Step): PlanOutput | LifecycleEvent {
   const { s, i } = p;
   const restart = p.restartAsked;
+  s.lastStart = startOf(p, iso(i.now)); // before runGeneration moves on: a spec change is one reason
   s.lifecycle = { ...(s.lifecycle ?? {}), runGeneration: i.obj.metadata.generation };
   // The binding the run starts under (epoch.ts): a later binding makes this run stale.
   const binding = i.obj.status?.binding;
@@ -327,6 +334,53 @@ function launchRun(p: Step): PlanOutput | LifecycleEvent {
     ...(inheritEnv?.length ? { inheritEnv } : {}),
   });
   return p.out({ continuation: { kind: 'prepare' } });
+}
+
+/**
+ * Why the run about to start starts (status.lastStart): a restart asked through the annotation,
+ * with its writer's reason; the run of a lost node; a spec change; the restart policy (the only
+ * restarts status.restarts counts); else the first run.
+ */
+function startOf(p: Step, time: string): LastStart {
+  const { i, s } = p;
+  const run = p.snap.context.run;
+  const at = (reason: LastStart['reason'], message: string): LastStart => ({ run, reason, time, message });
+  if (run <= 1) return at('FirstRun', 'the first run');
+  const annotations = i.obj.metadata.annotations ?? {};
+  const restart = p.restartAsked;
+  if (restart) {
+    const said = annotations[RESTART_REASON_ANNOTATION];
+    // Metadata anyone may write: only the known values are taken.
+    const reason = RESTART_REASONS.includes(said as RestartReason) ? (said as RestartReason) : undefined;
+    const by = reason ? askedBy(reason, annotations, run) : 'restart requested';
+    return at(reason ?? 'Restart', `${by} (${RESTARTED_AT_ANNOTATION}=${restart})`);
+  }
+  if (p.observed.moved) return at('NodeLost', `run ${run - 1} was lost with its node`);
+  const runGeneration = s.lifecycle?.runGeneration;
+  const gen = i.obj.metadata.generation ?? 0;
+  if (runGeneration !== undefined && runGeneration !== gen)
+    return at('SpecChanged', `the spec changed (generation ${runGeneration} → ${gen})`);
+  const restarts = p.snap.context.restarts;
+  if (restarts > 0) {
+    const exit = s.exitCode !== undefined ? `: run ${run - 1} exited with code ${s.exitCode}` : '';
+    return at('RestartPolicy', `restart ${restarts}/${i.resolved.effective.maxRestarts}${exit}`);
+  }
+  return at('NewRun', 'a new run');
+}
+
+function askedBy(reason: RestartReason, annotations: Record<string, string>, run: number): string {
+  switch (reason) {
+    case 'Manual':
+      return 'orchctl restart';
+    case 'Autopilot':
+      return `Decision ${(annotations[DECISION_ANNOTATION] ?? '').slice(0, 253)}`.trim();
+    case 'Recovery':
+      return `the pipeline's recovery of run ${run - 1}`;
+    case 'Resume':
+      return 'orchctl pipeline resume';
+    case 'Context':
+      return "the context policy's restart";
+  }
 }
 
 /** Prepared: record the run in status, then start tmux (the actuator does both, in that order). */
@@ -412,6 +466,8 @@ function adoptRun(p: Step, adopt: NonNullable<Observed['adopt']>): void {
     startTime: (state.startTime as string) ?? iso(pane.created * 1000),
     ...(state.headBefore ? { headBefore: state.headBefore as string } : {}),
   });
+  // Its launcher died before recording it: the reason is read off the same state as it was then.
+  s.lastStart = startOf(p, s.startTime!);
   if (i.resolved.effective.maxDurationMs)
     s.deadlineTime = iso(Date.parse(s.startTime!) + i.resolved.effective.maxDurationMs);
   p.observed = { ...p.observed, pane: { kind: 'alive' }, paneInfo: pane, adopt: undefined };
@@ -521,7 +577,8 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
     for (const type of ['AgentBusy', 'WaitingForInput', 'Stalled']) p.cond(type, 'False', 'Exited');
   }
   p.fx.push({ type: 'ForgetRun', run, workspace: s.workspace });
-  s.completionTime = iso(i.now);
+  const endedAt = endTime(s, ev, i.now);
+  s.completionTime = iso(endedAt);
   if (ev.type === 'EXITED') s.exitCode = ev.exitCode;
   if (settled.lastOutput) s.lastOutput = settled.lastOutput;
   const pane = p.observed.paneInfo;
@@ -534,7 +591,7 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
   // A run that never started (START_FAILED) has no duration worth a histogram bucket.
   const started = Date.parse(s.startTime ?? '');
   if (ev.type !== 'START_FAILED' && !Number.isNaN(started))
-    p.fx.push({ type: 'RunEnded', run, phase: to, seconds: Math.max(0, (i.now - started) / 1000) });
+    p.fx.push({ type: 'RunEnded', run, phase: to, seconds: Math.max(0, (endedAt - started) / 1000) });
   const eventType = endReason(p, to, ev);
   p.cond('Ready', 'False', s.reason!, s.message);
   p.cond('Succeeded', to === 'Succeeded' ? 'True' : 'False', s.reason!, s.message);
@@ -556,6 +613,17 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
     };
     p.fx.push({ type: 'WriteState', run, state });
   }
+}
+
+/**
+ * When the run ended: when its process exited if that is known (the exit-code file, tmux's
+ * pane_dead_time) — a run that ended while no controller watched ended then, not when it was
+ * noticed — else now. Never before the run started (pane_dead_time is in whole seconds) nor after now.
+ */
+function endTime(s: AgentSessionStatus, ev: LifecycleEvent, now: number): number {
+  if (ev.type !== 'EXITED' || ev.at === undefined || !Number.isFinite(ev.at)) return now;
+  const started = Date.parse(s.startTime ?? '');
+  return Math.min(now, Number.isNaN(started) ? ev.at : Math.max(started, ev.at));
 }
 
 /** status.reason and .message of an ended run; returns the Event's type. */

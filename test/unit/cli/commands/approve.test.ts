@@ -5,7 +5,12 @@
  * not restarted.
  */
 import { describe, expect, it } from 'vitest';
-import { type Decision, type DecisionPhase, RESTARTED_AT_ANNOTATION } from '../../../../controller/api/autopilot.js';
+import {
+  type Decision,
+  type DecisionPhase,
+  RESTART_REASON_ANNOTATION,
+  RESTARTED_AT_ANNOTATION,
+} from '../../../../controller/api/autopilot.js';
 import type { AgentSession } from '../../../../controller/api/session.js';
 import { answer } from '../../../../controller/cli/commands/approve.js';
 import { stamp } from '../../../../controller/cli/commands/restart.js';
@@ -79,13 +84,9 @@ describe('stamp', () => {
     spec: { prompt: 'x' },
   });
 
-  it('sets the restart annotation to the time given, keeping the other annotations and the spec', () => {
-    expect(stamp(session(), AT)).toEqual({
-      write: {
-        ...session(),
-        metadata: { ...session().metadata, annotations: { note: 'kept', [RESTARTED_AT_ANNOTATION]: AT } },
-      },
-    });
+  it('sets the restart annotation to the time given and its reason Manual, keeping the rest', () => {
+    const annotations = { note: 'kept', [RESTARTED_AT_ANNOTATION]: AT, [RESTART_REASON_ANNOTATION]: 'Manual' };
+    expect(stamp(session(), AT)).toEqual({ write: { ...session(), metadata: { ...session().metadata, annotations } } });
   });
 
   it('refuses a session being deleted', () => {

@@ -4,6 +4,7 @@ import type { SessionPolicy } from '../../../../controller/api/session-policy.js
 import {
   decide,
   type Dec,
+  endSeenAt,
   selectedProjects,
   settings,
   view,
@@ -243,5 +244,26 @@ describe('projectSelector (docs/controller.md, "Selectors")', () => {
     expect(names({})).toEqual([]);
     expect(names({ projectSelector: {} })).toEqual(['a', 'b']);
     expect(names({ projectSelector: { matchLabels: { team: 'web' } } })).toEqual(['a']);
+  });
+});
+
+describe('endSeenAt: when a session was seen to end (the session-ended trigger)', () => {
+  const at = (ms: number) => new Date(ms).toISOString();
+  const ready = (status: 'True' | 'False', ms: number) => ({
+    type: 'Ready',
+    status,
+    reason: 'x',
+    message: '',
+    lastTransitionTime: at(ms),
+  });
+  it('a run that ended while no controller ran, seen later: the time it was seen, not its completionTime', () => {
+    const s = session('a', 'p', 'Failed', { completionTime: at(T0 - 20 * MIN), conditions: [ready('False', T0)] });
+    expect(endSeenAt(s)).toBe(at(T0));
+  });
+  it('otherwise its completionTime; nothing while it is active', () => {
+    expect(endSeenAt(session('a', 'p', 'Succeeded', { conditions: [ready('False', T0 - 30 * MIN)] }))).toBe(
+      at(T0 - 5 * MIN),
+    );
+    expect(endSeenAt(session('a', 'p', 'Running', { conditions: [ready('True', T0)] }))).toBeUndefined();
   });
 });

@@ -109,6 +109,22 @@ describe('planPipeline', () => {
     expect(bad.status.phases?.[1]).toMatchObject({ state: 'Pending' });
   });
 
+  it('a phase finishes when its run ended (or its complete report was read), not when the plan saw it', () => {
+    const p = written(pipeline(['a', 'b']), plan(pipeline(['a', 'b']), {}));
+    const ended = '2026-01-01T11:40:00.123Z';
+    const ok = plan(p, { a: session('a', { phase: 'Succeeded', run: 1, completionTime: ended }) });
+    expect(ok.status.phases?.[0]).toMatchObject({ state: 'Succeeded', finishedAt: ended });
+    const failed = plan(p, { a: session('a', { phase: 'Failed', run: 1, reason: 'Error', completionTime: ended }) });
+    expect(failed.status.phases?.[0]).toMatchObject({ state: 'Failed', finishedAt: ended });
+    expect(failed.status).toMatchObject({ phase: 'Failed', completionTime: ended });
+    // Reported complete while its run goes on: from when the report was read (report.updatedAt).
+    const reported = plan(p, { a: session('a', { phase: 'Running', run: 1, report: report('complete') }) });
+    expect(reported.status.phases?.[0]).toMatchObject({ state: 'Succeeded', finishedAt: '2026-01-01T11:59:00.000Z' });
+    // An end time from a clock ahead of the plan's is not taken: now.
+    const ahead = plan(p, { a: session('a', { phase: 'Succeeded', run: 1, completionTime: '2026-01-01T13:00:00Z' }) });
+    expect(ahead.status.phases?.[0].finishedAt).toBe(new Date(NOW).toISOString());
+  });
+
   it('a report of an earlier run does not count for the current one', () => {
     const p = written(pipeline(['a']), plan(pipeline(['a']), {}));
     const r = plan(p, { a: session('a', { phase: 'Running', run: 2, report: report('complete') }) });

@@ -249,6 +249,25 @@ describe('a run that ends', () => {
     expect(next.done).toBe(true);
   });
 
+  it('completionTime is when the process ended, when known; never before the start nor after now', () => {
+    const obj = session({}, running()); // started at T0 - 60 s
+    const endAt = (at: number | undefined) => {
+      const pane = { kind: 'dead', exitCode: 0, ...(at !== undefined ? { at } : {}) } as const;
+      const out = plan(input(obj, { observed: { ...missing, pane } }));
+      const settled: Outcome = { type: 'Settled', run: {} };
+      const next = plan(
+        input(obj, { status: out.status, observed: out.observed, continuation: out.continuation, outcomes: [settled] }),
+      );
+      const ended = next.effects.find((e) => e.type === 'RunEnded');
+      return [next.status.completionTime, ended?.type === 'RunEnded' ? ended.seconds : undefined];
+    };
+    const at = (ms: number) => new Date(ms).toISOString();
+    expect(endAt(T0 - 20_000)).toEqual([at(T0 - 20_000), 40]); // ended 20 s before it was noticed
+    expect(endAt(undefined)).toEqual([at(T0), 60]); // not known: when it was noticed
+    expect(endAt(T0 - 90_000)).toEqual([at(T0 - 60_000), 0]); // pane_dead_time's whole second before the start
+    expect(endAt(T0 + 5_000)).toEqual([at(T0), 60]); // a clock ahead of ours
+  });
+
   it('after maxRestarts the run stays Failed and is Escalated', () => {
     const obj = session({ restartPolicy: 'OnFailure', maxRestarts: 1 }, running({ restarts: 1, run: 2 }));
     const out = plan(input(obj, { observed: { ...missing, pane: { kind: 'dead', exitCode: 1 } } }));

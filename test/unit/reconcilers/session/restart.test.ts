@@ -5,7 +5,11 @@
  * current run stopped first, the value recorded with the new run so it is honoured once.
  */
 import { describe, expect, it } from 'vitest';
-import { RESTARTED_AT_ANNOTATION } from '../../../../controller/api/autopilot.js';
+import {
+  DECISION_ANNOTATION,
+  RESTART_REASON_ANNOTATION,
+  RESTARTED_AT_ANNOTATION,
+} from '../../../../controller/api/autopilot.js';
 import type {
   AgentSession,
   AgentSessionSpec,
@@ -323,5 +327,75 @@ describe('plan: a restart asked for', () => {
     const s = last(outs).status;
     expect(s).toMatchObject({ phase: 'Running', run: 1, lifecycle: { restartedAt: STAMP_1 } });
     expect(events(allEffects(outs))).toEqual([`Normal Started: Started run 1 in tmux session ${SESSION_NAME}`]);
+  });
+});
+
+describe('plan: why a run started (status.lastStart)', () => {
+  const withReason = (obj: AgentSession, reason?: string, decision?: string): AgentSession => ({
+    ...obj,
+    metadata: {
+      ...obj.metadata,
+      annotations: {
+        ...obj.metadata.annotations,
+        ...(reason ? { [RESTART_REASON_ANNOTATION]: reason } : {}),
+        ...(decision ? { [DECISION_ANNOTATION]: decision } : {}),
+      },
+    },
+  });
+  const startOf = (obj: AgentSession) => {
+    const outs = pass(obj, gone);
+    // Recorded with the run, before tmux starts it.
+    expect(launches(allEffects(outs))[0]).toMatchObject({ record: { lastStart: last(outs).status.lastStart } });
+    return last(outs).status;
+  };
+  const failed = runningStatus({ phase: 'Failed', reason: 'Error', exitCode: 1, run: 1 });
+
+  it('a new run asked through the restart annotation: run 2, restarts unchanged, the reason its writer gave', () => {
+    const manual = startOf(withReason(session({ status: failed, stamp: STAMP_2 }), 'Manual'));
+    expect(manual).toMatchObject({ run: 2, restarts: 0 });
+    expect(manual.lastStart).toEqual({
+      run: 2,
+      reason: 'Manual',
+      time: iso(T0),
+      message: `orchctl restart (${RESTARTED_AT_ANNOTATION}=${STAMP_2})`,
+    });
+    const ap = startOf(withReason(session({ status: failed, stamp: STAMP_2 }), 'Autopilot', 'restart-webapp-1'));
+    expect(ap.lastStart).toMatchObject({
+      reason: 'Autopilot',
+      message: expect.stringMatching(/^Decision restart-webapp-1 /),
+    });
+    for (const reason of ['Recovery', 'Resume', 'Context'])
+      expect(startOf(withReason(session({ status: failed, stamp: STAMP_2 }), reason)).lastStart?.reason).toBe(reason);
+    // No reason, or one that is not ours (metadata anyone may write): Restart, and the value is not repeated.
+    expect(startOf(session({ status: failed, stamp: STAMP_2 })).lastStart?.reason).toBe('Restart');
+    const odd = startOf(withReason(session({ status: failed, stamp: STAMP_2 }), 'Bogus\u001b[2J'));
+    expect(odd.lastStart).toMatchObject({
+      reason: 'Restart',
+      message: `restart requested (${RESTARTED_AT_ANNOTATION}=${STAMP_2})`,
+    });
+  });
+
+  it('the run of a lost node started again on this one: NodeLost', () => {
+    const obj = session({ status: { phase: 'Pending', run: 1, restarts: 0, lifecycle: { runGeneration: 1 } } });
+    const outs = pass(obj, { ...gone, moved: { note: 'run 1 was lost with node a' } });
+    expect(last(outs).status.lastStart).toMatchObject({ run: 2, reason: 'NodeLost' });
+  });
+
+  it('the first run, a restart by the restart policy (counted in restarts), a spec change', () => {
+    expect(startOf(session()).lastStart).toMatchObject({ run: 1, reason: 'FirstRun' });
+    const backoff = runningStatus({ phase: 'Backoff', restarts: 1, exitCode: 3, nextRestartTime: iso(T0 - 1) });
+    const restarted = startOf(session({ spec: { restartPolicy: 'OnFailure' }, status: backoff }));
+    expect(restarted).toMatchObject({ run: 2, restarts: 1 });
+    expect(restarted.lastStart).toMatchObject({
+      reason: 'RestartPolicy',
+      message: 'restart 1/3: run 1 exited with code 3',
+    });
+    const succeeded = runningStatus({ phase: 'Succeeded', reason: 'Completed', exitCode: 0 });
+    const changed = startOf(session({ spec: { prompt: 'more' }, status: succeeded, generation: 2 }));
+    expect(changed.lastStart).toMatchObject({
+      run: 2,
+      reason: 'SpecChanged',
+      message: 'the spec changed (generation 1 → 2)',
+    });
   });
 });
