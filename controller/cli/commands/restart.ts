@@ -4,7 +4,7 @@
  * reconciler answers with a new run (the current one stopped first). The Autopilot's restart
  * writes the same annotation.
  */
-import { RESTART_REASON_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
+import { RESTART_NOTE_ANNOTATION, RESTART_REASON_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import { notFoundMessage } from '../../api/errors.js';
 import type { AgentSession } from '../../api/session.js';
 import { type GlobalOptions, openContext, qualifiedKind } from '../context.js';
@@ -15,8 +15,11 @@ import { type Change, resolveTargets, type SelectOptions, updateWithRetry } from
 export function stamp(s: AgentSession, at: string): Change<AgentSession> {
   if (s.metadata.deletionTimestamp)
     return { refuse: `agentsession "${s.metadata.name}" is being deleted: it is not restarted` };
+  // An autopilot's note for its own earlier restart is not the reason for this one: drop it, so the
+  // new run's prompt does not explain a restart the person did with the autopilot's words.
+  const { [RESTART_NOTE_ANNOTATION]: _note, ...kept } = s.metadata.annotations ?? {};
   const annotations = {
-    ...(s.metadata.annotations ?? {}),
+    ...kept,
     [RESTARTED_AT_ANNOTATION]: at,
     [RESTART_REASON_ANNOTATION]: 'Manual',
   };

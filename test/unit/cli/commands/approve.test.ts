@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type Decision,
   type DecisionPhase,
+  RESTART_NOTE_ANNOTATION,
   RESTART_REASON_ANNOTATION,
   RESTARTED_AT_ANNOTATION,
 } from '../../../../controller/api/autopilot.js';
@@ -87,6 +88,15 @@ describe('stamp', () => {
   it('sets the restart annotation to the time given and its reason Manual, keeping the rest', () => {
     const annotations = { note: 'kept', [RESTARTED_AT_ANNOTATION]: AT, [RESTART_REASON_ANNOTATION]: 'Manual' };
     expect(stamp(session(), AT)).toEqual({ write: { ...session(), metadata: { ...session().metadata, annotations } } });
+  });
+
+  it("drops an autopilot's restart note, which would explain this manual restart with its words", () => {
+    const s = session({ annotations: { note: 'kept', [RESTART_NOTE_ANNOTATION]: 'tests kept failing' } });
+    expect(stamp(s, AT).write?.metadata.annotations).toEqual({
+      note: 'kept',
+      [RESTARTED_AT_ANNOTATION]: AT,
+      [RESTART_REASON_ANNOTATION]: 'Manual',
+    });
   });
 
   it('refuses a session being deleted', () => {
