@@ -92,11 +92,8 @@ describe('stamp', () => {
 
   it("drops an autopilot's restart note, which would explain this manual restart with its words", () => {
     const s = session({ annotations: { note: 'kept', [RESTART_NOTE_ANNOTATION]: 'tests kept failing' } });
-    expect(stamp(s, AT).write?.metadata.annotations).toEqual({
-      note: 'kept',
-      [RESTARTED_AT_ANNOTATION]: AT,
-      [RESTART_REASON_ANNOTATION]: 'Manual',
-    });
+    const annotations = { note: 'kept', [RESTARTED_AT_ANNOTATION]: AT, [RESTART_REASON_ANNOTATION]: 'Manual' };
+    expect(stamp(s, AT)).toEqual({ write: { ...s, metadata: { ...s.metadata, annotations } } });
   });
 
   it('refuses a session being deleted', () => {
