@@ -114,7 +114,8 @@ export async function runProcess(
   }
   const stop = (sig: string) => {
     log.info(`${sig}: shutting down (tmux sessions keep running and are adopted on the next start)`);
-    void m.stop();
+    // Its failure (a store lost under it) is reported once, by the `await m.stop()` below.
+    m.stop().catch(() => undefined);
   };
   // `on`, not `once`: a repeated signal during shutdown must not kill the process before the
   // store is closed and its WAL checkpointed (m.stop() is idempotent).
