@@ -11,6 +11,7 @@ import { checkDns1123Subdomain } from '../../api/names.js';
 import { ControllerApp, type ControllerAppOptions } from '../../app/controller.js';
 import {
   DEFAULT_METRICS_ADDR,
+  exposureWarning,
   formatAddr,
   parseMetricsAddr,
   startMetricsServer,
@@ -107,6 +108,8 @@ export async function runProcess(
     if (metricsAddr) {
       server = await startMetricsServer(metricsAddr, m.metrics.registry, () => m.readiness(), log);
       log.info(`serving /metrics, /healthz and /readyz on http://${formatAddr(server.address)}`);
+      const exposed = exposureWarning(metricsAddr);
+      if (exposed) log.warn(exposed);
     }
   } catch (e) {
     await m.stop();
