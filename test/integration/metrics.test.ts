@@ -195,7 +195,7 @@ describe('controller metrics', () => {
     expect(blocked.stderr).not.toMatch(/^\s+at /m);
   });
 
-  it('--metrics-addr 0.0.0.0:P serves on every interface and logs a Warning that the metrics leave the host', async () => {
+  it('--metrics-addr 0.0.0.0:P serves on every interface and logs a Warning: the metrics leave the host', async () => {
     const port = await freePort();
     h.start(['--metrics-addr', `0.0.0.0:${port}`]);
     await h.waitFor('/readyz 200', async () => (await httpGet(port, '/readyz').catch(() => undefined))?.status === 200);
