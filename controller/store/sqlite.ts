@@ -149,8 +149,9 @@ export class SqliteStore implements Store {
     this.pollIntervalMs = opts.pollIntervalMs ?? 50;
     this.retain = opts.retainRevisions ?? 20_000;
     this.readonly = !!opts.readonly;
+    let opening: BetterSqlite3.Database | undefined;
     try {
-      this.db = this.readonly ? openForReading(file) : openForWriting(file);
+      this.db = opening = this.readonly ? openForReading(file) : openForWriting(file);
       if (!this.readonly && file !== ':memory:') {
         const st = fs.statSync(file);
         this.opened = { dev: st.dev, ino: st.ino };
@@ -158,6 +159,8 @@ export class SqliteStore implements Store {
         this.sentinel.prepare("SELECT 1 FROM meta WHERE key = 'uid'").get(); // joins the WAL: holds its lock
       }
     } catch (e) {
+      this.sentinel?.close();
+      opening?.close();
       throw storeError(file, e);
     }
     const db = this.db;
