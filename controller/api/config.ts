@@ -4,6 +4,7 @@
  * Like a kubeconfig, minus secrets: TLS keys are file paths. Validated with a JSON Schema (ajv, as
  * manifests are) plus the rules a schema cannot say; every error names file:line:column and field.
  */
+import { plaintextRefusal } from './endpoint.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Document } from 'yaml';
@@ -115,8 +116,6 @@ export interface LoadedConfig {
   doc?: Document.Parsed;
 }
 
-const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
-
 /** Etcd rules beyond the schema; `base` is where `etcd` sits (for the error path). */
 export function checkEtcd(etcd: EtcdConfig, base: PathPart[]): FieldError[] {
   const errs: FieldError[] = [];
@@ -134,11 +133,8 @@ export function checkEtcd(etcd: EtcdConfig, base: PathPart[]): FieldError[] {
     if (url.protocol === 'http:' && tls)
       errs.push({ path: [...base, 'endpoints', i], message: 'tls is set: the endpoint must be https://' });
     // The store's traffic is everything orchctl does: in clear text only where it never leaves the host.
-    if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname))
-      errs.push({
-        path: [...base, 'endpoints', i],
-        message: `plaintext to ${url.host} is refused (only loopback may be plain http): use https:// and tls`,
-      });
+    const plaintext = plaintextRefusal(url);
+    if (plaintext) errs.push({ path: [...base, 'endpoints', i], message: `${plaintext}: use https:// and tls` });
   });
   if (etcd.callTimeout && parseDuration(etcd.callTimeout) <= 0)
     errs.push({ path: [...base, 'callTimeout'], message: 'must be a positive duration like 5s' });

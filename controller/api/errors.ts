@@ -11,6 +11,7 @@ export type ErrorReason =
   | 'Gone'
   | 'Timeout' // a store call past its deadline (e.g. etcd electing a leader)
   | 'Unavailable' // the store cannot be reached or refuses the connection
+  | 'StoreLost' // the store's file changed under this process (truncated, replaced): nothing more is written; stop
   | 'InternalError';
 
 export interface FieldCause {

@@ -20,7 +20,7 @@ export type NodeStatus = {
   heartbeatTime?: string;
   /** Sessions in an active phase (a run in progress). */
   sessions?: number;
-  /** tmux sessions on the orchctl socket that no object owns. */
+  /** tmux sessions on the node's tmux socket that no object owns. */
   orphanSessions?: string[];
   /** Project names whose path exists on this host (the scheduler's placement check). */
   projects?: string[];

@@ -23,6 +23,7 @@ import { type FieldError, formatPath, type PathPart, validateObject } from '../a
 import { validateDetection } from '../agents/detection.js';
 import { specProblem } from '../notify/spec.js';
 import { autopilotErrors } from './autopilot-admission.js';
+import { llmBackendErrors } from './llm-admission.js';
 import { nodeSelectorErrors } from './node-selector-admission.js';
 import { pipelineErrors } from './pipeline-admission.js';
 
@@ -68,6 +69,7 @@ function sessionPolicy(spec: Obj): FieldError[] {
     ...positive(checkpoints, 'interval', ['spec', 'checkpoints']),
     ...budgetErrors(obj(spec.budget)),
     ...positive(obj(spec.budget), 'window', ['spec', 'budget']),
+    ...llmBackendErrors(spec.judge, ['spec', 'judge']),
   ];
 }
 
@@ -146,7 +148,9 @@ function childRouteErrors(o: Resource, kind: KindInfo): FieldError[] {
 
 function notificationPolicy(o: Resource, kind: KindInfo): FieldError[] {
   const children = childRouteErrors(o, kind);
-  return children.length ? children : validateNotificationPolicy(o.spec as NotificationPolicySpec);
+  if (children.length) return children;
+  const llm = llmBackendErrors(obj(obj(o.spec)?.digest)?.llm, ['spec', 'digest', 'llm']);
+  return [...llm, ...validateNotificationPolicy(o.spec as NotificationPolicySpec)];
 }
 
 /** Which of the channel spec's fields each type reads (the CRD has them all in one object). */

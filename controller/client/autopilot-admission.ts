@@ -9,6 +9,7 @@ import { AUTOPILOT_LABEL, DECISION_LABEL, PROJECT_LABEL } from '../api/autopilot
 import { isGoDuration, parseDuration } from '../api/duration.js';
 import { checkLabelValue, checkQualifiedName } from '../api/names.js';
 import type { FieldError, PathPart } from '../api/validate.js';
+import { llmBackendErrors } from './llm-admission.js';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined);
@@ -70,7 +71,7 @@ function plannerErrors(planner: Obj | undefined, at: PathPart[]): FieldError[] {
   const timeout = planner.timeout;
   if (typeof timeout === 'string' && isGoDuration(timeout) && parseDuration(timeout) <= 0)
     errs.push({ path: [...at, 'timeout'], message: 'must be a positive duration like 60s' });
-  return errs;
+  return [...errs, ...llmBackendErrors(planner, at)];
 }
 
 function templateErrors(template: Obj | undefined, at: PathPart[]): FieldError[] {

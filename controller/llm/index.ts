@@ -3,6 +3,7 @@
  * from the environment variable the configuration names, at the moment of each request, never
  * copied into an object, a log line or an error message.
  */
+import { plaintextRefusal } from '../api/endpoint.js';
 import { AnthropicBackend } from './anthropic.js';
 import { LlmError, type LlmBackend } from './backend.js';
 import { CommandBackend } from './command.js';
@@ -25,6 +26,10 @@ export function createBackend(c: ResolvedJudgeConfig, opts: BackendFactoryOption
   const env = opts.env ?? process.env;
   const keyVar = c.apiKeyEnv ?? DEFAULT_API_KEY_ENV[c.backend];
   const apiKey = () => (keyVar ? env[keyVar] || undefined : undefined);
+  // Admission refuses it; an object written around admission must not send the key in clear either.
+  const plaintext = c.endpoint && URL.canParse(c.endpoint) ? plaintextRefusal(new URL(c.endpoint)) : undefined;
+  if (plaintext && (c.backend === 'openai' || c.backend === 'anthropic'))
+    throw new LlmError('config', `endpoint: ${plaintext}: the API key would travel in clear; use https://`);
   switch (c.backend) {
     case 'heuristic':
       return new HeuristicBackend(opts.heuristicHandlers);

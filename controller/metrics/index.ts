@@ -110,6 +110,7 @@ export class ControllerMetrics {
 
 export {
   DEFAULT_METRICS_ADDR,
+  exposureWarning,
   formatAddr,
   parseMetricsAddr,
   renderMetrics,

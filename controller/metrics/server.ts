@@ -3,6 +3,7 @@
  * up) and /readyz (this process leads and its caches are synced). Loopback by default: metrics
  * name sessions and projects, which is nobody else's business unless someone opens it up.
  */
+import { isLoopbackHost } from '../api/endpoint.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
@@ -32,6 +33,19 @@ export function parseMetricsAddr(value: string): ListenAddr | undefined {
     );
   if (!Number.isInteger(port) || port > 65535) throw new Error(`--metrics-addr: port must be 0-65535, got "${m[3]}"`);
   return { host, port };
+}
+
+/**
+ * Why serving on `a` deserves a Warning (it is reachable from other hosts), or undefined on loopback.
+ * Allowed — a Prometheus on another host needs it — but never silently: the metrics name every
+ * session, project and node.
+ */
+export function exposureWarning(a: ListenAddr): string | undefined {
+  if (isLoopbackHost(a.host.includes(':') ? `[${a.host}]` : a.host)) return undefined;
+  return (
+    `the metrics on http://${formatAddr(a)} are exposed beyond this host (session, project and node names ` +
+    'included, no authentication): bind 127.0.0.1 unless another host scrapes them, and firewall the port'
+  );
 }
 
 export const formatAddr = (a: ListenAddr) => (a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);

@@ -4,6 +4,7 @@
  * log or status shows them, and scrubbed from the send's result text here — including values too
  * short for the global registry, and the parts of a URL a server might echo on their own.
  */
+import { plaintextRefusal } from '../api/endpoint.js';
 import type { SecretSource } from '../api/notification-channel.js';
 import { REDACTED, redact, registerSecret } from '../api/redact.js';
 import { EnvSourceError, resolveEnv } from '../agents/env.js';
@@ -48,6 +49,12 @@ export class SecretScope {
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new ChannelConfigError(`${field}: the URL must be http or https`);
     this.addUrl(url);
+    // The URL is the secret (a Slack webhook's path, an ntfy topic): in clear only to this host. Its host is not named.
+    if (plaintextRefusal(url))
+      throw new ChannelConfigError(
+        `${field}: the URL is plain http:// to another host and would travel in clear; use https:// ` +
+          '(only loopback may be plain http)',
+      );
     let authorization: string | undefined;
     if (url.username || url.password) {
       const user = decodeURIComponent(url.username);

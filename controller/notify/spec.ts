@@ -4,6 +4,7 @@
  * (nodemailer, execa) on every `orchctl apply`.
  */
 import { isGoDuration, parseDuration } from '../api/duration.js';
+import { isLoopbackHost, plaintextRefusal } from '../api/endpoint.js';
 import type { NotificationChannelSpec } from '../api/notification-channel.js';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -18,6 +19,17 @@ function durationProblem(field: string, value: string | undefined, max?: number)
   if (ms <= 0) return `${field} must be positive`;
   if (max !== undefined && ms > max) return `${field} may be at most ${max / 1000}s`;
   return undefined;
+}
+
+/** An IPv6 address as URL.hostname spells it (isLoopbackHost's form). */
+const bracketed = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
+
+function plaintextToAnotherHost(url: string): boolean {
+  try {
+    return !!plaintextRefusal(new URL(url));
+  } catch {
+    return false;
+  }
 }
 
 /** What is wrong with a spec as written (before any secret is read), or undefined. */
@@ -39,6 +51,8 @@ export function specProblem(spec: NotificationChannelSpec): string | undefined {
       if (spec.urlFrom) return spec.server || spec.topic ? 'urlFrom replaces server and topic' : undefined;
       if (!spec.server || !spec.topic) return 'ntfy needs urlFrom, or server and topic';
       if (!/^https?:\/\//.test(spec.server)) return 'server must be an http(s) URL';
+      if (spec.tokenFrom && plaintextToAnotherHost(spec.server))
+        return 'server is plain http:// to another host: the token (tokenFrom) would travel in clear; use https://';
       return TOPIC.test(spec.topic) ? undefined : 'topic may hold letters, digits, - and _ (at most 64)';
     case 'email':
       if (!spec.host) return 'email needs host';
@@ -47,6 +61,11 @@ export function specProblem(spec: NotificationChannelSpec): string | undefined {
       if (!spec.from) return 'email needs from';
       if (!spec.to?.length) return 'email needs at least one address in to';
       if (!spec.usernameFrom !== !spec.passwordFrom) return 'usernameFrom and passwordFrom go together';
+      if (spec.usernameFrom && !spec.secure && !spec.requireTLS && !isLoopbackHost(bracketed(spec.host)))
+        return (
+          `requireTLS must be true (or secure: true, port 465) to send the credentials to ${spec.host}: ` +
+          'otherwise they travel in clear to a server that offers no TLS'
+        );
       return undefined;
     case 'command':
       return spec.command?.length && spec.command[0] ? undefined : 'command needs a program';

@@ -52,10 +52,20 @@ export class Informer {
       (err) => {
         if (this.stopped) return;
         this.log(`${this.kind} watch ended (${err.message}); listing again`);
-        if (isApiError(err, 'Gone')) void this.start();
-        else setTimeout(() => void this.start(), 1000);
+        this.relist(isApiError(err, 'Gone') ? 0 : 1000);
       },
     );
+  }
+
+  /** Lists and watches again; a list that fails (the store unreadable for now) is tried again a second later. */
+  private relist(afterMs: number): void {
+    setTimeout(() => {
+      if (this.stopped) return;
+      this.start().catch((e: Error) => {
+        this.log(`${this.kind} list failed (${e.message}); trying again`);
+        this.relist(1000);
+      });
+    }, afterMs);
   }
 
   private emit(type: WatchEventType, obj: Resource): void {

@@ -25,6 +25,7 @@
  * from the store): before any controller of the role reconciles again, the lease is taken back
  * and `onLapse` runs (the node agent kills its stale runs there).
  */
+import { isApiError } from '../api/errors.js';
 import type { Store } from '../store/store.js';
 import {
   type BuilderContext,
@@ -331,7 +332,16 @@ export class Manager {
       if (this.recovering || this.lapsed()) await this.held();
       else await this.renewOnce();
     } catch (e) {
-      if (!this.stopped) this.log.error(`could not renew the ${this.lease.what} lease`, e);
+      if (this.stopped) return;
+      if (isApiError(e, 'StoreLost')) {
+        // Nothing can be written any more: stop (the store's close() then writes nothing and
+        // fails with the same error, which the process exits with).
+        this.log.error(e.message);
+        process.exitCode = 1;
+        this.stop().catch(() => undefined);
+        return;
+      }
+      this.log.error(`could not renew the ${this.lease.what} lease`, e);
     }
   }
 
@@ -345,7 +355,7 @@ export class Manager {
     }
     this.log.error(`lost the ${what} lease to another ${what}; stopping`);
     process.exitCode = 1;
-    void this.stop();
+    this.stop().catch(() => undefined); // a failure is run()'s and stop()'s other callers' to report
     return false;
   }
 

@@ -4,6 +4,7 @@
  * loss stalls writes for seconds and a lost quorum stalls them for ever, so nothing here waits
  * without a bound: a call past its deadline fails with reason Timeout, naming the endpoints.
  */
+import { plaintextRefusal } from '../api/endpoint.js';
 import fs from 'node:fs';
 import { handleWhen, noop, retry } from 'cockatiel';
 import { Etcd3, GRPCDeadlineExceededError, GRPCUnavailableError, type IOptions, isRecoverableError } from 'etcd3';
@@ -14,8 +15,6 @@ export interface EtcdTls {
   cert?: string;
   key?: string;
 }
-
-const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
  * Endpoints as URLs (`host:port` means http://host:port). Plaintext is refused unless the endpoint
@@ -33,7 +32,7 @@ export function checkEndpoints(endpoints: string[], tls?: EtcdTls): string[] {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new ApiError('BadRequest', `etcd endpoint "${raw}": use https:// (or http:// on loopback)`);
-    if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname))
+    if (plaintextRefusal(url))
       throw new ApiError(
         'BadRequest',
         `etcd endpoint "${raw}" is plaintext http to another host: use https:// with a CA ` +

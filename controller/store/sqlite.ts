@@ -64,6 +64,18 @@ export interface SqliteStoreOptions {
 /** How long a statement waits for another process's lock before it fails with SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 10_000;
 
+/**
+ * Commits between this process's checkpoints (SQLite's own auto-checkpoint is off for writers: a
+ * checkpoint first checks that the file is still the one opened, see checkFile()).
+ */
+export const CHECKPOINT_EVERY_COMMITS = 500;
+
+/** The database file a writer opened, to tell when another file, or nothing, has taken its place. */
+interface OpenedFile {
+  dev: number;
+  ino: number;
+}
+
 interface Watcher {
   opts: WatchOptions;
   last: number;
@@ -116,6 +128,17 @@ export class SqliteStore implements Store {
   private readonly retain: number;
   private closed = false;
   private readonly stmts;
+  /** Writers on a file: which file was opened; checked before anything is checkpointed into it. */
+  private readonly opened?: OpenedFile;
+  /**
+   * Writers on a file: a second, read-only connection kept open. SQLite checkpoints the WAL into
+   * the file when its last connection closes; with this one open, closing the writer never does,
+   * and it never checkpoints itself (read-only): close() decides whether the WAL goes into the file.
+   */
+  private readonly sentinel?: BetterSqlite3.Database;
+  /** Set when the file turned out to be another (or none): every later write fails with it. */
+  private lost?: ApiError;
+  private commitsSinceCheckpoint = 0;
 
   readonly readonly: boolean;
 
@@ -126,9 +149,18 @@ export class SqliteStore implements Store {
     this.pollIntervalMs = opts.pollIntervalMs ?? 50;
     this.retain = opts.retainRevisions ?? 20_000;
     this.readonly = !!opts.readonly;
+    let opening: BetterSqlite3.Database | undefined;
     try {
-      this.db = this.readonly ? openForReading(file) : openForWriting(file);
+      this.db = opening = this.readonly ? openForReading(file) : openForWriting(file);
+      if (!this.readonly && file !== ':memory:') {
+        const st = fs.statSync(file);
+        this.opened = { dev: st.dev, ino: st.ino };
+        this.sentinel = new Database(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+        this.sentinel.prepare("SELECT 1 FROM meta WHERE key = 'uid'").get(); // joins the WAL: holds its lock
+      }
     } catch (e) {
+      this.sentinel?.close();
+      opening?.close();
       throw storeError(file, e);
     }
     const db = this.db;
@@ -179,7 +211,21 @@ export class SqliteStore implements Store {
   // ---- reads -------------------------------------------------------------------------------
 
   async get(key: ObjectKey): Promise<Resource | undefined> {
-    return this.getSync(key);
+    return this.sql(() => this.getSync(key));
+  }
+
+  /**
+   * SQLite's own errors name no file ("database disk image is malformed"): these say which, and
+   * what to do. One that comes from the file having changed under this process says that.
+   */
+  private sql<T>(fn: () => T, what?: string): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (!(e instanceof Database.SqliteError)) throw e;
+      this.checkFile();
+      throw storeError(this.file, e, what);
+    }
   }
 
   private getSync(key: ObjectKey): Resource | undefined {
@@ -189,17 +235,19 @@ export class SqliteStore implements Store {
 
   async list(kind: string, opts: ListOptions = {}): Promise<ListResult> {
     // One read transaction so the items and the revision are a consistent snapshot.
-    return this.db.transaction(() => {
-      const rows =
-        opts.namespace === undefined ? this.stmts.listAll.all(kind) : this.stmts.listNs.all(kind, opts.namespace);
-      let items = rows.map((r) => JSON.parse(r.data) as Resource);
-      if (opts.labelSelector?.length) items = items.filter((o) => matches(opts.labelSelector!, o.metadata.labels));
-      return { items, revision: this.stmts.revision.get()!.value };
-    })();
+    return this.sql(
+      this.db.transaction(() => {
+        const rows =
+          opts.namespace === undefined ? this.stmts.listAll.all(kind) : this.stmts.listNs.all(kind, opts.namespace);
+        let items = rows.map((r) => JSON.parse(r.data) as Resource);
+        if (opts.labelSelector?.length) items = items.filter((o) => matches(opts.labelSelector!, o.metadata.labels));
+        return { items, revision: this.stmts.revision.get()!.value };
+      }),
+    );
   }
 
   async revision(): Promise<number> {
-    return this.stmts.revision.get()!.value;
+    return this.sql(() => this.stmts.revision.get()!.value);
   }
 
   /**
@@ -208,8 +256,7 @@ export class SqliteStore implements Store {
    * store's sessions — or a lost store's — for its own.
    */
   async uid(): Promise<string> {
-    const row = this.db.prepare<[], { value: unknown }>("SELECT value FROM meta WHERE key = 'uid'").get();
-    return typeof row?.value === 'string' ? row.value : '';
+    return this.sql(() => readUid(this.db));
   }
 
   /**
@@ -260,15 +307,47 @@ export class SqliteStore implements Store {
       if (opts.dryRun) throw DRY_RUN; // rolls the transaction back
     });
     try {
-      run.immediate();
+      this.sql(() => run.immediate(), 'cannot write to the store');
     } catch (e) {
       if (e === DRY_RUN) return results;
-      if (e instanceof Database.SqliteError) throw storeError(this.file, e, 'cannot write to the store');
       throw e;
     }
     this.localWrite = true;
+    this.committed();
     setImmediate(() => this.pump());
     return results;
+  }
+
+  /** After a commit: every CHECKPOINT_EVERY_COMMITS, the WAL goes into the file (if it is still ours). */
+  private committed(): void {
+    if (!this.opened || ++this.commitsSinceCheckpoint < CHECKPOINT_EVERY_COMMITS) return;
+    this.commitsSinceCheckpoint = 0;
+    try {
+      this.checkFile();
+      this.db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      /* lost: the next write says so; busy: the next checkpoint does it */
+    }
+  }
+
+  /**
+   * Throws, and stays lost, when the file at this.file is no longer the database this store opened:
+   * removed, another file in its place, truncated or overwritten. This process's WAL must then
+   * never be checkpointed into it: that writes pages of the old database into what is there now,
+   * which SQLite then calls malformed.
+   */
+  private checkFile(): void {
+    if (this.lost) throw this.lost;
+    if (!this.opened) return;
+    const why = fileChange(this.file, this.opened);
+    if (!why) return;
+    this.lost = new ApiError(
+      'StoreLost',
+      `the store ${this.file} changed under this process (${why}); stopped without writing to it. ` +
+        'Running agents are left as they are: the next controller on a new or empty store reports them ' +
+        'as orphans (docs/store.md); to go back to a backup first, use `orchctl store restore FILE`',
+    );
+    throw this.lost;
   }
 
   /** TxnOptions.fence: the lease row is read inside the write transaction, so no takeover slips in between. */
@@ -386,7 +465,16 @@ export class SqliteStore implements Store {
   /** Delivers new changes to every watcher when this or another process committed something. */
   private pump(): void {
     if (this.closed || this.watchers.size === 0) return;
-    const dv = this.db.pragma('data_version', { simple: true }) as number;
+    let dv: number;
+    try {
+      dv = this.sql(() => this.db.pragma('data_version', { simple: true }) as number);
+    } catch (e) {
+      for (const w of [...this.watchers]) {
+        this.watchers.delete(w);
+        w.onError?.(e as Error);
+      }
+      return;
+    }
     if (dv === this.dataVersion && !this.localWrite) return;
     this.dataVersion = dv;
     this.localWrite = false;
@@ -395,6 +483,16 @@ export class SqliteStore implements Store {
 
   private deliver(w: Watcher): void {
     if (this.closed || !this.watchers.has(w)) return;
+    try {
+      this.sql(() => this.deliverChanges(w));
+    } catch (e) {
+      // The store cannot be read (a damaged file): the watcher hears it, as from a broken stream.
+      this.watchers.delete(w);
+      w.onError?.(e as Error);
+    }
+  }
+
+  private deliverChanges(w: Watcher): void {
     if (w.last < this.stmts.compacted.get()!.value) {
       this.watchers.delete(w);
       w.onError?.(
@@ -421,30 +519,39 @@ export class SqliteStore implements Store {
 
   async tryAcquireLease(name: string, holder: string, durationSeconds: number): Promise<LeaseRecord | undefined> {
     this.assertOpen();
-    return this.db
-      .transaction(() => {
-        const row = this.stmts.leaseGet.get(name);
-        const cur = row ? (JSON.parse(row.data) as LeaseRecord) : undefined;
-        const rec = acquiredLease(cur, name, holder, durationSeconds, new Date());
-        if (!rec) return undefined;
-        this.stmts.leasePut.run(name, JSON.stringify(rec));
-        return rec;
-      })
-      .immediate();
+    // Every renewal (a few seconds apart) looks at the file: a holder whose store was truncated or
+    // replaced under it stops (runtime/manager.ts) rather than going on into a WAL of nothing.
+    this.checkFile();
+    const rec = this.sql(() =>
+      this.db
+        .transaction(() => {
+          const row = this.stmts.leaseGet.get(name);
+          const cur = row ? (JSON.parse(row.data) as LeaseRecord) : undefined;
+          const rec = acquiredLease(cur, name, holder, durationSeconds, new Date());
+          if (!rec) return undefined;
+          this.stmts.leasePut.run(name, JSON.stringify(rec));
+          return rec;
+        })
+        .immediate(),
+    );
+    this.committed();
+    return rec;
   }
 
   async releaseLease(name: string, holder: string): Promise<void> {
-    if (this.closed) return;
-    this.db
-      .transaction(() => {
-        const row = this.stmts.leaseGet.get(name);
-        if (row && (JSON.parse(row.data) as LeaseRecord).holderIdentity === holder) this.stmts.leaseDel.run(name);
-      })
-      .immediate();
+    if (this.closed || this.lost) return;
+    this.sql(() =>
+      this.db
+        .transaction(() => {
+          const row = this.stmts.leaseGet.get(name);
+          if (row && (JSON.parse(row.data) as LeaseRecord).holderIdentity === holder) this.stmts.leaseDel.run(name);
+        })
+        .immediate(),
+    );
   }
 
   async getLease(name: string): Promise<LeaseRecord | undefined> {
-    const row = this.stmts.leaseGet.get(name);
+    const row = this.sql(() => this.stmts.leaseGet.get(name));
     return row ? (JSON.parse(row.data) as LeaseRecord) : undefined;
   }
 
@@ -453,7 +560,17 @@ export class SqliteStore implements Store {
     this.closed = true;
     if (this.poller) clearInterval(this.poller);
     this.watchers.clear();
-    if (!this.readonly && this.file !== ':memory:') {
+    if (this.opened) {
+      try {
+        this.checkFile();
+      } catch (e) {
+        // Not ours any more: the writer closes while the sentinel is open (no checkpoint on close),
+        // then the read-only sentinel, which never checkpoints. The file is left as it was found.
+        this.db.close();
+        this.sentinel?.close();
+        throw e;
+      }
+      this.sentinel?.close();
       // Move everything committed into the main file and empty the WAL, so the database file alone
       // holds the state after a clean shutdown. Another process reading or writing right now
       // makes this a partial checkpoint, which is fine: whoever closes last completes it.
@@ -461,13 +578,14 @@ export class SqliteStore implements Store {
       try {
         this.db.pragma('wal_checkpoint(TRUNCATE)');
       } catch {
-        /* busy: a later close or SQLite's own auto-checkpoint does it */
+        /* busy: a later close or checkpoint does it */
       }
     }
     this.db.close();
   }
 
   private assertOpen(): void {
+    if (this.lost) throw this.lost;
     if (this.closed) throw new ApiError('InternalError', 'store is closed');
   }
 }
@@ -477,6 +595,8 @@ function openForWriting(file: string): BetterSqlite3.Database {
   const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  // This process checkpoints itself, having checked the file is still the one it opened (committed()).
+  if (file !== ':memory:') db.pragma('wal_autocheckpoint = 0');
   if (!hasSchema(db)) {
     db.exec(SCHEMA + INDEXES);
     db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('uid', ?)").run(randomUUID());
@@ -502,6 +622,35 @@ function openForReading(file: string): BetterSqlite3.Database {
   const empty = new Database(':memory:');
   empty.exec(SCHEMA + INDEXES);
   return empty;
+}
+
+function readUid(db: BetterSqlite3.Database): string {
+  const row = db.prepare<[], { value: unknown }>("SELECT value FROM meta WHERE key = 'uid'").get();
+  return typeof row?.value === 'string' ? row.value : '';
+}
+
+const SQLITE_MAGIC = 'SQLite format 3\0';
+
+/** Why the file at `file` is no longer the database `opened` describes, or undefined (see SqliteStore.checkFile). */
+function fileChange(file: string, opened: OpenedFile): string | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    return 'it was removed';
+  }
+  if (st.dev !== opened.dev || st.ino !== opened.ino) return 'another file was put in its place';
+  if (st.size === 0) return 'it was truncated to 0 bytes';
+  const head = Buffer.alloc(SQLITE_MAGIC.length);
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.readSync(fd, head, 0, head.length, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return head.toString('latin1') === SQLITE_MAGIC
+    ? undefined
+    : 'it was overwritten: it is no longer an SQLite database';
 }
 
 function hasSchema(db: BetterSqlite3.Database): boolean {
@@ -575,7 +724,10 @@ export function storeError(file: string, e: unknown, what = 'cannot use the stor
       `another process held its write lock for over ${BUSY_TIMEOUT_MS / 1000} s; ` +
       'retry, and look for a stuck orchctl process';
   else if (/NOTADB|CORRUPT/.test(code) || /not a database|malformed/.test(msg))
-    hint = 'the file is not a readable orchctl store; restore a backup with `orchctl store restore FILE`';
+    hint =
+      'the file is damaged or not an orchctl store: stop the controller and restore a backup with ' +
+      '`orchctl store restore FILE`, or move the file aside to start an empty store (running agents ' +
+      'are then reported as orphans, never killed)';
   else if (/CANTOPEN|READONLY|PERM/.test(code))
     hint = 'check that the directory exists and you may write to it (or set --home)';
   const err = new ApiError('InternalError', `${what} ${file}: ${msg} (${hint})`);

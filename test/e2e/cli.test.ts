@@ -706,8 +706,29 @@ describe('bad input', () => {
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toBe(
       `error: cannot use the store ${path.join(home, 'state.db')}: file is not a database ` +
-        '(the file is not a readable orchctl store; restore a backup with `orchctl store restore FILE`)\n',
+        '(the file is damaged or not an orchctl store: stop the controller and restore a backup with ' +
+        '`orchctl store restore FILE`, or move the file aside to start an empty store (running agents are then ' +
+        'reported as orphans, never killed))\n',
     );
+  });
+
+  it('a store with damaged pages: get, describe, version and diff name the file and what to do', async () => {
+    expect((await run('apply', '-f', EXAMPLES)).exitCode).toBe(0);
+    const db = path.join(home, 'state.db');
+    // Every page but the first (the header and the schema) gets a garbage b-tree header.
+    const fd = fs.openSync(db, 'r+');
+    for (let page = 1; page * 4096 < fs.statSync(db).size; page++)
+      fs.writeSync(fd, Buffer.alloc(64, 0xff), 0, 64, page * 4096);
+    fs.closeSync(fd);
+    for (const args of [['get', 'as'], ['describe', 'as'], ['version'], ['diff', '-f', EXAMPLES]]) {
+      const r = await run(...args);
+      expect(r.exitCode, args.join(' ')).toBe(1);
+      expect(r.stderr, args.join(' ')).toMatch(
+        /^error: cannot use the store .*state\.db: database disk image is malformed/,
+      );
+      expect(r.stderr, args.join(' ')).toContain(`${db}:`);
+      expect(r.stderr, args.join(' ')).toContain('restore a backup with `orchctl store restore FILE`');
+    }
   });
 
   it('an ORCHCTL_HOME that is a file', async () => {

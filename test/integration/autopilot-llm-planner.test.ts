@@ -180,6 +180,23 @@ async function expectNoAction(error: RegExp) {
 }
 
 describe('the LLM planner through the autopilot reconciler', () => {
+  it('an Autopilot that selects no Project never calls its planner', async () => {
+    await project('elsewhere', {}, { team: 'b' });
+    await autopilot({ projectSelector: { matchLabels: { team: 'a' } } });
+    fake.script(plan(proposal({ project: 'elsewhere' })));
+
+    await think();
+
+    expect(fake.requests).toHaveLength(0);
+    const ap = await readAutopilot();
+    expect(ap.status?.thinks).toBe(1);
+    expect(ap.status?.selectedProjects).toBe(0);
+    expect(ap.status?.lastThink).toMatchObject({ planner: 'openai', decisions: 0 });
+    expect(ap.status?.lastThink?.error).toBeUndefined();
+    expect(ready(ap)).toMatchObject({ status: 'True', reason: 'NoProjects' });
+    expect(await decisions()).toEqual([]);
+  });
+
   it('a valid plan executes: Decision Executed, one session for P with the plan’s prompt', async () => {
     await project('p', { notes: 'Ship the CSV export.' });
     await autopilot();

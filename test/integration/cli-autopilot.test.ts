@@ -275,6 +275,111 @@ describe('apply', () => {
   });
 });
 
+describe('LLM endpoints that would carry an API key', () => {
+  const write = (name: string, text: string) => {
+    const file = path.join(path.dirname(home), name);
+    fs.writeFileSync(file, text);
+    return file;
+  };
+
+  it('refuses plain http:// to another host for a planner, a judge and a digest, naming file:line, field', async () => {
+    const file = write(
+      'plaintext.yaml',
+      [
+        'apiVersion: orchctl.io/v1alpha1',
+        'kind: Autopilot',
+        'metadata: {name: pilot}',
+        'spec:',
+        '  planner:',
+        '    backend: openai',
+        '    model: m',
+        '    endpoint: http://10.0.0.5:8080/v1',
+        '---',
+        'apiVersion: orchctl.io/v1alpha1',
+        'kind: SessionPolicy',
+        'metadata: {name: judged}',
+        'spec:',
+        '  judge: {backend: anthropic, model: m, endpoint: "http://llm.example.com"}',
+        '---',
+        'apiVersion: orchctl.io/v1alpha1',
+        'kind: NotificationPolicy',
+        'metadata: {name: digest}',
+        'spec:',
+        '  route: {channels: [ops]}',
+        '  digest:',
+        '    llm: {backend: openai, model: m, endpoint: "http://192.168.1.9:11434/v1"}',
+        '',
+      ].join('\n'),
+    );
+    const r = await run('apply', '-f', file);
+    expect(r.exitCode).toBe(1);
+    const why = (host: string) =>
+      `plaintext to ${host} is refused (only loopback may be plain http): the API key would travel in clear; ` +
+      'use https://';
+    expect(lines(r.stderr)).toEqual([
+      `error: ${file}:8:15 (document 1) spec.planner.endpoint: ${why('10.0.0.5:8080')}`,
+      `error: ${file}:14:51 (document 2) spec.judge.endpoint: ${why('llm.example.com')}`,
+      `error: ${file}:22:48 (document 3) spec.digest.llm.endpoint: ${why('192.168.1.9:11434')}`,
+      'error: no objects were changed (3 errors)',
+    ]);
+    expect((await run('get', 'autopilots,sessionpolicies,notificationpolicies', '-o', 'name')).stdout).toBe('');
+  });
+
+  it('accepts https:// anywhere and plain http:// to loopback', async () => {
+    const file = write(
+      'endpoints.yaml',
+      [
+        'apiVersion: orchctl.io/v1alpha1',
+        'kind: Autopilot',
+        'metadata: {name: remote}',
+        'spec: {planner: {backend: openai, model: m, endpoint: "https://llm.example.com/v1"}}',
+        '---',
+        'apiVersion: orchctl.io/v1alpha1',
+        'kind: Autopilot',
+        'metadata: {name: local}',
+        'spec: {planner: {backend: openai, model: m, endpoint: "http://127.0.0.1:11434/v1"}}',
+        '---',
+        'apiVersion: orchctl.io/v1alpha1',
+        'kind: SessionPolicy',
+        'metadata: {name: judged}',
+        'spec: {judge: {backend: anthropic, model: m, endpoint: "http://[::1]:8080"}}',
+        '',
+      ].join('\n'),
+    );
+    const r = await run('apply', '-f', file);
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+  });
+
+  it('refuses a command given to a backend that runs none', async () => {
+    const file = write(
+      'command.yaml',
+      [
+        'apiVersion: orchctl.io/v1alpha1',
+        'kind: Autopilot',
+        'metadata: {name: pilot}',
+        'spec:',
+        '  planner: {backend: openai, model: m, command: [claude, -p]}',
+        '---',
+        'apiVersion: orchctl.io/v1alpha1',
+        'kind: SessionPolicy',
+        'metadata: {name: judged}',
+        'spec:',
+        '  judge:',
+        '    command: [claude, -p]',
+        '',
+      ].join('\n'),
+    );
+    const r = await run('apply', '-f', file);
+    expect(r.exitCode).toBe(1);
+    expect(lines(r.stderr)).toEqual([
+      `error: ${file}:5:49 (document 1) spec.planner.command: is only for the command backend (backend is openai)`,
+      `error: ${file}:12:14 (document 2) spec.judge.command: is only for the command backend (backend is heuristic)`,
+      'error: no objects were changed (2 errors)',
+    ]);
+  });
+});
+
 describe('get and describe', () => {
   it('lists autopilots and decisions with their columns, and describes them', async () => {
     const { r } = await applyFile([

@@ -155,6 +155,18 @@ it('the Node object describes the host, and untagged tmux sessions on the socket
   expect(get.stdout).toMatch(/^NAME\s+STATUS\s+SESSIONS\s+CPU\s+MEMORY\s+AGE\n\S+\s+Ready\s/);
 });
 
+it('the orphan warning names the tmux socket the session is on, and how to remove it there', async () => {
+  await execa('tmux', ['-L', h.socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'stray', 'sleep 60']);
+  h.start();
+  const event = await h.waitFor('OrphanTmuxSession', async () =>
+    (await h.store.list('Event')).items.find((e) => e.reason === 'OrphanTmuxSession'),
+  );
+  expect(event.message).toContain(`orphan tmux session "stray" on tmux socket "${h.socket}"`);
+  expect(event.message).toContain(`tmux -L ${h.socket} kill-session -t stray`);
+  expect(event.message).not.toContain('orchctl socket');
+  expect(h.controllerLog.some((l) => l.includes(`tmux -L ${h.socket} kill-session -t stray`))).toBe(true);
+});
+
 it('a second controller stands by while the first holds the lease, and takes over when it stops', async () => {
   h.start();
   await h.waitFor('first leads', async () => h.controllerLog.some((l) => l.includes('acquired the lease')));

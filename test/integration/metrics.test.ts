@@ -167,6 +167,7 @@ describe('controller metrics', () => {
     expect(
       h.controllerLog.some((l) => l.includes(`serving /metrics, /healthz and /readyz on http://127.0.0.1:${port}`)),
     ).toBe(true);
+    expect(h.controllerLog.some((l) => l.includes('exposed beyond this host'))).toBe(false);
     // The kernel's table of listening sockets: bound to 127.0.0.1, not 0.0.0.0.
     const listening = fs
       .readFileSync('/proc/net/tcp', 'utf8')
@@ -192,6 +193,17 @@ describe('controller metrics', () => {
     expect(blocked.stderr).toContain(`error: cannot serve metrics on 127.0.0.1:${port}: the address is already in use`);
     expect(blocked.stderr).toContain('--metrics-addr 0');
     expect(blocked.stderr).not.toMatch(/^\s+at /m);
+  });
+
+  it('--metrics-addr 0.0.0.0:P serves on every interface and logs a Warning: the metrics leave the host', async () => {
+    const port = await freePort();
+    h.start(['--metrics-addr', `0.0.0.0:${port}`]);
+    await h.waitFor('/readyz 200', async () => (await httpGet(port, '/readyz').catch(() => undefined))?.status === 200);
+    const warning = h.controllerLog
+      .map((l) => JSON.parse(l) as { level: number; msg: string })
+      .find((l) => l.msg.includes('exposed beyond this host'));
+    expect(warning).toMatchObject({ level: 40 });
+    expect(warning?.msg).toContain(`http://0.0.0.0:${port}`);
   });
 
   it('ORCHCTL_METRICS_ADDR=off serves nothing', async () => {

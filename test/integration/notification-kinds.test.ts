@@ -165,6 +165,24 @@ describe('apply refuses a bad notification object with the field named and write
       'spec.passwordFrom: must be of type object',
     ],
     [
+      'an ntfy token to a plain http:// server on another host',
+      channel({ type: 'ntfy', server: 'http://ntfy.example.com', topic: 'orchctl', tokenFrom: { env: 'NTFY_TOKEN' } }),
+      'spec.server: is plain http:// to another host: the token (tokenFrom) would travel in clear; use https://',
+    ],
+    [
+      'SMTP credentials to another host without TLS required',
+      channel({
+        type: 'email',
+        host: 'smtp.example.com',
+        port: 587,
+        from: 'a@b.c',
+        to: ['d@e.f'],
+        usernameFrom: { env: 'SMTP_USER' },
+        passwordFrom: { env: 'SMTP_PASSWORD' },
+      }),
+      'spec.requireTLS: must be true (or secure: true, port 465) to send the credentials to smtp.example.com',
+    ],
+    [
       'credentials in an ntfy server URL',
       channel({ type: 'ntfy', server: 'https://me:hunter2hunter2@ntfy.example.com', topic: 'orchctl' }),
       'spec.server: holds credentials, a secret that is never stored in an object',

@@ -159,6 +159,15 @@ describe('webhook', () => {
     expect(r).toMatchObject({ delivered: false, code: 'cancelled', retryable: true });
   });
 
+  it('a secret URL that is plain http:// to another host is refused before any send, not naming it', async () => {
+    const secret = 'http://hooks.example.com/services/T000/B000/Xq7dLr9wYp2KmZs4VbN8cF3h';
+    const r = await channel(spec, { OPS_WEBHOOK: secret }).send(message());
+    expect(r).toMatchObject({ delivered: false, code: 'config', retryable: false });
+    expect(r.message).toContain('urlFrom: the URL is plain http:// to another host and would travel in clear');
+    expect(r.message).not.toContain('hooks.example.com');
+    expect(r.message).not.toContain('Xq7dLr9wYp2KmZs4VbN8cF3h');
+  });
+
   it('connection refused is retryable', async () => {
     const port = await closedPort();
     const r = await channel(spec, { OPS_WEBHOOK: `http://127.0.0.1:${port}${WEBHOOK_PATH}` }).send(message());

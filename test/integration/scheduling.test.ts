@@ -108,13 +108,13 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
 }
 
 /** The scheduler as the controller runs it: its own store handle, a Manager, its setup's watches. */
-async function startScheduler(): Promise<Manager> {
+async function startScheduler(noNodesGraceMs?: number): Promise<Manager> {
   const m = new Manager({ store: new SqliteStore(db, { pollIntervalMs: 20 }), log: silentLogger });
   mgr = m;
   let ready!: () => void;
   const leading = new Promise<void>((r) => (ready = r));
   running = m.run(() => {
-    setupScheduler(m, { recorder: new EventRecorder(m.store, 'orchctl-scheduler') });
+    setupScheduler(m, { recorder: new EventRecorder(m.store, 'orchctl-scheduler'), noNodesGraceMs });
     ready();
   });
   await leading;
@@ -191,6 +191,31 @@ describe('scheduling 30 sessions across 3 nodes', () => {
     });
     expect(bound.status?.binding).toMatchObject({ nodeName: 'n4', epoch: 1 });
     expect(cond(bound, 'Scheduled')).toMatchObject({ status: 'True', reason: 'Scheduled' });
+  }, 30_000);
+
+  it('no Node registered yet at the start: no FailedScheduling; bound when the first Node registers', async () => {
+    await addSession('early', {});
+    await startScheduler();
+    await new Promise((r) => setTimeout(r, 500)); // the scheduler's first pass has seen no Node
+    expect(cond(await get('early'), 'Scheduled')).toBeUndefined();
+    await addNode('n1', {}, 10, []);
+    const bound = await until('bound to n1', async () => {
+      const x = await get('early');
+      return x.status?.binding && x;
+    });
+    expect(bound.status?.binding?.nodeName).toBe('n1');
+    expect(await eventsOf('early', 'FailedScheduling')).toEqual([]);
+  }, 30_000);
+
+  it('still no Node once its first heartbeat was due: Unschedulable, "no nodes registered"', async () => {
+    await addSession('alone', {});
+    await startScheduler(300);
+    const s = await until('Unschedulable', async () => {
+      const x = await get('alone');
+      return cond(x, 'Scheduled')?.reason === 'Unschedulable' && x;
+    });
+    expect(cond(s, 'Scheduled')?.message).toBe('0/0 nodes are available: no nodes registered.');
+    expect(await eventsOf('alone', 'FailedScheduling')).toHaveLength(1);
   }, 30_000);
 
   it('maxSessions full on the only matching node: Too many sessions, until one of them finishes', async () => {

@@ -79,6 +79,14 @@ describe('session lifecycle', () => {
     await h.waitFor('tmux session gone', async () => (await h.tmuxSessions()).length === 0);
   });
 
+  it('the first controller start records no FailedScheduling before its own node registers', async () => {
+    await h.apply([shellSession('first', 'exec sleep 600', h.repo)]);
+    h.start();
+    await h.waitFor('Running', async () => phaseOf(await h.session('first')) === 'Running');
+    expect((await h.events('first')).filter((e) => e.reason === 'FailedScheduling')).toEqual([]);
+    expect(condition(await h.session('first'), 'Scheduled')).toMatchObject({ status: 'True' });
+  }, 60_000);
+
   it('exit 3 fails, restarts with growing backoff up to maxRestarts, then stays Failed and Escalated', async () => {
     await h.apply([
       shellSession('flaky', 'echo "attempt $ORCHCTL_RUN"; exit 3', h.repo, {

@@ -93,6 +93,22 @@ describe('a store that cannot account for the running agents', () => {
     expect(await nodeEvents('OrphanKilled')).toHaveLength(2);
   }, 90_000);
 
+  it('state.db truncated under a running controller: exits 1 naming it, never rewrites it; then orphans', async () => {
+    const live = await startTwoAgents();
+    await h.store.close(); // the test's own connection must not checkpoint either
+    fs.truncateSync(db(), 0);
+    const p = h.controller!;
+    await h.stopController('SIGTERM');
+    const r = await p;
+    expect(r.exitCode).toBe(1);
+    expect(String(r.stderr)).toContain(
+      `error: the store ${db()} changed under this process (it was truncated to 0 bytes); stopped without writing`,
+    );
+    expect(fs.statSync(db()).size).toBe(0);
+    await expectOrphansKept(live);
+    expect(h.controllerLog.join('\n')).not.toContain('malformed');
+  }, 90_000);
+
   it('a state.db replaced by a freshly created store: no agent is killed, both are orphans', async () => {
     const live = await startTwoAgents();
     await h.stopController();
@@ -218,6 +234,41 @@ describe('reads', () => {
     expect(describe.stderr).toContain('agentsession "x" not found');
     expect(fs.existsSync(home)).toBe(false);
     fs.rmSync(path.dirname(home), { recursive: true, force: true });
+  });
+
+  it('every other read-only command on a home with no store creates nothing (assess, version, doctor...)', async () => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-nostore-'));
+    const home = path.join(parent, 'home');
+    fs.mkdirSync(home, { mode: 0o700 });
+    const env = { ...h.env, ORCHCTL_HOME: home };
+    const run = (args: string[]) => execa(BIN, args, { env, extendEnv: false, reject: false, cwd: ROOT });
+    const manifest = path.join(parent, 'agent.yaml');
+    fs.writeFileSync(
+      manifest,
+      'apiVersion: orchctl.io/v1alpha1\nkind: Agent\nmetadata: {name: a}\nspec: {command: [sh]}\n',
+    );
+    const commands = [
+      ['assess', 'status'],
+      ['assess', 'history'],
+      ['assess', 'history', 'x'],
+      ['version'],
+      ['explain', 'agentsession'],
+      ['diff', '-f', manifest],
+      ['apply', '-f', manifest, '--dry-run=client'],
+      ['config', 'view'],
+      ['config', 'get-contexts'],
+      ['doctor'],
+      ['logs', 'x'],
+      ['digest'],
+      ['completion', 'bash'],
+      ['__complete', 'get', 'as', ''],
+    ];
+    for (const args of commands) {
+      const r = await run(args);
+      expect(r.stderr, args.join(' ')).not.toMatch(/cannot use the store/);
+      expect(fs.readdirSync(home), args.join(' ')).toEqual([]);
+    }
+    fs.rmSync(parent, { recursive: true, force: true });
   });
 
   it('a clean controller shutdown leaves everything in state.db and an empty WAL', async () => {

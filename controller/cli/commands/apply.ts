@@ -30,7 +30,9 @@ export async function applyCommand(opts: ApplyCmdOptions, g: GlobalOptions): Pro
         'pass the --all flag. If you did not mean to prune all resources, specify a label selector',
     );
   const pruneSelector = opts.selector ? parseSelector(opts.selector) : undefined;
-  const ctx = openContext(g);
+  // A client dry run only reads (on a home with no store it creates nothing); a server one checks in
+  // a write transaction.
+  const ctx = openContext(g, { readonly: dryRun === 'client' });
   try {
     const { docs, errors } = readManifests(opts.filename, !!opts.recursive);
     if (errors.length) throw new ValidationFailed(errors);

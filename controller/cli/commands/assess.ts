@@ -88,7 +88,7 @@ async function load(
   g: GlobalOptions,
 ): Promise<{ views: View[]; home: string; ns?: string }> {
   const home = g.home ?? orchctlHome();
-  const ctx = openContext(g);
+  const ctx = openContext(g, { readonly: true });
   try {
     const kind = ctx.reg.resolve('agentsession');
     const ns = opts.allNamespaces ? undefined : namespaceFor(kind, opts.namespace);

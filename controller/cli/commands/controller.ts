@@ -11,6 +11,7 @@ import { checkDns1123Subdomain } from '../../api/names.js';
 import { ControllerApp, type ControllerAppOptions } from '../../app/controller.js';
 import {
   DEFAULT_METRICS_ADDR,
+  exposureWarning,
   formatAddr,
   parseMetricsAddr,
   startMetricsServer,
@@ -111,6 +112,8 @@ export async function runProcess(
     if (metricsAddr) {
       server = await startMetricsServer(metricsAddr, m.metrics.registry, () => m.readiness(), log);
       log.info(`serving /metrics, /healthz and /readyz on http://${formatAddr(server.address)}`);
+      const exposed = exposureWarning(metricsAddr);
+      if (exposed) log.warn(exposed);
     }
   } catch (e) {
     await m.stop();
@@ -118,7 +121,8 @@ export async function runProcess(
   }
   const stop = (sig: string) => {
     log.info(`${sig}: shutting down (tmux sessions keep running and are adopted on the next start)`);
-    void m.stop();
+    // Its failure (a store lost under it) is reported once, by the `await m.stop()` below.
+    m.stop().catch(() => undefined);
   };
   // `on`, not `once`: a repeated signal during shutdown must not kill the process before the
   // store is closed and its WAL checkpointed (m.stop() is idempotent).

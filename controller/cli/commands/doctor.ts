@@ -268,7 +268,7 @@ async function storeAgents(g: GlobalOptions, store: StoreReport): Promise<AgentD
     ...(t.context ? { context: t.context } : {}),
   });
   if (t.location.backend === 'sqlite' && !fs.existsSync(t.location.path)) return [];
-  const ctx = openContext(g);
+  const ctx = openContext(g, { readonly: true });
   try {
     const { items } = await ctx.store.list('Agent');
     return items.map((o) => ({

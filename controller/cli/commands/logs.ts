@@ -73,7 +73,7 @@ export async function logsCommand(name: string, opts: LogsOptions, g: GlobalOpti
   });
 }
 
-/** `orchctl attach SESSION`: tmux attach to the run's session on the orchctl socket. */
+/** `orchctl attach SESSION`: tmux attach to the run's session on the controller's tmux socket. */
 export async function attachCommand(
   name: string,
   opts: { namespace?: string; tmuxSocket?: string; readOnly?: boolean },

@@ -218,12 +218,15 @@ export class AutopilotReconciler {
     let planner: Planner | undefined;
     let proposals: Proposal[] = [];
     let error: string | undefined;
-    try {
-      planner = this.planner(ap);
-      proposals = (await planner.plan(v.input, this.stopping.signal)).proposals;
-    } catch (e) {
-      error = (e as Error).message || String(e);
-    }
+    // No Project selected: nothing to plan for, so no request (an LLM planner costs money and time).
+    const idle = v.input.projects.length === 0;
+    if (!idle)
+      try {
+        planner = this.planner(ap);
+        proposals = (await planner.plan(v.input, this.stopping.signal)).proposals;
+      } catch (e) {
+        error = (e as Error).message || String(e);
+      }
     if (this.stopping.signal.aborted) return; // shutting down: the next controller thinks again
     const seconds = (performance.now() - t0) / 1000;
     const plannerName = planner?.name ?? ap.spec?.planner?.backend ?? 'heuristic';
@@ -265,7 +268,14 @@ export class AutopilotReconciler {
       status.conditions,
       error
         ? { type: 'Ready', status: 'False', reason: 'PlannerFailed', message: error.slice(0, 500) }
-        : { type: 'Ready', status: 'True', reason: 'Thinking', message: `planner ${plannerName}` },
+        : idle
+          ? {
+              type: 'Ready',
+              status: 'True',
+              reason: 'NoProjects',
+              message: 'no Project matches spec.projectSelector: the planner is not asked',
+            }
+          : { type: 'Ready', status: 'True', reason: 'Thinking', message: `planner ${plannerName}` },
       new Date(now).toISOString(),
     );
     // A Warning when thinking starts to fail (not on every failed think): people hear of it through the notifier.

@@ -106,9 +106,10 @@ export class NodeReconciler {
       orphans.push(pane.session);
       if (!this.reportedOrphans.has(pane.session)) {
         this.reportedOrphans.add(pane.session);
+        const socket = this.d.tmux.socket;
         const msg =
-          `orphan tmux session "${pane.session}" on the orchctl socket: ${why}; ` +
-          'left running (remove it with `orchctl controller --gc-orphans` or tmux kill-session)';
+          `orphan tmux session "${pane.session}" on tmux socket "${socket}": ${why}; left running (remove it ` +
+          `with \`orchctl controller --gc-orphans\` or \`tmux -L ${socket} kill-session -t ${pane.session}\`)`;
         this.d.log.warn(msg);
         await this.d.recorder.record(node, 'Warning', 'OrphanTmuxSession', msg);
       }

@@ -21,9 +21,10 @@ import type { AgentSession, AgentSessionStatus, BindingStatus } from '../../api/
 import type { SessionPolicy } from '../../api/session-policy.js';
 import { type Condition, keyOf } from '../../api/types.js';
 import type { EventRecorder } from '../../client/events.js';
-import type { Reconciler } from '../../runtime/controller.js';
+import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Store, TxnOptions } from '../../store/store.js';
+import { HEARTBEAT_MS } from '../node/setup.js';
 import { betterPlace, bindingFor, needsBinding, occupiesNode, type ScheduleInput, schedule } from './plan.js';
 
 export interface SchedulerDeps {
@@ -36,8 +37,17 @@ export interface SchedulerDeps {
   metrics?: SchedulerMetricsHooks;
   /** Options of every write (the control plane's lease fence, where the store has one). */
   txnOptions?: () => TxnOptions;
+  /** How long after the start "no Node registered" is not yet an answer (default: NO_NODES_GRACE_MS). */
+  noNodesGraceMs?: number;
   now?: () => number;
 }
+
+/**
+ * A control plane starting with its node agents (the embedded one, or `orchctl node` on each host
+ * started with it) sees no Node until they register, within their first heartbeat: until then a
+ * session with no Node to go to waits, without the Warning (a Node registering wakes it sooner).
+ */
+export const NO_NODES_GRACE_MS = HEARTBEAT_MS;
 
 /** A binding this process wrote, until the cache shows it (or it is this old and the cache is trusted again). */
 interface Assumed {
@@ -50,14 +60,18 @@ const ATTEMPTS = 4;
 
 export class SchedulerReconciler implements Reconciler {
   private readonly assumed = new Map<string, Assumed>();
+  /** When this scheduler started (its role began leading): NO_NODES_GRACE_MS runs from here. */
+  private readonly startedAt: number;
 
-  constructor(private readonly d: SchedulerDeps) {}
+  constructor(private readonly d: SchedulerDeps) {
+    this.startedAt = this.now();
+  }
 
   private now(): number {
     return (this.d.now ?? Date.now)();
   }
 
-  async reconcile(key: string): Promise<void> {
+  async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
     let s = this.d.sessions.get(namespace, name) as AgentSession | undefined;
     const mine = this.assumed.get(key);
@@ -65,8 +79,7 @@ export class SchedulerReconciler implements Reconciler {
     if (s && mine && Number(s.metadata.resourceVersion) < mine.resourceVersion) return;
     for (let attempt = 0; s && attempt < ATTEMPTS; attempt++) {
       try {
-        await this.place(key, s);
-        return;
+        return await this.place(key, s);
       } catch (e) {
         if (!isApiError(e, 'Conflict')) {
           this.d.metrics?.onScheduleAttempt?.('error');
@@ -79,16 +92,23 @@ export class SchedulerReconciler implements Reconciler {
     if (s) throw new Error(`AgentSession ${key}: binding still conflicting after ${ATTEMPTS} attempts`);
   }
 
-  private async place(key: string, s: AgentSession): Promise<void> {
+  private async place(key: string, s: AgentSession): Promise<Result | undefined> {
     const input = this.input(key, s);
     if (needsBinding(s)) {
       const r = schedule(input);
-      if (r.fits) return this.bind(key, s, r.node);
+      if (r.fits) {
+        await this.bind(key, s, r.node);
+        return undefined;
+      }
+      const wait = this.startedAt + (this.d.noNodesGraceMs ?? NO_NODES_GRACE_MS) - this.now();
+      if (!input.nodes.length && wait > 0) return { requeueAfterMs: wait };
       this.d.metrics?.onScheduleAttempt?.('unschedulable', Object.keys(r.reasons));
-      return this.unschedulable(s, r.message);
+      await this.unschedulable(s, r.message);
+      return undefined;
     }
     const to = betterPlace(input);
     if (to) await this.bind(key, s, to);
+    return undefined;
   }
 
   private input(key: string, s: AgentSession): ScheduleInput {

@@ -22,6 +22,8 @@ export interface SchedulerSetupDeps {
   metrics?: SchedulerMetricsHooks;
   /** Options of every write (the control plane's lease fence). */
   txnOptions?: () => TxnOptions;
+  /** How long after the start "no Node registered" is not yet an answer (tests; reconciler.ts). */
+  noNodesGraceMs?: number;
 }
 
 /** Waiting for a place: unbound, or bound where its project's path is missing (it may move). */
@@ -38,6 +40,7 @@ export function setup(mgr: Manager, d: SchedulerSetupDeps): SchedulerReconciler 
     recorder: d.recorder,
     metrics: d.metrics,
     txnOptions: d.txnOptions,
+    noNodesGraceMs: d.noNodesGraceMs,
   });
   const allWaiting = () => (sessions.list() as AgentSession[]).filter(waiting).map(queueKey);
   mgr

@@ -329,6 +329,15 @@ describe('configuration and factory', () => {
     expect(() => createBackend(resolveJudgeConfig({ backend: 'command' }))).toThrow(/judge.command/);
   });
 
+  it('never makes a backend that would send its API key in plain http:// to another host', () => {
+    const cfg = (endpoint: string) => resolveJudgeConfig({ backend: 'openai', model: 'm', endpoint });
+    expect(() => createBackend(cfg('http://10.0.0.5:8080/v1'))).toThrow(
+      /endpoint: plaintext to 10\.0\.0\.5:8080 is refused.*use https:\/\//,
+    );
+    expect(createBackend(cfg('http://127.0.0.1:11434/v1')).name).toBe('openai');
+    expect(createBackend(cfg('https://llm.example.com/v1')).name).toBe('openai');
+  });
+
   it('reads the API key from the named environment variable per request, never keeping it on the backend', async () => {
     const fake = await FakeJudgeAnthropic.start();
     try {

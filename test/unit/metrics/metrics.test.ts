@@ -15,6 +15,7 @@ import type { Resource } from '../../../controller/api/types.js';
 import { escapeLabelValue } from '../../../controller/metrics/family.js';
 import {
   ControllerMetrics,
+  exposureWarning,
   parseMetricsAddr,
   renderMetrics,
   startMetricsServer,
@@ -412,6 +413,12 @@ describe('--metrics-addr', () => {
     expect(() => parseMetricsAddr(':9464')).toThrow(/HOST:PORT.*0\.0\.0\.0:9464/);
     expect(() => parseMetricsAddr('host:port')).toThrow(/HOST:PORT/);
     expect(() => parseMetricsAddr('127.0.0.1:70000')).toThrow(/0-65535/);
+  });
+  it('warns of every address but loopback that the metrics are exposed beyond this host', () => {
+    for (const local of ['127.0.0.1:9464', '127.8.0.1:1', '[::1]:9464', 'localhost:9464', '9464'])
+      expect(exposureWarning(parseMetricsAddr(local)!), local).toBeUndefined();
+    for (const wide of ['0.0.0.0:9464', '[::]:9464', '10.1.2.3:9464', 'metrics.example:9464'])
+      expect(exposureWarning(parseMetricsAddr(wide)!), wide).toMatch(/exposed beyond this host/);
   });
 });
 

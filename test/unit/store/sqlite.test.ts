@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { GUARD_SQL, RV_INDEX, SqliteStore } from '../../../controller/store/sqlite.js';
+import { CHECKPOINT_EVERY_COMMITS, GUARD_SQL, RV_INDEX, SqliteStore } from '../../../controller/store/sqlite.js';
 import { describeStoreConformance, keyOf, session } from '../../support/store-conformance.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-store-'));
@@ -103,5 +103,45 @@ describe('SqliteStore on disk', () => {
     const s = new SqliteStore(freshFile());
     await s.close();
     await expect(s.create(session('a'))).rejects.toThrow('store is closed');
+  });
+
+  it('never checkpoints its WAL into a file truncated under it: writes fail naming it, close writes none', async () => {
+    const file = freshFile();
+    const s = new SqliteStore(file);
+    await s.create(session('a'));
+    fs.truncateSync(file, 0);
+    // Past the point where a checkpoint falls due (SQLite's own would have run long before).
+    let failure: unknown;
+    for (let i = 0; i < CHECKPOINT_EVERY_COMMITS + 10 && !failure; i++)
+      await s.create(session(`s${i}`)).catch((e: unknown) => (failure = e));
+    expect(fs.statSync(file).size).toBe(0);
+    expect(String(failure)).toContain(`the store ${file} changed under this process (it was truncated to 0 bytes)`);
+    await expect(s.create(session('late'))).rejects.toThrow(/truncated to 0 bytes.*orchctl store restore/);
+    await expect(s.close()).rejects.toThrow(/changed under this process/);
+    expect(fs.statSync(file).size).toBe(0);
+    // The next opener finds an empty store, not a malformed one.
+    const next = new SqliteStore(file);
+    expect((await next.list('AgentSession')).items).toEqual([]);
+    await next.close();
+  });
+
+  it('leaves a file overwritten under it as it is, and says so on close', async () => {
+    const file = freshFile();
+    const s = new SqliteStore(file);
+    await s.create(session('mine'));
+    fs.writeFileSync(file, 'not a database any more\n'.repeat(500)); // same inode
+    await expect(s.close()).rejects.toThrow(`the store ${file} changed under this process (it was overwritten`);
+    expect(fs.readFileSync(file, 'utf8')).toBe('not a database any more\n'.repeat(500));
+  });
+
+  it('stops using a file that was replaced under it (another file at the path)', async () => {
+    const file = freshFile();
+    const s = new SqliteStore(file);
+    await s.create(session('mine'));
+    fs.renameSync(file, `${file}.moved`);
+    fs.writeFileSync(file, '');
+    await expect(s.tryAcquireLease('ctl', 'me', 15)).rejects.toThrow('another file was put in its place');
+    await expect(s.close()).rejects.toThrow('another file was put in its place');
+    expect(fs.statSync(file).size).toBe(0);
   });
 });
