@@ -81,6 +81,7 @@ export class PipelineReconciler implements Reconciler {
       else if (fx.type !== 'Resume') await this.perform(p, fx, sessions, events);
     }
     let written = await this.writeStatus(p, plan.status);
+    failpoint('pipeline-after-status');
     if (resume?.type === 'Resume' && written) {
       const outcomes: ResumeOutcome[] = [];
       const waiting: ResumePosted[] = [];

@@ -13,6 +13,7 @@ import type { AgentSession, AgentSessionStatus } from '../../api/kinds.js';
 import { ownedBy } from '../../api/status-fields.js';
 import { isBindingFenced, writeOwnedStatus } from '../../client/status.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
+import { failpoint } from '../../runtime/failpoints.js';
 import { type ActuatorDeps, SESSION_FINALIZER, SessionActuator } from './actuator.js';
 import { effective } from './decide.js';
 import type { Actuator, Outcome } from './effects.js';
@@ -103,7 +104,9 @@ export class SessionReconciler implements Reconciler {
       continuation = out.continuation;
       admitting ||= !!out.needs?.admission;
       if (!out.done) continue;
+      failpoint('session-before-status');
       await this.write(obj, status);
+      failpoint('session-after-status');
       if (!ACTIVE_PHASES.has(status.phase as Phase)) this.reservations.delete(key);
       return out.requeueAfterMs === undefined ? undefined : { requeueAfterMs: out.requeueAfterMs };
     }
