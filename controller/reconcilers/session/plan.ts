@@ -756,8 +756,8 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): void {
     ...(r.agent.transcript ? [r.agent.transcript] : []),
   ];
   p.fx.push({ type: 'Watch', files });
-  // Recorded by the actuator before the pass's one status write: a controller killed in between
-  // finds the condition still False and records it again (the recorder counts an identical one).
+  // Written with the pass's one status write, in its transaction (reconciler.ts): a controller killed
+  // before it finds the condition still False and tells it then, once.
   for (const e of r.raised) p.event(e.type, e.reason, e.message);
   if (r.contextStep) {
     const c = r.contextStep;
