@@ -13,7 +13,6 @@
  * wakes it is in setup.ts. One worker: placements are decided one after another.
  */
 import { getCondition, setCondition } from '../../api/conditions.js';
-import { isApiError } from '../../api/errors.js';
 import type { SchedulerMetricsHooks } from '../../api/metrics-hooks.js';
 import type { Node } from '../../api/node.js';
 import { resolvePolicy } from '../../api/policy.js';
@@ -175,7 +174,10 @@ export class SchedulerReconciler implements Reconciler {
    * Events of the change in the same transaction.
    */
   private async write(s: AgentSession, status: AgentSessionStatus, events: EventNote[]): Promise<AgentSession> {
-    const ops: WriteOp[] = [{ op: 'updateStatus', object: { ...s, status } }, ...(await this.d.recorder.ops(s, events))];
+    const ops: WriteOp[] = [
+      { op: 'updateStatus', object: { ...s, status } },
+      ...(await this.d.recorder.ops(s, events)),
+    ];
     const [out] = await this.d.store.txn(ops, this.d.txnOptions?.());
     return out as AgentSession;
   }
