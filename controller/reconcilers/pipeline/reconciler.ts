@@ -18,6 +18,7 @@
 import fs from 'node:fs';
 import { RESTART_NOTE_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import { isApiError } from '../../api/errors.js';
+import { PipelineReason } from '../../api/event-reasons.js';
 import {
   HANDOFF_LIMITS,
   type Pipeline,
@@ -178,7 +179,10 @@ export class PipelineReconciler implements Reconciler {
         task = fs.readFileSync(file, 'utf8');
       } catch (e) {
         // The session then reads the file itself (and fails the run if it cannot); the handoff is lost.
-        warn('HandoffNotAdded', `phase ${phase.name}: prompt file unreadable here: ${(e as Error).message}`);
+        warn(
+          PipelineReason.HandoffNotAdded,
+          `phase ${phase.name}: prompt file unreadable here: ${(e as Error).message}`,
+        );
         return undefined;
       }
     }

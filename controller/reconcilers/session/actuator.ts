@@ -44,6 +44,7 @@ import { lastCheckpointSummary, readHandoff } from '../../observers/context-file
 import { HOOKS_FILE } from '../../agents/hook-entry.js';
 import { RESTARTED_AT_ANNOTATION, RESTART_NOTE_ANNOTATION } from '../../api/autopilot.js';
 import { isApiError } from '../../api/errors.js';
+import { OneOffReason } from '../../api/event-reasons.js';
 import { restartRequested } from './decide.js';
 import { rehydratePrompt } from './rehydrate.js';
 import { MessageDeliveries } from './message-delivery.js';
@@ -357,7 +358,7 @@ export class SessionActuator implements Actuator {
         `removed ${n} control character${n === 1 ? '' : 's'} from the prompt before pasting (first at offset ` +
         `${clean.firstAt}); a key like C-c in a pasted prompt would interrupt the agent — ` +
         'use orchctl send --keys for keys';
-      void this.d.recorder.record(obj, 'Warning', 'PromptSanitized', msg);
+      void this.d.recorder.record(obj, 'Warning', OneOffReason.PromptSanitized, msg);
       logLine(ws, 'WARN', msg);
     }
     const buffer = `orchctl-${obj.metadata.uid!.slice(0, 8)}-${run}`;
@@ -454,7 +455,7 @@ export class SessionActuator implements Actuator {
       .catch((e: Error) => ({ delivered: false, reason: 'SendFailed', message: e.message }))
       .then(async (r) => {
         this.answering.delete(key);
-        const reason = r.delivered ? 'AutoAnswered' : 'AutoAnswerFailed';
+        const reason = r.delivered ? OneOffReason.AutoAnswered : OneOffReason.AutoAnswerFailed;
         await this.d.recorder.record(obj, r.delivered ? 'Normal' : 'Warning', reason, `${dialog}: ${r.message}`);
         this.d.enqueue(key);
       });
