@@ -558,7 +558,7 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         w.handle.close();
       });
 
-      it('a status write and the Event that tells of it: both or neither; a count bump is compare-and-swap', async () => {
+      it('a status write with the Event that tells of it: both or neither; a count bump is CAS', async () => {
         // What client/status.ts writes for a transition (EventRecorder.ops): the status and its Event.
         const a = await store.create(session('a'));
         const event = (count: number): Resource => ({
