@@ -117,8 +117,6 @@ async function runPipeline(h: Harness, point?: Failpoint): Promise<number> {
     );
   }
   await pipelineWhen(h, 'ev', 'the pipeline Succeeded', (x) => x.status?.phase === 'Succeeded', 60_000);
-  // Every status change is in: a pass of the last controller that finds nothing to do.
-  await new Promise((r) => setTimeout(r, 1500));
   finished = true;
   await h.stopController('SIGTERM');
   await loop;
