@@ -68,9 +68,12 @@ export class EventRecorder {
    */
   async ops(obj: Resource, notes: readonly EventNote[]): Promise<WriteOp[]> {
     const namespace = obj.metadata.namespace || DEFAULT_NAMESPACE;
-    const now = new Date().toISOString();
+    const start = Date.now();
     const out = new Map<string, WriteOp & { op: 'create' | 'update' }>();
-    for (const n of notes) {
+    for (const [i, n] of notes.entries()) {
+      // A millisecond apart: one transaction's Events keep the order they were told in when sorted
+      // by time (describe, get events), e.g. a phase's end before the start of the next.
+      const now = new Date(start + i).toISOString();
       const message = clipMessage(n.message);
       const name = this.nameOf(obj, n.type, n.reason, message);
       const seen = out.get(name) ?? (await this.stored(namespace, name));

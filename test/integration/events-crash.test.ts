@@ -6,7 +6,8 @@
  * for the test (test/support/gated-agent.mjs), a two-phase pipeline runs once without a kill and
  * then once per failpoint with the controller killed -9 there again and again (each process at a
  * later hit of the point, so the kills fall at different steps of the lifecycle); the Events —
- * involved object, reason, count — are the same every time.
+ * involved object, reason, count — are the same every time, and `describe pipeline` lists the
+ * pipeline's in the same order.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,9 +15,10 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventObject } from '../../controller/api/event.js';
 import { ACTIVE_PHASES } from '../../controller/api/phases.js';
 import { API_VERSION, type Condition } from '../../controller/api/types.js';
+import { eventsFor } from '../../controller/client/events.js';
 import type { Failpoint } from '../../controller/runtime/failpoints.js';
 import { type Harness, makeHarness } from '../support/controller-harness.js';
-import { pipelineOf, pipelineWhen } from '../support/pipeline.js';
+import { getPipeline, pipelineOf, pipelineWhen } from '../support/pipeline.js';
 
 const GATED_AGENT = path.join(import.meta.dirname, '../support/gated-agent.mjs');
 /** Kills per run: the n-th process dies at the n-th hit of the failpoint, then one runs to the end. */
@@ -38,6 +40,12 @@ async function eventList(h: Harness): Promise<string[]> {
     .filter((e) => e.involvedObject.kind === 'Pipeline' || e.involvedObject.kind === 'AgentSession')
     .map((e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason} ×${e.count}`)
     .sort();
+}
+
+/** The pipeline's Events as `describe pipeline` lists them (by time): `Reason: message`. */
+async function pipelineTimeline(h: Harness): Promise<string[]> {
+  const p = await getPipeline(h, 'ev');
+  return (await eventsFor(h.store, p!)).map((e) => `${e.reason}: ${e.message}`);
 }
 
 /**
@@ -125,12 +133,14 @@ async function runPipeline(h: Harness, point?: Failpoint): Promise<number> {
 
 describe('Events across controller crashes', () => {
   let reference: string[];
+  let timeline: string[];
 
   beforeAll(async () => {
     const ref = await makeHarness();
     try {
       expect(await runPipeline(ref)).toBe(0);
       reference = await eventList(ref);
+      timeline = await pipelineTimeline(ref);
     } finally {
       await ref.cleanup();
     }
@@ -145,6 +155,14 @@ describe('Events across controller crashes', () => {
       'AgentSession/ev-b Stopping ×1',
     ])
       expect(reference).toContain(x);
+    // In the order it happened: each phase's end before the start of the next.
+    expect(timeline.map((x) => x.replace(/:.*/, ''))).toEqual([
+      'PhaseStarted',
+      'PhaseSucceeded',
+      'PhaseStarted',
+      'PhaseSucceeded',
+      'Succeeded',
+    ]);
   }, 120_000);
 
   it.each<Failpoint>([
@@ -158,6 +176,7 @@ describe('Events across controller crashes', () => {
       const kills = await runPipeline(h, point);
       expect(kills).toBeGreaterThan(0);
       expect(await eventList(h)).toEqual(reference);
+      expect(await pipelineTimeline(h)).toEqual(timeline);
     },
     240_000,
   );
