@@ -10,6 +10,9 @@
  * at that binding's epoch. A retry after a Conflict goes on only while the binding is the one the
  * writer read; otherwise the session was moved (or its node lost) meanwhile, and what this writer
  * computed belongs to a run it no longer owns: the write fails with a fenced Conflict instead.
+ *
+ * Events: the Events that tell of the transition a write makes go in the same transaction
+ * ({@link WithEvents}; client/events.ts), so a crash never leaves one without the other.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ApiError, isApiError } from '../api/errors.js';
@@ -23,6 +26,16 @@ import {
 } from '../api/status-fields.js';
 import { keyOf, type Condition, type Resource } from '../api/types.js';
 import { isFenced, type Store } from '../store/store.js';
+import { type EventNote, type EventRecorder, isEventRace } from './events.js';
+
+/**
+ * The Events of the transition a status write makes, written in its transaction. Written alone
+ * when the status turns out unchanged (then they tell of no transition of the status).
+ */
+export interface WithEvents {
+  recorder: Pick<EventRecorder, 'ops'>;
+  events: readonly EventNote[];
+}
 
 /** Any kind's status, as far as the merge is concerned: top-level fields and a condition list. */
 type Status = { [field: string]: unknown; conditions?: Condition[] };
@@ -74,20 +87,31 @@ export async function writeStatusMerged<T extends Resource>(
   mine: Status,
   attempts = 8,
   stillMine?: (cur: Resource) => string | undefined,
+  withEvents?: WithEvents,
 ): Promise<T | undefined> {
   const base: Status | undefined = read.status;
   const wanted: Status = JSON.parse(JSON.stringify(mine));
+  const events = withEvents?.events.length ? withEvents : undefined;
   let cur: Resource | undefined = read;
   for (let i = 0; i < attempts && cur; i++) {
     const lost = i === 0 ? undefined : stillMine?.(cur);
     if (lost) throw fencedByBinding(read, lost);
     const merged = i === 0 ? wanted : mergeStatus(base, wanted, cur.status);
-    if (isDeepStrictEqual(cur.status, merged)) return sameKind(read, cur);
+    const same = isDeepStrictEqual(cur.status, merged);
+    if (same && !events) return sameKind(read, cur);
     try {
-      return sameKind(read, await store.updateStatus({ ...cur, status: merged }));
+      if (!events) return sameKind(read, await store.updateStatus({ ...cur, status: merged }));
+      const notes = await events.recorder.ops(cur, events.events);
+      if (same) {
+        await store.txn(notes);
+        return sameKind(read, cur);
+      }
+      const [stored] = await store.txn([{ op: 'updateStatus', object: { ...cur, status: merged } }, ...notes]);
+      return sameKind(read, stored);
     } catch (e) {
       // A fence (a lease or a binding not held) is not a stale read: no retry helps.
-      if (!isApiError(e, 'Conflict') || isFenced(e) || isBindingFenced(e)) throw e;
+      if (isFenced(e) || isBindingFenced(e)) throw e;
+      if (!isApiError(e, 'Conflict') && !(events && isEventRace(e))) throw e;
       cur = await store.get(keyOf(read));
     }
   }
@@ -140,6 +164,7 @@ export async function writeOwnedStatus<M extends StatusManager>(
   manager: M,
   patch: StatusPatch<M>,
   attempts = 8,
+  withEvents?: WithEvents,
 ): Promise<AgentSession | undefined> {
   const base: AgentSessionStatus = read.status ?? {};
   const what = `AgentSession ${read.metadata.name}`;
@@ -158,5 +183,5 @@ export async function writeOwnedStatus<M extends StatusManager>(
     throw new Error(
       `conditions ${foreign.join(', ')} of ${what}: the ${manager} writer writes only ${only?.join(', ')}`,
     );
-  return writeStatusMerged(store, read, mine, attempts, (cur) => bindingChanged(read, cur));
+  return writeStatusMerged(store, read, mine, attempts, (cur) => bindingChanged(read, cur), withEvents);
 }

@@ -5,6 +5,7 @@
  * a failure that repeats every backoff step writes nothing new. The first success afterwards
  * sets the condition back to True.
  */
+import { OneOffReason } from '../api/event-reasons.js';
 import { setCondition } from '../api/conditions.js';
 import { redact } from '../api/redact.js';
 import type { Condition, Resource } from '../api/types.js';
@@ -34,7 +35,7 @@ export class ReconcileErrorReporter {
     const obj = await this.get(key);
     if (!obj) return;
     await this.setReconciled(obj, 'False', 'ReconcileError', message);
-    await this.d.recorder.record(obj, 'Warning', 'ReconcileError', `reconcile failed: ${message}`);
+    await this.d.recorder.record(obj, 'Warning', OneOffReason.ReconcileError, `reconcile failed: ${message}`);
   }
 
   async succeeded(key: string): Promise<void> {

@@ -558,6 +558,50 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         w.handle.close();
       });
 
+      it('a status write with the Event that tells of it: both or neither; a count bump is CAS', async () => {
+        // What client/status.ts writes for a transition (EventRecorder.ops): the status and its Event.
+        const a = await store.create(session('a'));
+        const event = (count: number): Resource => ({
+          apiVersion: 'orchctl.io/v1alpha1',
+          kind: 'Event',
+          metadata: { name: 'a.0123456789ab', namespace: 'default' },
+          involvedObject: { apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', name: 'a' },
+          reason: 'Started',
+          message: 'Started run 1',
+          type: 'Normal',
+          count,
+        });
+        const [running, ev] = await store.txn([
+          { op: 'updateStatus', object: { ...a, status: { phase: 'Running' } } },
+          { op: 'create', object: event(1) },
+        ]);
+        expect(running.status).toEqual({ phase: 'Running' });
+        expect(ev).toMatchObject({ kind: 'Event', count: 1 });
+        // A stale session: neither the status nor the Event's bump lands.
+        const rev = await store.revision();
+        const stale = store.txn([
+          { op: 'updateStatus', object: { ...a, status: { phase: 'Stopping' } } },
+          { op: 'update', object: { ...ev, count: 2 } },
+        ]);
+        await expectReason(stale, 'Conflict');
+        // Another writer bumped the Event since it was read: the transition waits for a fresh read.
+        await store.update({ ...ev, count: 2 });
+        const raced = store.txn([
+          { op: 'updateStatus', object: { ...running, status: { phase: 'Stopping' } } },
+          { op: 'update', object: { ...ev, count: 2 } },
+        ]);
+        await expectReason(raced, 'Conflict');
+        // Another writer created it first: AlreadyExists, nothing written.
+        const first = store.txn([
+          { op: 'updateStatus', object: { ...running, status: { phase: 'Stopping' } } },
+          { op: 'create', object: event(1) },
+        ]);
+        await expectReason(first, 'AlreadyExists');
+        expect(await store.revision()).toBe(rev + 1);
+        expect((await store.get(keyOf(a)))!.status).toEqual({ phase: 'Running' });
+        expect((await store.get(keyOf(ev)))!).toMatchObject({ count: 2 });
+      });
+
       it('dryRun runs every check, returns the results and writes nothing', async () => {
         const a = await store.create(session('a'));
         const rev = await store.revision();

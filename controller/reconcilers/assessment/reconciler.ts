@@ -25,7 +25,7 @@ import { setCondition } from '../../api/conditions.js';
 import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
 import type { AssessmentMetricsHooks } from '../../api/metrics-hooks.js';
 import type { Condition } from '../../api/types.js';
-import type { EventRecorder } from '../../client/events.js';
+import type { EventNote, EventRecorder } from '../../client/events.js';
 import { writeOwnedStatus } from '../../client/status.js';
 import type { LlmBackend } from '../../llm/backend.js';
 import {
@@ -200,39 +200,41 @@ export class AssessmentReconciler implements Reconciler {
       obj.metadata.generation,
       iso(now),
     );
-    const written = await writeOwnedStatus(this.d.store, obj, 'assessment', {
-      detector: state.detector,
-      breaker,
-      assessment,
-      conditions,
-    });
+    // The breaker's transitions told in the transaction that records them (never lost, never twice).
+    const told: EventNote[] = [];
+    for (const t of r.transitions) {
+      if (t.to === 'Open')
+        told.push({
+          type: 'Warning',
+          reason: 'BreakerOpen',
+          message: `Circuit breaker opened (${state.breaker.context.reason}): ${t.why ?? ''}`,
+        });
+      else if (t.to === 'HalfOpen')
+        told.push({
+          type: 'Normal',
+          reason: 'BreakerHalfOpen',
+          message: 'Cooldown over: the circuit breaker is half-open until a healthy turn',
+        });
+      else if (t.to === 'Closed')
+        told.push({
+          type: 'Normal',
+          reason: 'BreakerClosed',
+          message: 'A healthy turn after the cooldown: the circuit breaker closed',
+        });
+    }
+    const written = await writeOwnedStatus(
+      this.d.store,
+      obj,
+      'assessment',
+      { detector: state.detector, breaker, assessment, conditions },
+      8,
+      { recorder: this.d.recorder, events: told },
+    );
     if (!written) return;
 
     this.d.metrics?.onSignals?.(r.signals.map((s) => s.signal));
-    for (const t of r.transitions) {
-      if (t.to === 'Open')
-        await this.d.recorder.record(
-          obj,
-          'Warning',
-          'BreakerOpen',
-          `Circuit breaker opened (${state.breaker.context.reason}): ${t.why ?? ''}`,
-        );
-      else if (t.to === 'HalfOpen')
-        await this.d.recorder.record(
-          obj,
-          'Normal',
-          'BreakerHalfOpen',
-          'Cooldown over: the circuit breaker is half-open until a healthy turn',
-        );
-      else if (t.to === 'Closed')
-        await this.d.recorder.record(
-          obj,
-          'Normal',
-          'BreakerClosed',
-          'A healthy turn after the cooldown: the circuit breaker closed',
-        );
+    for (const t of r.transitions)
       this.d.log.info(`assessment ${key}: breaker ${t.from} → ${t.to}${t.why ? ` (${t.why})` : ''}`);
-    }
 
     if (pending && !a?.pendingIntervention) {
       const d = await this.deliver(written, pending, cfg);
@@ -356,16 +358,19 @@ export class AssessmentReconciler implements Reconciler {
     b.history = [...(b.history ?? []), rec].slice(-HISTORY);
     b.interventions = (b.interventions ?? 0) + 1;
     b.lastInterventionTime = iso(outcome.at);
-    const written = await writeOwnedStatus(this.d.store, obj, 'assessment', { assessment: a, breaker: b });
+    const told: EventNote = {
+      type: outcome.delivered ? 'Normal' : 'Warning',
+      reason: outcome.delivered ? 'InterventionDelivered' : 'InterventionNotDelivered',
+      message:
+        `${p.type} intervention ` +
+        `${outcome.delivered ? 'sent into the session' : `not sent (${outcome.result}): ${outcome.message}`}`,
+    };
+    const written = await writeOwnedStatus(this.d.store, obj, 'assessment', { assessment: a, breaker: b }, 8, {
+      recorder: this.d.recorder,
+      events: [told],
+    });
     this.sent.delete(p.id);
     if (outcome.delivered) this.d.metrics?.onIntervention?.(p.type, true);
-    await this.d.recorder.record(
-      obj,
-      outcome.delivered ? 'Normal' : 'Warning',
-      outcome.delivered ? 'InterventionDelivered' : 'InterventionNotDelivered',
-      `${p.type} intervention ` +
-        `${outcome.delivered ? 'sent into the session' : `not sent (${outcome.result}): ${outcome.message}`}`,
-    );
     this.d.log.info(`assessment ${key}: intervention ${p.id} ${p.type}: ${outcome.result}`);
     return { obj: written };
   }

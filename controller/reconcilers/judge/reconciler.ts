@@ -20,7 +20,7 @@ import { isApiError } from '../../api/errors.js';
 import type { AgentSession, AgentSessionStatus, SessionPolicy } from '../../api/kinds.js';
 import { newEvaluation } from '../../api/evaluation.js';
 import type { JudgeMetricsHooks } from '../../api/metrics-hooks.js';
-import type { EventRecorder } from '../../client/events.js';
+import type { EventNote, EventRecorder } from '../../client/events.js';
 import { writeOwnedStatus } from '../../client/status.js';
 import { LlmError, type LlmBackend, type LlmErrorKind } from '../../llm/backend.js';
 import { globalConcurrency, resolveJudgeConfig, type ResolvedJudgeConfig } from '../../llm/config.js';
@@ -365,34 +365,37 @@ export class JudgeReconciler implements Reconciler {
     t0: number,
   ): Promise<void> {
     const msg = clip(message, 900);
-    // The Event before the status: a failed Evaluation is never judged again, so a kill between
-    // the two would lose the Event for good; recorded twice, it is one Event with count 2.
-    await this.d.recorder.record(
-      session,
-      'Warning',
-      'JudgeFailed',
-      `Evaluation ${ev.metadata.name} of run ${ev.spec?.run} failed (${reason}, ${backend} backend): ${msg}`,
+    // In the transaction of the Evaluation's Failed status: a failed Evaluation is never judged again,
+    // so the Event must not be lost to a kill after that write, nor told twice by one before it.
+    const told: EventNote = {
+      type: 'Warning',
+      reason: 'JudgeFailed',
+      message: `Evaluation ${ev.metadata.name} of run ${ev.spec?.run} failed (${reason}, ${backend} backend): ${msg}`,
+    };
+    const written = await this.writeEvaluationStatus(
+      ev,
+      (s) => {
+        s.phase = 'Failed';
+        s.message = clip(`${reason}: ${msg}`, 1000);
+        s.backend = backend;
+        s.conditions ??= [];
+        setCondition(s.conditions, {
+          type: 'JudgeFailed',
+          status: 'True',
+          reason,
+          message: msg,
+          observedGeneration: ev.metadata.generation,
+        });
+        setCondition(s.conditions, {
+          type: 'Judged',
+          status: 'False',
+          reason,
+          message: 'no verdict',
+          observedGeneration: ev.metadata.generation,
+        });
+      },
+      { about: session, events: [told] },
     );
-    const written = await this.writeEvaluationStatus(ev, (s) => {
-      s.phase = 'Failed';
-      s.message = clip(`${reason}: ${msg}`, 1000);
-      s.backend = backend;
-      s.conditions ??= [];
-      setCondition(s.conditions, {
-        type: 'JudgeFailed',
-        status: 'True',
-        reason,
-        message: msg,
-        observedGeneration: ev.metadata.generation,
-      });
-      setCondition(s.conditions, {
-        type: 'Judged',
-        status: 'False',
-        reason,
-        message: 'no verdict',
-        observedGeneration: ev.metadata.generation,
-      });
-    });
     if (!written || hasVerdict(written)) return;
     this.d.metrics?.onFailed?.(backend, reason, (performance.now() - t0) / 1000);
     this.d.log.warn(`evaluation ${ev.metadata.namespace}/${ev.metadata.name}: judge failed (${reason}): ${msg}`);
@@ -405,6 +408,7 @@ export class JudgeReconciler implements Reconciler {
   private async writeEvaluationStatus(
     ev: Evaluation,
     change: (s: NonNullable<Evaluation['status']>) => void,
+    told?: { about: AgentSession; events: EventNote[] },
   ): Promise<Evaluation | undefined> {
     let cur: Evaluation | undefined = ev;
     for (let i = 0; i < 8 && cur; i++) {
@@ -412,10 +416,13 @@ export class JudgeReconciler implements Reconciler {
       const status = structuredClone(cur.status ?? {});
       change(status);
       status.observedGeneration = cur.metadata.generation;
+      const object = { ...cur, status: JSON.parse(JSON.stringify(status)) };
+      const events = told ? await this.d.recorder.ops(told.about, told.events) : [];
       try {
-        return (await this.d.store.updateStatus({ ...cur, status: JSON.parse(JSON.stringify(status)) })) as Evaluation;
+        return (await this.d.store.txn([{ op: 'updateStatus', object }, ...events]))[0] as Evaluation;
       } catch (e) {
-        if (!isApiError(e, 'Conflict')) {
+        // Written meanwhile (the Evaluation, or the same Event by another writer): read again.
+        if (!isApiError(e, 'Conflict') && !isApiError(e, 'AlreadyExists')) {
           if (isApiError(e, 'NotFound')) return undefined;
           throw e;
         }
@@ -505,13 +512,16 @@ export class JudgeReconciler implements Reconciler {
         }) || changed;
     }
     if (!changed) return; // most passes: nothing of ours to write
-    // Events first: after a crash in between they are recorded again, which the recorder folds
-    // into the same Event (count + 1); the other order could lose them.
-    for (const [type, reason, message] of events) await this.d.recorder.record(session, type, reason, message);
-    await writeOwnedStatus(this.d.store, session, 'judge', {
-      lastEvaluation: st.lastEvaluation,
-      conditions: st.conditions,
-    });
+    // The Events in the transaction of the status they tell of: never lost to a crash, never told twice.
+    const notes = events.map(([type, reason, message]): EventNote => ({ type, reason, message }));
+    await writeOwnedStatus(
+      this.d.store,
+      session,
+      'judge',
+      { lastEvaluation: st.lastEvaluation, conditions: st.conditions },
+      8,
+      { recorder: this.d.recorder, events: notes },
+    );
   }
 
   /**

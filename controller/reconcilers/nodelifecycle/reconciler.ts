@@ -17,7 +17,7 @@ import type { Node } from '../../api/node.js';
 import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
 import type { AgentSession, AgentSessionStatus } from '../../api/session.js';
 import type { Condition } from '../../api/types.js';
-import type { EventRecorder } from '../../client/events.js';
+import type { EventNote, EventRecorder } from '../../client/events.js';
 import { writeStatusMerged } from '../../client/status.js';
 import type { Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
@@ -28,7 +28,7 @@ export interface NodeLifecycleDeps {
   store: Store;
   nodes: Pick<Informer, 'get'>;
   sessions: Pick<Informer, 'list'>;
-  recorder: Pick<EventRecorder, 'record'>;
+  recorder: Pick<EventRecorder, 'ops'>;
   /** From the node's last renewal seen to unbinding its sessions (plan.ts checkGrace bounds it). */
   graceMs?: number;
   /** Options of every session write (the control plane's lease fence). */
@@ -77,14 +77,18 @@ export class NodeLifecycleReconciler {
   private async writeReady(node: Node, ready: ConditionInput, now: number): Promise<void> {
     const conditions: Condition[] = structuredClone(node.status?.conditions ?? []);
     setCondition(conditions, ready, new Date(now).toISOString());
-    await writeStatusMerged(this.d.store, node, { ...node.status, conditions });
     const lost = ready.status === 'Unknown';
-    await this.d.recorder.record(
-      node,
-      lost ? 'Warning' : 'Normal',
-      lost ? 'NodeNotReady' : 'NodeReady',
-      `Node ${node.metadata.name} status is now: ${lost ? 'NodeNotReady' : 'NodeReady'} (${ready.message})`,
-    );
+    const what = lost ? 'NodeNotReady' : 'NodeReady';
+    const event = {
+      type: lost ? 'Warning' : 'Normal',
+      reason: what,
+      message: `Node ${node.metadata.name} status is now: ${what} (${ready.message})`,
+    } as const;
+    // The Event in the transaction of the condition it tells of: never one without the other.
+    await writeStatusMerged(this.d.store, node, { ...node.status, conditions }, 8, undefined, {
+      recorder: this.d.recorder,
+      events: [event],
+    });
   }
 
   /** One session's change, if it is still bound to `node` as read. False when it lost a race (look again soon). */
@@ -92,16 +96,17 @@ export class NodeLifecycleReconciler {
     const s = a.session;
     if (s.status?.binding?.nodeName !== node) return true;
     const status = changed(a, s.status ?? {}, new Date(now).toISOString());
+    const found = a.type === 'Found';
+    const reason = found ? 'NodeReady' : 'NodeLost';
+    const event: EventNote = { type: found ? 'Normal' : 'Warning', reason, message: a.message };
     try {
-      const [written] = await this.d.store.txn(
-        [{ op: 'updateStatus', object: { ...s, status } }],
+      await this.d.store.txn(
+        [{ op: 'updateStatus', object: { ...s, status } }, ...(await this.d.recorder.ops(s, [event]))],
         this.d.txnOptions?.(),
       );
-      const found = a.type === 'Found';
-      await this.d.recorder.record(written, found ? 'Normal' : 'Warning', found ? 'NodeReady' : 'NodeLost', a.message);
       return true;
     } catch (e) {
-      if (isApiError(e, 'Conflict')) return false;
+      if (isApiError(e, 'Conflict') || isApiError(e, 'AlreadyExists')) return false;
       if (isApiError(e, 'NotFound')) return true;
       throw e;
     }

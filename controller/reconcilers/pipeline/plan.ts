@@ -13,6 +13,7 @@
 import { RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import { isTrue, setCondition } from '../../api/conditions.js';
 import type { EventType } from '../../api/event.js';
+import { PipelineReason } from '../../api/event-reasons.js';
 import {
   dependencies,
   MAX_RECOVERIES,
@@ -229,7 +230,8 @@ export function planPipeline(o: PipelineObserved): PipelinePlan {
       now,
     );
     status.observedGeneration = gen;
-    if (prevStatus.reason !== 'InvalidSpec' || prevStatus.message !== message) event('Warning', 'InvalidSpec', message);
+    if (prevStatus.reason !== 'InvalidSpec' || prevStatus.message !== message)
+      event('Warning', PipelineReason.InvalidSpec, message);
     return { status, effects };
   }
 
@@ -296,30 +298,32 @@ export function planPipeline(o: PipelineObserved): PipelinePlan {
       });
       event(
         'Warning',
-        'PhaseRecovering',
+        PipelineReason.PhaseRecovering,
         `phase ${ph.name}: the tmux session of run ${v.recoverRun} disappeared; ` +
           `recovery ${1} of ${MAX_RECOVERIES}: a new run with the handoff`,
       );
       v.attempts = 1;
     }
     if (v.reportProblem && v.reportProblem !== prev?.reportProblem)
-      event('Warning', 'InvalidReport', `phase ${ph.name}: ${v.reportProblem}`);
+      event('Warning', PipelineReason.InvalidReport, `phase ${ph.name}: ${v.reportProblem}`);
     if (v.state !== was) {
       if (v.state === 'Running' && was === 'Pending')
         starts.push({
           type: 'Event',
           eventType: 'Normal',
-          reason: 'PhaseStarted',
+          reason: PipelineReason.PhaseStarted,
           message: `phase ${ph.name} started: session ${v.session}`,
         });
       if (v.state === 'Running' && was === 'Blocked')
-        event('Normal', 'PhaseResumed', `phase ${ph.name} goes on: ${v.message}`);
-      if (v.state === 'Succeeded') event('Normal', 'PhaseSucceeded', `phase ${ph.name} completed: ${v.message}`);
-      if (v.state === 'Failed') event('Warning', 'PhaseFailed', `phase ${ph.name} failed: ${v.reason}: ${v.message}`);
+        event('Normal', PipelineReason.PhaseResumed, `phase ${ph.name} goes on: ${v.message}`);
+      if (v.state === 'Succeeded')
+        event('Normal', PipelineReason.PhaseSucceeded, `phase ${ph.name} completed: ${v.message}`);
+      if (v.state === 'Failed')
+        event('Warning', PipelineReason.PhaseFailed, `phase ${ph.name} failed: ${v.reason}: ${v.message}`);
       if (v.state === 'Blocked')
         event(
           'Warning',
-          'PhaseBlocked',
+          PipelineReason.PhaseBlocked,
           `phase ${ph.name} is blocked: ${v.message}; answer with orchctl pipeline resume ${name} --message …`,
         );
     }
@@ -353,7 +357,7 @@ function resume(o: PipelineObserved, status: PipelineStatus, list: PhaseStatus[]
     fx.push({
       type: 'Event',
       eventType: 'Warning',
-      reason: 'ResumeUnconfirmed',
+      reason: PipelineReason.ResumeUnconfirmed,
       message:
         'the controller stopped while delivering a resume; it is not sent again — ' +
         'if a phase is still blocked, run orchctl pipeline resume again',
@@ -368,7 +372,7 @@ function resume(o: PipelineObserved, status: PipelineStatus, list: PhaseStatus[]
     fx.push({
       type: 'Event',
       eventType: 'Normal',
-      reason: 'ResumeIgnored',
+      reason: PipelineReason.ResumeIgnored,
       message: 'resume asked, but no phase is blocked',
     });
     return;
@@ -444,8 +448,13 @@ export function settleResume(
   return outcomes.map(
     (o): PipelineEffect =>
       o.delivered
-        ? { type: 'Event', eventType: 'Normal', reason: 'Resumed', message: `phase ${o.phase}: ${o.how}` }
-        : { type: 'Event', eventType: 'Warning', reason: 'ResumeFailed', message: `phase ${o.phase}: ${o.how}` },
+        ? { type: 'Event', eventType: 'Normal', reason: PipelineReason.Resumed, message: `phase ${o.phase}: ${o.how}` }
+        : {
+            type: 'Event',
+            eventType: 'Warning',
+            reason: PipelineReason.ResumeFailed,
+            message: `phase ${o.phase}: ${o.how}`,
+          },
   );
 }
 
@@ -517,7 +526,7 @@ function overall(
   cond('Blocked', phase === 'Blocked', phase === 'Blocked' ? reason : 'NotBlocked', message);
   cond('Failed', phase === 'Failed', phase === 'Failed' ? reason : 'NotFailed', message);
   if (prev.phase !== phase) {
-    if (phase === 'Succeeded') event('Normal', 'Succeeded', message);
-    if (phase === 'Failed') event('Warning', 'Failed', message);
+    if (phase === 'Succeeded') event('Normal', PipelineReason.Succeeded, message);
+    if (phase === 'Failed') event('Warning', PipelineReason.Failed, message);
   }
 }

@@ -1,7 +1,9 @@
 /**
  * The pipeline reconciler (key: a Pipeline, `namespace/name`): read the Pipeline and its phases'
  * sessions from the caches, plan (plan.ts, pure), perform the effects, write the status once
- * (compare-and-swap: the reconciler is its only writer), then record the Events of what changed.
+ * (compare-and-swap: the reconciler is its only writer) with the Events of what changed in the same
+ * transaction: a controller killed before the write plans the same changes again and tells them
+ * then; killed after, finds them made and tells nothing (never lost, never twice).
  *
  * Effects, each safe to repeat after a crash at any point:
  *  - Create: the phase's session with the handoff of its dependencies in its prompt; its name is
@@ -16,6 +18,7 @@
 import fs from 'node:fs';
 import { RESTART_NOTE_ANNOTATION, RESTART_REASON_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import { isApiError } from '../../api/errors.js';
+import { PipelineReason } from '../../api/event-reasons.js';
 import {
   HANDOFF_LIMITS,
   type Pipeline,
@@ -26,11 +29,11 @@ import {
   RECOVERED_RUN_ANNOTATION,
 } from '../../api/pipeline.js';
 import type { AgentSession } from '../../api/session.js';
-import type { EventRecorder } from '../../client/events.js';
+import type { EventNote, EventRecorder } from '../../client/events.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import { failpoint } from '../../runtime/failpoints.js';
 import type { Informer } from '../../runtime/informer.js';
-import type { Store } from '../../store/store.js';
+import type { Store, WriteOp } from '../../store/store.js';
 import { composePhasePrompt, readHandoff } from './handoff.js';
 import { type PipelineEffect, planPipeline, settleResume } from './plan.js';
 import { deliverResume, type ResumeOutcome, type ResumePosted } from './resume.js';
@@ -38,7 +41,7 @@ import { deliverResume, type ResumeOutcome, type ResumePosted } from './resume.j
 export interface PipelineDeps {
   store: Store;
   sessions: Pick<Informer, 'get'>;
-  recorder: Pick<EventRecorder, 'record'>;
+  recorder: Pick<EventRecorder, 'ops'>;
   now?: () => number;
 }
 
@@ -58,8 +61,9 @@ export class PipelineReconciler implements Reconciler {
     try {
       await this.pass(key);
     } catch (e) {
-      // Someone wrote the pipeline or a session since it was read: look again soon, from the new state.
-      if (isApiError(e, 'Conflict')) return { requeueAfterMs: CONFLICT_RETRY_MS };
+      // Someone wrote the pipeline, a session or one of its Events since it was read: look again soon,
+      // from the new state.
+      if (isApiError(e, 'Conflict') || isApiError(e, 'AlreadyExists')) return { requeueAfterMs: CONFLICT_RETRY_MS };
       throw e;
     }
     return undefined;
@@ -80,7 +84,8 @@ export class PipelineReconciler implements Reconciler {
       if (fx.type === 'Event') events.push(fx);
       else if (fx.type !== 'Resume') await this.perform(p, fx, sessions, events);
     }
-    let written = await this.writeStatus(p, plan.status);
+    let written = await this.writeStatus(p, plan.status, events);
+    failpoint('pipeline-after-status');
     if (resume?.type === 'Resume' && written) {
       const outcomes: ResumeOutcome[] = [];
       const waiting: ResumePosted[] = [];
@@ -93,13 +98,11 @@ export class PipelineReconciler implements Reconciler {
       // Posted messages are answered by their nodes: a later pass folds their outcomes in (plan.ts).
       const status = structuredClone(plan.status);
       const list = status.phases ?? [];
-      if (outcomes.length || !waiting.length) events.push(...settleResume(status, list, outcomes, waiting, at));
+      const settled: PipelineEffect[] = [];
+      if (outcomes.length || !waiting.length) settled.push(...settleResume(status, list, outcomes, waiting, at));
       else status.resume = { ...status.resume!, waiting, outcomes: [] };
-      written = await this.writeStatus(written, status);
+      written = await this.writeStatus(written, status, settled);
     }
-    // After the write: a write that lost a race is planned again, and its Events with it.
-    for (const e of events)
-      if (e.type === 'Event') await this.d.recorder.record(written ?? p, e.eventType, e.reason, e.message);
   }
 
   /** The phases' sessions, by phase name, as the cache has them. */
@@ -177,7 +180,10 @@ export class PipelineReconciler implements Reconciler {
         task = fs.readFileSync(file, 'utf8');
       } catch (e) {
         // The session then reads the file itself (and fails the run if it cannot); the handoff is lost.
-        warn('HandoffNotAdded', `phase ${phase.name}: prompt file unreadable here: ${(e as Error).message}`);
+        warn(
+          PipelineReason.HandoffNotAdded,
+          `phase ${phase.name}: prompt file unreadable here: ${(e as Error).message}`,
+        );
         return undefined;
       }
     }
@@ -188,9 +194,19 @@ export class PipelineReconciler implements Reconciler {
     );
   }
 
-  /** Writes the status when it changed (CAS on the read's resourceVersion); returns the object as stored. */
-  private async writeStatus(p: Pipeline, status: PipelineStatus): Promise<Pipeline | undefined> {
-    if (JSON.stringify(p.status ?? {}) === JSON.stringify(status)) return p;
-    return (await this.d.store.updateStatus({ ...p, status })) as Pipeline;
+  /**
+   * Writes the status when it changed (CAS on the read's resourceVersion), and the Events of the
+   * change in the same transaction; returns the object as stored.
+   */
+  private async writeStatus(p: Pipeline, status: PipelineStatus, effects: PipelineEffect[]): Promise<Pipeline> {
+    const notes = effects.flatMap((e): EventNote[] =>
+      e.type === 'Event' ? [{ type: e.eventType, reason: e.reason, message: e.message }] : [],
+    );
+    const changed = JSON.stringify(p.status ?? {}) !== JSON.stringify(status);
+    const ops: WriteOp[] = changed ? [{ op: 'updateStatus', object: { ...p, status } }] : [];
+    if (notes.length) ops.push(...(await this.d.recorder.ops(p, notes)));
+    if (!ops.length) return p;
+    const [stored] = await this.d.store.txn(ops);
+    return changed ? (stored as Pipeline) : p;
   }
 }

@@ -1,8 +1,8 @@
 /**
  * The SessionPolicy reconciler: status.budget from the ledgers of the sessions a policy governs
  * (plan.ts, pure), one merged status write when it changed, and the BudgetExceeded /
- * BudgetAvailable Event on the policy when the budget is crossed (recorded before the write: a
- * controller killed in between records it again, which the recorder counts as the same Event).
+ * BudgetAvailable Event on the policy when the budget is crossed, in the transaction of the write
+ * that records the crossing (a controller killed before it tells it then, once).
  * The session reconciler reads status.budget from its informer: it pauses or stops the sessions
  * at their next idle point and its admission refuses new ones (reconcilers/session/pause.ts).
  */
@@ -44,7 +44,6 @@ export class PolicyReconciler implements Reconciler {
       now,
     });
     if (!out.budget && !policy.status?.budget) return;
-    for (const e of out.events) await this.d.recorder.record(policy, e.type, e.reason, e.message);
     const requeueAfterMs = out.requeueAfterMs;
     if (!isDeepStrictEqual(out.budget, policy.status?.budget)) {
       // A write wakes every session of the namespace (they read the budget): the figures alone are
@@ -54,7 +53,10 @@ export class PolicyReconciler implements Reconciler {
       if (!crossed && wait > 0) return { requeueAfterMs: Math.min(wait, requeueAfterMs ?? wait) };
       const status = { ...(policy.status ?? {}), budget: out.budget };
       if (!out.budget) delete status.budget;
-      await writeStatusMerged(this.d.store, policy, status);
+      await writeStatusMerged(this.d.store, policy, status, 8, undefined, {
+        recorder: this.d.recorder,
+        events: out.events,
+      });
       this.written.set(key, now);
     }
     return requeueAfterMs === undefined ? undefined : { requeueAfterMs };

@@ -4,7 +4,8 @@
  * resourceVersion, so two schedulers (or a deposed leader) never bind one session twice, and a
  * session someone changed meanwhile is planned again from a fresh read. None fits: condition
  * Scheduled=False (reason Unschedulable) and a FailedScheduling Event in kubectl's words, written
- * only when the message changes, so a retry that finds the same answer writes nothing.
+ * only when the message changes, so a retry that finds the same answer writes nothing. Events go in
+ * the transaction of the status change they tell of (never lost to a crash, never told twice).
  *
  * Capacity is counted from the informer cache plus the bindings this process made that the cache
  * has not shown yet (kube-scheduler's "assumed" pods), so a burst of new sessions is spread and
@@ -12,7 +13,6 @@
  * wakes it is in setup.ts. One worker: placements are decided one after another.
  */
 import { getCondition, setCondition } from '../../api/conditions.js';
-import { isApiError } from '../../api/errors.js';
 import type { SchedulerMetricsHooks } from '../../api/metrics-hooks.js';
 import type { Node } from '../../api/node.js';
 import { resolvePolicy } from '../../api/policy.js';
@@ -20,10 +20,10 @@ import type { Project } from '../../api/project.js';
 import type { AgentSession, AgentSessionStatus, BindingStatus } from '../../api/session.js';
 import type { SessionPolicy } from '../../api/session-policy.js';
 import { type Condition, keyOf } from '../../api/types.js';
-import type { EventRecorder } from '../../client/events.js';
+import { type EventNote, type EventRecorder, isEventRace } from '../../client/events.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
-import type { Store, TxnOptions } from '../../store/store.js';
+import { isFenced, type Store, type TxnOptions, type WriteOp } from '../../store/store.js';
 import { HEARTBEAT_MS } from '../node/setup.js';
 import { betterPlace, bindingFor, needsBinding, occupiesNode, type ScheduleInput, schedule } from './plan.js';
 
@@ -33,7 +33,7 @@ export interface SchedulerDeps {
   nodes: Pick<Informer, 'list'>;
   projects: Pick<Informer, 'get'>;
   policies: Pick<Informer, 'list'>;
-  recorder: Pick<EventRecorder, 'record'>;
+  recorder: Pick<EventRecorder, 'ops'>;
   metrics?: SchedulerMetricsHooks;
   /** Options of every write (the control plane's lease fence, where the store has one). */
   txnOptions?: () => TxnOptions;
@@ -81,11 +81,12 @@ export class SchedulerReconciler implements Reconciler {
       try {
         return await this.place(key, s);
       } catch (e) {
-        if (!isApiError(e, 'Conflict')) {
+        if (!isEventRace(e) || isFenced(e)) {
           this.d.metrics?.onScheduleAttempt?.('error');
           throw e;
         }
-        // Changed since it was read (by a person, a node, another scheduler): plan again from the store.
+        // Changed since it was read (by a person, a node, another scheduler; or its Event by another
+        // writer): plan again from the store.
         s = (await this.d.store.get(keyOf(s))) as AgentSession | undefined;
       }
     }
@@ -165,19 +166,19 @@ export class SchedulerReconciler implements Reconciler {
         { type: 'NodeLost', status: 'False', reason: 'Rescheduled', message: `rescheduled to node ${node}` },
         now,
       );
-    const written = await this.write(s, { ...s.status, binding, conditions });
+    // A first binding tells nothing a person would look for (Scheduled=True says it); a move does.
+    const events: EventNote[] = [];
+    if (before)
+      events.push({
+        type: 'Normal',
+        reason: 'Rescheduled',
+        message: `moved from node ${before.nodeName} (no repository there) to node ${node}, which has it`,
+      });
+    else if (rescheduled)
+      events.push({ type: 'Normal', reason: 'Rescheduled', message: `bound to node ${node} after its node was lost` });
+    const written = await this.write(s, { ...s.status, binding, conditions }, events);
     this.assumed.set(key, { binding, resourceVersion: Number(written.metadata.resourceVersion), at: this.now() });
     this.d.metrics?.onScheduleAttempt?.('scheduled');
-    // A first binding tells nothing a person would look for (Scheduled=True says it); a move does.
-    if (before)
-      await this.d.recorder.record(
-        written,
-        'Normal',
-        'Rescheduled',
-        `moved from node ${before.nodeName} (no repository there) to node ${node}, which has it`,
-      );
-    else if (rescheduled)
-      await this.d.recorder.record(written, 'Normal', 'Rescheduled', `bound to node ${node} after its node was lost`);
   }
 
   private async unschedulable(s: AgentSession, message: string): Promise<void> {
@@ -185,13 +186,19 @@ export class SchedulerReconciler implements Reconciler {
     if (cond?.status === 'False' && cond.message === message) return; // said already
     const conditions: Condition[] = structuredClone(s.status?.conditions ?? []);
     setCondition(conditions, { type: 'Scheduled', status: 'False', reason: 'Unschedulable', message });
-    const written = await this.write(s, { ...s.status, conditions });
-    await this.d.recorder.record(written, 'Warning', 'FailedScheduling', message);
+    await this.write(s, { ...s.status, conditions }, [{ type: 'Warning', reason: 'FailedScheduling', message }]);
   }
 
-  /** Compare-and-swap on the resourceVersion `s` was read at (Conflict when it changed since). */
-  private async write(s: AgentSession, status: AgentSessionStatus): Promise<AgentSession> {
-    const [out] = await this.d.store.txn([{ op: 'updateStatus', object: { ...s, status } }], this.d.txnOptions?.());
+  /**
+   * Compare-and-swap on the resourceVersion `s` was read at (Conflict when it changed since), with the
+   * Events of the change in the same transaction.
+   */
+  private async write(s: AgentSession, status: AgentSessionStatus, events: EventNote[]): Promise<AgentSession> {
+    const ops: WriteOp[] = [
+      { op: 'updateStatus', object: { ...s, status } },
+      ...(await this.d.recorder.ops(s, events)),
+    ];
+    const [out] = await this.d.store.txn(ops, this.d.txnOptions?.());
     return out as AgentSession;
   }
 }

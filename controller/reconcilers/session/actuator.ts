@@ -19,7 +19,7 @@ import { EnvSourceError, resolveEnv, writePrivateEnv } from '../../agents/env.js
 import { buildLaunch, composePrompt } from '../../agents/launch.js';
 import { REPORT_PROTOCOL } from '../../agents/report-protocol.js';
 import { paneTargetFor, sendToSession, showing, textDeliveryFor } from '../../agents/send.js';
-import type { EventRecorder } from '../../client/events.js';
+import { type EventNote, type EventRecorder, isEventRace } from '../../client/events.js';
 import { writeOwnedStatus } from '../../client/status.js';
 import type { AgentFeed } from '../../observers/agent-feed.js';
 import type { AuditLog } from '../../observers/audit.js';
@@ -37,7 +37,7 @@ import {
 } from '../../observers/workspace.js';
 import type { Logger } from '../../runtime/log.js';
 import type { EventLogs } from '../../store/eventlog.js';
-import type { Store } from '../../store/store.js';
+import type { Store, WriteOp } from '../../store/store.js';
 import type { Actuator, Effect, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { isDirectory } from './observe.js';
 import { outputTail } from './output.js';
@@ -45,6 +45,7 @@ import { lastCheckpointSummary, readHandoff } from '../../observers/context-file
 import { HOOKS_FILE } from '../../agents/hook-entry.js';
 import { RESTARTED_AT_ANNOTATION, RESTART_NOTE_ANNOTATION, RESTART_REASON_ANNOTATION } from '../../api/autopilot.js';
 import { isApiError } from '../../api/errors.js';
+import { OneOffReason } from '../../api/event-reasons.js';
 import { restartRequested } from './decide.js';
 import { rehydratePrompt } from './rehydrate.js';
 import { MessageDeliveries } from './message-delivery.js';
@@ -167,6 +168,7 @@ export class SessionActuator implements Actuator {
         await this.d.tmux.tagStore(e.tmuxSession, this.d.storeUid);
         return;
       case 'RecordEvent':
+        // The reconciler holds these for its status writes; one that comes here has no write to go with.
         await this.d.recorder.record(obj, e.eventType, e.reason, e.message);
         return;
       case 'Audit':
@@ -199,7 +201,7 @@ export class SessionActuator implements Actuator {
         await this.d.git.removeWorktree(e.projectPath, e.worktree);
         return;
       case 'RemoveFinalizer':
-        return void (await this.removeFinalizer(obj));
+        return void (await this.removeFinalizer(obj, e.events ?? []));
     }
   }
 
@@ -330,7 +332,8 @@ export class SessionActuator implements Actuator {
     const run = e.record.run ?? 0;
     const env = this.privateEnv.get(`${key}#${run}`);
     this.privateEnv.delete(`${key}#${run}`);
-    const recorded = await writeOwnedStatus(this.d.store, obj, 'session', ownedBy('session', e.record));
+    const events = { recorder: this.d.recorder, events: e.events ?? [] };
+    const recorded = await writeOwnedStatus(this.d.store, obj, 'session', ownedBy('session', e.record), 8, events);
     if (!recorded)
       return { type: 'StartFailed', reason: 'Deleted', message: 'the object was deleted before its run started' };
     if (env) writePrivateEnv(env.dir, env.env);
@@ -366,7 +369,7 @@ export class SessionActuator implements Actuator {
         `removed ${n} control character${n === 1 ? '' : 's'} from the prompt before pasting (first at offset ` +
         `${clean.firstAt}); a key like C-c in a pasted prompt would interrupt the agent — ` +
         'use orchctl send --keys for keys';
-      void this.d.recorder.record(obj, 'Warning', 'PromptSanitized', msg);
+      void this.d.recorder.record(obj, 'Warning', OneOffReason.PromptSanitized, msg);
       logLine(ws, 'WARN', msg);
     }
     const buffer = `orchctl-${obj.metadata.uid!.slice(0, 8)}-${run}`;
@@ -463,7 +466,7 @@ export class SessionActuator implements Actuator {
       .catch((e: Error) => ({ delivered: false, reason: 'SendFailed', message: e.message }))
       .then(async (r) => {
         this.answering.delete(key);
-        const reason = r.delivered ? 'AutoAnswered' : 'AutoAnswerFailed';
+        const reason = r.delivered ? OneOffReason.AutoAnswered : OneOffReason.AutoAnswerFailed;
         await this.d.recorder.record(obj, r.delivered ? 'Normal' : 'Warning', reason, `${dialog}: ${r.message}`);
         this.d.enqueue(key);
       });
@@ -491,12 +494,22 @@ export class SessionActuator implements Actuator {
     return out;
   }
 
-  private async removeFinalizer(obj: AgentSession): Promise<void> {
+  /** The finalizer off (the store then removes the object) and the Events of the deletion, in one transaction. */
+  private async removeFinalizer(obj: AgentSession, events: EventNote[]): Promise<void> {
     const m = obj.metadata;
-    const fresh = await this.d.store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name });
-    if (!fresh) return;
-    const finalizers = (fresh.metadata.finalizers ?? []).filter((f) => f !== SESSION_FINALIZER);
-    await this.d.store.update({ ...fresh, metadata: { ...fresh.metadata, finalizers } });
+    for (let attempt = 0; ; attempt++) {
+      const fresh = await this.d.store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name });
+      if (!fresh) return;
+      const finalizers = (fresh.metadata.finalizers ?? []).filter((f) => f !== SESSION_FINALIZER);
+      const update: WriteOp = { op: 'update', object: { ...fresh, metadata: { ...fresh.metadata, finalizers } } };
+      try {
+        await this.d.store.txn([update, ...(await this.d.recorder.ops(fresh, events))]);
+        return;
+      } catch (e) {
+        // Written meanwhile (the object or the same Event): read again; the next pass goes on after that.
+        if (attempt >= 2 || !isEventRace(e)) throw e;
+      }
+    }
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { AgentSession, AgentSessionStatus, AgentSpec, MessageDeliveryStatus } from '../../api/kinds.js';
 import type { MessageRequest } from '../../api/message.js';
-import type { EventType } from '../../client/events.js';
+import type { EventNote, EventType } from '../../client/events.js';
 import type { AuditRecord } from '../../observers/audit.js';
 import type { GitProgress } from '../../observers/git.js';
 import type { LaunchSpec } from '../../observers/tmux.js';
@@ -35,9 +35,17 @@ export type Effect =
     }
   /**
    * Records the run in status (so a controller that dies now adopts it), then starts tmux.
+   * `events`: the pass's Events so far, written with the record (the reconciler adds them).
    * Outcome: Launched | StartFailed.
    */
-  | { type: 'Launch'; record: AgentSessionStatus; launch: LaunchSpec; outputLog: string; clearFirst: boolean }
+  | {
+      type: 'Launch';
+      record: AgentSessionStatus;
+      launch: LaunchSpec;
+      outputLog: string;
+      clearFirst: boolean;
+      events?: EventNote[];
+    }
   /** Verified delivery of the run's prompt, beside the loop; its result comes back as an observation. */
   | { type: 'Deliver'; run: number; target: string; agent: AgentSpec; promptFile: string }
   /** Verified delivery of a context message (context.ts), beside the loop; confirmed through the agent's events. */
@@ -81,6 +89,11 @@ export type Effect =
       headBefore?: string;
     }
   | { type: 'TagStore'; tmuxSession: string }
+  /**
+   * An Event of the transition this pass makes: the reconciler holds it until the status write that
+   * records the transition (the Launch's record, the pass's one write, the finalizer's removal) and
+   * writes it in the same transaction (client/status.ts), so a crash never loses it nor tells it twice.
+   */
   | { type: 'RecordEvent'; eventType: EventType; reason: string; message: string }
   | { type: 'Audit'; entry: AuditRecord }
   | { type: 'Log'; level: Level; message: string }
@@ -96,8 +109,8 @@ export type Effect =
   /** The run is over: drop per-run memory (screen cache, output tail, transcript reader). */
   | { type: 'ForgetRun'; run: number; workspace?: string }
   | { type: 'RemoveWorktree'; projectPath: string; worktree: string }
-  /** Deletion is done: the finalizer comes off and the store removes the object. */
-  | { type: 'RemoveFinalizer' };
+  /** Deletion is done: the finalizer comes off and the store removes the object; `events` with it. */
+  | { type: 'RemoveFinalizer'; events?: EventNote[] };
 
 export interface PreparedRun {
   workdir: string;

@@ -10,6 +10,7 @@
  * pass) it says so in `needs`.
  */
 import { currentPause } from '../../api/pause.js';
+import { SessionReason } from '../../api/event-reasons.js';
 import { isDeepStrictEqual } from 'node:util';
 import { type SnapshotFrom, transition } from 'xstate';
 import { isTrue, setCondition } from '../../api/conditions.js';
@@ -277,7 +278,7 @@ function act(p: Step, action: string, ev: LifecycleEvent): void {
       const delay = backoffMs(e, Math.max(0, (p.snap.context.restarts ?? 1) - 1));
       s.nextRestartTime = iso(i.now + delay);
       s.message = `restart ${p.snap.context.restarts}/${e.maxRestarts} in ${formatDuration(delay)}`;
-      p.event('Normal', 'BackOff', `Restarting after ${s.reason ?? 'failure'}: ${s.message}`);
+      p.event('Normal', SessionReason.BackOff, `Restarting after ${s.reason ?? 'failure'}: ${s.message}`);
       return;
     }
     case 'escalate': {
@@ -287,7 +288,7 @@ function act(p: Step, action: string, ev: LifecycleEvent): void {
         `gave up after ${n} restart${n === 1 ? '' : 's'} (maxRestarts ${e.maxRestarts}); ` +
         `last run ended ${s.reason ?? ''}${exit}`;
       p.cond('Escalated', 'True', 'RetryLimitReached', msg);
-      p.event('Warning', 'Escalated', msg);
+      p.event('Warning', SessionReason.Escalated, msg);
       p.fx.push({ type: 'Log', level: 'WARN', message: `agentsession ${i.key}: escalated: ${msg}` });
       // An audit line of its own: the escalation is not a phase (the run stays in its ended phase).
       p.audit(s.phase, 'Escalated', 'RetryLimitReached', msg);
@@ -311,7 +312,11 @@ function launchRun(p: Step): PlanOutput | LifecycleEvent {
   if (restart) {
     s.lifecycle.restartedAt = restart;
     if (p.snap.context.run > 1)
-      p.event('Normal', 'Restarting', `Starting run ${p.snap.context.run} for ${RESTARTED_AT_ANNOTATION}=${restart}`);
+      p.event(
+        'Normal',
+        SessionReason.Restarting,
+        `Starting run ${p.snap.context.run} for ${RESTARTED_AT_ANNOTATION}=${restart}`,
+      );
   }
   const agent = i.resolved.agent;
   const workdir = i.resolved.workdir;
@@ -491,7 +496,7 @@ function entered(p: Step, from: Phase, to: Phase, ev: LifecycleEvent): void {
       s.reason = 'Running';
       s.message = `running in tmux session ${s.tmuxSession}`;
       p.cond('Ready', 'True', 'Running', s.message);
-      p.event('Normal', 'Started', `Started run ${s.run} in tmux session ${s.tmuxSession}`);
+      p.event('Normal', SessionReason.Started, `Started run ${s.run} in tmux session ${s.tmuxSession}`);
       break;
     case 'Stopping': {
       const restart = p.restartAsked;
@@ -507,7 +512,7 @@ function entered(p: Step, from: Phase, to: Phase, ev: LifecycleEvent): void {
       p.cond('Ready', 'False', 'Stopping', s.message);
       p.event(
         timedOut || budget ? 'Warning' : 'Normal',
-        timedOut ? 'TimeBoxExceeded' : budget ? 'BudgetExceeded' : 'Stopping',
+        timedOut ? SessionReason.TimeBoxExceeded : budget ? SessionReason.BudgetExceeded : SessionReason.Stopping,
         s.message,
       );
       break;
@@ -522,7 +527,7 @@ function entered(p: Step, from: Phase, to: Phase, ev: LifecycleEvent): void {
         s.reason = 'NewRun';
         s.message = restart ? `restart requested (${RESTARTED_AT_ANNOTATION}=${restart})` : 'a new run was requested';
         // A restart is told once, by its Restarting Event when the run starts.
-        if (!restart) p.event('Normal', 'NewRun', 'Spec changed: starting a new run');
+        if (!restart) p.event('Normal', SessionReason.NewRun, 'Spec changed: starting a new run');
       } else {
         s.reason = 'Restarting';
         s.message = `restart ${s.restarts} due`;
@@ -595,7 +600,7 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
   const eventType = endReason(p, to, ev);
   p.cond('Ready', 'False', s.reason!, s.message);
   p.cond('Succeeded', to === 'Succeeded' ? 'True' : 'False', s.reason!, s.message);
-  p.event(eventType, to === 'Succeeded' ? 'Completed' : s.reason!, `Run ${run} ${to}: ${s.message}`);
+  p.event(eventType, to === 'Succeeded' ? SessionReason.Completed : s.reason!, `Run ${run} ${to}: ${s.message}`);
   if (s.workspace) {
     const state = {
       session: i.key,
@@ -894,13 +899,17 @@ function observeAgentInto(p: Step, prev: AgentStatus | undefined): number | unde
     ...(r.agent.transcript ? [r.agent.transcript] : []),
   ];
   p.fx.push({ type: 'Watch', files });
-  // Recorded by the actuator before the pass's one status write: a controller killed in between
-  // finds the condition still False and records it again (the recorder counts an identical one).
+  // Written with the pass's one status write, in its transaction (reconciler.ts): a controller killed
+  // before it finds the condition still False and tells it then, once.
   for (const e of r.raised) p.event(e.type, e.reason, e.message);
   if (r.contextStep) {
     const c = r.contextStep;
     for (const k of c.steps)
-      p.event(k >= 80 ? 'Warning' : 'Normal', 'ContextWindow', contextStepMessage(k, c.percent, c.used, c.window));
+      p.event(
+        k >= 80 ? 'Warning' : 'Normal',
+        SessionReason.ContextWindow,
+        contextStepMessage(k, c.percent, c.used, c.window),
+      );
   }
   const pane = p.observed.paneInfo;
   if (r.autoAnswer && pane && !pane.dead && i.resolved.agent) {
@@ -934,7 +943,7 @@ function timeBoxWarning(p: Step): void {
   if (p.cond('TimeBoxExceeded', 'True', 'MaxDurationReached', `running longer than ${box} (timeoutAction Warn)`))
     p.event(
       'Warning',
-      'TimeBoxExceeded',
+      SessionReason.TimeBoxExceeded,
       `Run ${s.run} passed its time box; timeoutAction is Warn, so it keeps running`,
     );
 }
@@ -1002,7 +1011,7 @@ export function planFinalize(i: FinalizeInput): FinalizeOutput {
   effects.push(
     { type: 'Audit', entry: { ...audit, from: status.phase, to: 'Deleted', reason: 'Deleted', message: outcome } },
     { type: 'Log', level: 'INFO', message: `agentsession ${i.key}: deleted (${outcome})` },
-    { type: 'RecordEvent', eventType: 'Normal', reason: 'Deleted', message: `Session deleted: ${outcome}` },
+    { type: 'RecordEvent', eventType: 'Normal', reason: SessionReason.Deleted, message: `Session deleted: ${outcome}` },
     { type: 'RemoveFinalizer' },
   );
   return { effects };

@@ -8,14 +8,21 @@
  * On a node (`node` set), it acts only on sessions bound to that node, and a run left active by a
  * lost node is taken over at the top of the pass (epoch.ts). Its status writes are fenced on the
  * binding it read (client/status.ts): a write for a session moved meanwhile is dropped.
+ *
+ * The plan's Events (RecordEvent) are not performed as they come: each is held until the status
+ * write that records its transition — the Launch's record of a new run, the pass's one write, the
+ * removal of the finalizer — and written in the same transaction. A controller killed in between
+ * finds the transition not made and makes (and tells) it again; never an Event twice or none.
  */
 import type { AgentSession, AgentSessionStatus } from '../../api/kinds.js';
 import { ownedBy } from '../../api/status-fields.js';
 import { isBindingFenced, writeOwnedStatus } from '../../client/status.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
+import { failpoint } from '../../runtime/failpoints.js';
 import { type ActuatorDeps, SESSION_FINALIZER, SessionActuator } from './actuator.js';
 import { effective } from './decide.js';
-import type { Actuator, Outcome } from './effects.js';
+import type { EventNote } from '../../client/events.js';
+import type { Actuator, Effect, Outcome } from './effects.js';
 import { ACTIVE_PHASES, type Phase } from './machine.js';
 import { type ObserverDeps, SessionObserver, type SessionObservation } from './observe.js';
 import { type Continuation, gitKey, type Observed, plan, planFinalize } from './plan.js';
@@ -74,8 +81,10 @@ export class SessionReconciler implements Reconciler {
       return { requeueAfterMs: 0 };
     }
     const resolved = this.observer.resolve(obj);
+    const held: EventNote[] = [];
+    const act = (o: AgentSession, effects: Effect[]) => this.actuator.run(key, o, holdEvents(effects, held));
     const moved = this.d.node !== undefined ? takeOver(obj, this.d.node, Date.now()) : undefined;
-    if (moved) await this.actuator.run(key, obj, moved.effects);
+    if (moved) await act(obj, moved.effects);
     let observed: Observed = await this.observer.observe(key, obj, resolved);
     if (moved) observed.moved = { note: moved.note };
     let status: AgentSessionStatus = moved?.status ?? obj.status ?? {};
@@ -94,7 +103,7 @@ export class SessionReconciler implements Reconciler {
       if (out.reserve) this.reservations.add(key);
       status = out.status;
       observed = out.observed;
-      outcomes = await this.actuator.run(key, obj, out.effects);
+      outcomes = await act(obj, out.effects);
       const launched = outcomes.find((o) => o.type === 'Launched');
       if (launched?.type === 'Launched') obj = launched.obj; // the run is recorded: later writes go on from it
       if (out.needs?.agent) observed.agent = await this.observer.agent(key, obj, status, resolved, observed.paneInfo);
@@ -103,20 +112,26 @@ export class SessionReconciler implements Reconciler {
       continuation = out.continuation;
       admitting ||= !!out.needs?.admission;
       if (!out.done) continue;
-      await this.write(obj, status);
+      failpoint('session-before-status');
+      await this.write(obj, status, held);
+      failpoint('session-after-status');
       if (!ACTIVE_PHASES.has(status.phase as Phase)) this.reservations.delete(key);
       return out.requeueAfterMs === undefined ? undefined : { requeueAfterMs: out.requeueAfterMs };
     }
-    await this.write(obj, status);
+    await this.write(obj, status, held);
     this.d.log.warn(`agentsession ${key}: no settled plan after ${MAX_STEPS} steps; looking again`);
     return { requeueAfterMs: 1000 };
   }
 
-  /** The one status write of a pass: this reconciler's fields, merged onto what others wrote meanwhile. */
-  private async write(obj: AgentSession, status: AgentSessionStatus): Promise<void> {
+  /**
+   * The one status write of a pass: this reconciler's fields, merged onto what others wrote meanwhile,
+   * with the Events held since the last write, in one transaction.
+   */
+  private async write(obj: AgentSession, status: AgentSessionStatus, held: EventNote[]): Promise<void> {
     const mine = { ...status, observedGeneration: obj.metadata.generation };
+    const events = { recorder: this.d.recorder, events: held.splice(0) };
     try {
-      await writeOwnedStatus(this.d.store, obj, 'session', ownedBy('session', mine));
+      await writeOwnedStatus(this.d.store, obj, 'session', ownedBy('session', mine), undefined, events);
     } catch (e) {
       if (!isBindingFenced(e)) throw e;
       this.d.log.info(`agentsession ${obj.metadata.namespace}/${obj.metadata.name}: ${(e as Error).message}`);
@@ -135,9 +150,24 @@ export class SessionReconciler implements Reconciler {
       projectPath: this.observer.projectPath(obj),
       now: Date.now(),
     });
-    if (out.status) await this.write(obj, out.status);
-    await this.actuator.run(key, obj, out.effects);
+    const held: EventNote[] = [];
+    if (out.status) await this.write(obj, out.status, held);
+    await this.actuator.run(key, obj, holdEvents(out.effects, held));
     if (!out.requeueAfterMs) this.reservations.delete(key);
     return out.requeueAfterMs === undefined ? undefined : { requeueAfterMs: out.requeueAfterMs };
   }
+}
+
+/**
+ * The effects without their RecordEvents, which go into `held`; a Launch or a RemoveFinalizer takes
+ * what is held, for its own write (the Events of everything the pass did before it).
+ */
+function holdEvents(effects: Effect[], held: EventNote[]): Effect[] {
+  const out: Effect[] = [];
+  for (const e of effects) {
+    if (e.type === 'RecordEvent') held.push({ type: e.eventType, reason: e.reason, message: e.message });
+    else if (e.type === 'Launch' || e.type === 'RemoveFinalizer') out.push({ ...e, events: held.splice(0) });
+    else out.push(e);
+  }
+  return out;
 }

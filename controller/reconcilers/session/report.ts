@@ -10,6 +10,7 @@ import { type AgentReport, REPORT_LIMITS, REPORT_SCHEMA } from '../../api/report
 import { HANDOFF_LIMITS } from '../../api/pipeline.js';
 import type { ReportStatus } from '../../api/session.js';
 import type { EventType } from '../../api/event.js';
+import { SessionReason } from '../../api/event-reasons.js';
 import type { ReportReading } from '../../observers/report.js';
 
 const validate = new Ajv({ allErrors: false, strict: false }).compile<AgentReport>(REPORT_SCHEMA);
@@ -51,7 +52,7 @@ export function parseReport(r: ReportReading, maxBytes: number): Parsed {
 
 export interface ReportEvent {
   type: EventType;
-  reason: 'ReportUpdated' | 'ReportBlocked' | 'ReportComplete' | 'InvalidReport';
+  reason: (typeof SessionReason)['ReportUpdated' | 'ReportBlocked' | 'ReportComplete' | 'InvalidReport'];
   message: string;
 }
 
@@ -72,7 +73,7 @@ export function applyReport(
   const parsed = parseReport(reading, maxBytes);
   if (!parsed.ok) {
     base.problem = parsed.problem;
-    return { report: base, event: { type: 'Warning', reason: 'InvalidReport', message: parsed.problem } };
+    return { report: base, event: { type: 'Warning', reason: SessionReason.InvalidReport, message: parsed.problem } };
   }
   const r = parsed.report;
   const tasks = r.tasks ?? [];
@@ -107,12 +108,16 @@ function reportEvent(r: ReportStatus, was: ReportStatus['status']): ReportEvent 
   if (r.status === 'blocked' && was !== 'blocked')
     return {
       type: 'Warning',
-      reason: 'ReportBlocked',
+      reason: SessionReason.ReportBlocked,
       message: `agent reports blocked (${figures}): ${blocker || 'no reason given'}`,
     };
   if (r.status === 'complete' && was !== 'complete')
-    return { type: 'Normal', reason: 'ReportComplete', message: `agent reports complete (${figures})` };
+    return { type: 'Normal', reason: SessionReason.ReportComplete, message: `agent reports complete (${figures})` };
   const cur = r.currentTask ? `; current: ${clean(r.currentTask, EVENT_QUOTE)}` : '';
   const blk = blocker ? `; blocker: ${blocker}` : '';
-  return { type: 'Normal', reason: 'ReportUpdated', message: `agent reports ${r.status} (${figures})${cur}${blk}` };
+  return {
+    type: 'Normal',
+    reason: SessionReason.ReportUpdated,
+    message: `agent reports ${r.status} (${figures})${cur}${blk}`,
+  };
 }

@@ -10,8 +10,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentSession } from '../../../controller/api/kinds.js';
 import { ownedBy, ownerOf, STATUS_FIELDS } from '../../../controller/api/status-fields.js';
 import { API_VERSION, type Condition } from '../../../controller/api/types.js';
+import { ApiError } from '../../../controller/api/errors.js';
+import type { EventObject } from '../../../controller/api/event.js';
+import type { Resource } from '../../../controller/api/types.js';
+import { type EventNote, EventRecorder } from '../../../controller/client/events.js';
 import { writeOwnedStatus, writeStatusMerged } from '../../../controller/client/status.js';
 import { SqliteStore } from '../../../controller/store/sqlite.js';
+import { FENCED } from '../../../controller/store/store.js';
 
 const T0 = '2026-03-01T10:00:00.000Z';
 const cond = (type: string, status: Condition['status'], reason: string): Condition => ({
@@ -122,5 +127,72 @@ describe('status field managers', () => {
     const mine = { ...structuredClone(session.status!), conditions: [cond('Reconciled', 'True', 'Reconciled')] };
     const out = await writeStatusMerged(store, session, mine);
     expect(out?.status?.conditions?.map((c) => c.type)).toEqual(['Reconciled']);
+  });
+});
+
+describe('a status write with the Events of its transition', () => {
+  const recorder = () => new EventRecorder(store);
+  const events = async () => (await store.list('Event', { namespace: 'default' })).items as EventObject[];
+  const started = { type: 'Normal', reason: 'Started', message: 'Started run 2' } as const;
+
+  it('writes them in the same transaction: both or neither', async () => {
+    await writeOwnedStatus(store, session, 'session', { phase: 'Stopping' }, 8, {
+      recorder: recorder(),
+      events: [started],
+    });
+    expect((await reread()).status?.phase).toBe('Stopping');
+    expect((await events()).map((e) => [e.reason, e.count, e.involvedObject.name])).toEqual([['Started', 1, 's']]);
+
+    // A write that fails (here: a fence no retry helps) leaves neither the status nor the Event.
+    const failing = Object.create(store) as SqliteStore;
+    failing.txn = async () => {
+      throw new ApiError('Conflict', 'fenced', [{ field: 'fence', message: `${FENCED}: lease x` }]);
+    };
+    const warn = { type: 'Warning', reason: 'Escalated', message: 'gave up' } as const;
+    const write = writeOwnedStatus(failing, await reread(), 'session', { phase: 'Failed' }, 8, {
+      recorder: new EventRecorder(failing),
+      events: [warn],
+    });
+    await expect(write).rejects.toThrow('fenced');
+    expect((await reread()).status?.phase).toBe('Stopping');
+    expect((await events()).map((e) => e.reason)).toEqual(['Started']);
+  });
+
+  it('counts an Event told again (twice in one write: 2), and writes Events alone when nothing changed', async () => {
+    const w = { recorder: recorder(), events: [started, started] };
+    await writeOwnedStatus(store, session, 'session', { phase: 'Stopping' }, 8, w);
+    expect((await events()).map((e) => e.count)).toEqual([2]);
+    const same = await reread();
+    const rv = same.metadata.resourceVersion;
+    await writeOwnedStatus(store, same, 'session', { phase: 'Stopping' }, 8, {
+      recorder: recorder(),
+      events: [started],
+    });
+    expect((await reread()).metadata.resourceVersion).toBe(rv);
+    expect((await events()).map((e) => e.count)).toEqual([3]);
+  });
+
+  it('retries from a fresh read when another writer wrote the session or the same Event meanwhile', async () => {
+    const r = recorder();
+    // Another process records the same Event between this writer's read of it and its transaction.
+    const racing = {
+      ops: async (obj: Resource, notes: readonly EventNote[]) => {
+        const ops = await r.ops(obj, notes);
+        if (!raced) {
+          raced = true;
+          await r.record(obj, started.type, started.reason, started.message);
+        }
+        return ops;
+      },
+    };
+    let raced = false;
+    await store.updateStatus({ ...session, status: { ...session.status, assessment: { state: 'ok' } } });
+    await writeOwnedStatus(store, session, 'session', { phase: 'Stopping' }, 8, {
+      recorder: racing,
+      events: [started],
+    });
+    const now = await reread();
+    expect(now.status).toMatchObject({ phase: 'Stopping', assessment: { state: 'ok' } });
+    expect((await events()).map((e) => e.count)).toEqual([2]);
   });
 });

@@ -2,8 +2,8 @@
  * WaitingForInput, Stalled and QuotaExhausted turning True each record an Event (the notifier
  * routes Events, never conditions): once per transition, none while the condition stays True, one
  * again after it went False and True again. The plan is pure (data in, effects out); the last test
- * runs the reconciler on the real store and recorder and kills it between the Event and the status
- * write, which must record the Event again rather than lose it.
+ * runs the reconciler on the real store and recorder and kills it in its status write, which must
+ * leave neither the condition nor its Event (they go in one transaction), then tells it once.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -190,23 +190,16 @@ class WaitingObserver implements SessionObservation {
   forget() {}
 }
 
-/** Records Events with the real recorder; `killAfter` throws right after recording that reason (a kill). */
-class EventActuator implements Actuator {
-  constructor(
-    private readonly recorder: EventRecorder,
-    private readonly killAfter?: string,
-  ) {}
-  async run(_key: string, o: AgentSession, effects: Effect[]): Promise<Outcome[]> {
-    for (const e of effects) {
-      if (e.type !== 'RecordEvent') continue;
-      await this.recorder.record(o, e.eventType, e.reason, e.message);
-      if (e.reason === this.killAfter) throw new Error('controller killed');
-    }
+/** The world answers nothing: Events are the reconciler's to write, not the actuator's. */
+class QuietActuator implements Actuator {
+  readonly effects: Effect[] = [];
+  async run(_key: string, _o: AgentSession, effects: Effect[]): Promise<Outcome[]> {
+    this.effects.push(...effects);
     return [];
   }
 }
 
-describe('a controller killed between the Event and the status write', () => {
+describe('a controller killed in the status write that records a condition turning True', () => {
   let dir: string;
   let store: SqliteStore;
   beforeEach(async () => {
@@ -224,11 +217,18 @@ describe('a controller killed between the Event and the status write', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const reconciler = (killAfter?: string) => {
+  /** `killed`: the store dies at the pass's write (a kill -9 at that instant): nothing of it lands. */
+  const reconciler = (killed = false) => {
     const log = { debug() {}, info() {}, warn() {}, error() {} };
-    const actuator = new EventActuator(new EventRecorder(store), killAfter);
-    const deps = { store, log, observer: new WaitingObserver(), actuator } as Partial<SessionDeps>;
-    return new SessionReconciler(deps as SessionDeps);
+    const dying = Object.create(store) as SqliteStore;
+    dying.txn = async () => {
+      throw new Error('controller killed');
+    };
+    dying.updateStatus = dying.txn as never;
+    const target = killed ? dying : store;
+    const actuator = new QuietActuator();
+    const deps = { store: target, log, observer: new WaitingObserver(), actuator, recorder: new EventRecorder(target) };
+    return { reconciler: new SessionReconciler(deps as Partial<SessionDeps> as SessionDeps), actuator };
   };
   const waitingEvents = async () =>
     ((await store.list('Event', { namespace: 'default' })).items as EventObject[]).filter(
@@ -239,18 +239,21 @@ describe('a controller killed between the Event and the status write', () => {
       (await store.get({ kind: 'AgentSession', namespace: 'default', name: 's' })) as AgentSession
     ).status?.conditions?.find((c) => c.type === 'WaitingForInput');
 
-  it('records it again on the next pass (a count bump), and not a third time once the status says True', async () => {
-    await expect(reconciler('WaitingForInput').reconcile('default/s')).rejects.toThrow('controller killed');
-    expect(await waitingEvents()).toMatchObject([{ type: 'Normal', message: QUESTION, count: 1 }]);
-    expect((await condition())?.status).not.toBe('True'); // the status write never happened
+  it('leaves neither the condition nor its Event, then records both once, and not again', async () => {
+    const dead = reconciler(true);
+    await expect(dead.reconciler.reconcile('default/s')).rejects.toThrow('controller killed');
+    expect(await waitingEvents()).toEqual([]);
+    expect((await condition())?.status).not.toBe('True');
 
     const restarted = reconciler();
-    await restarted.reconcile('default/s');
+    await restarted.reconciler.reconcile('default/s');
     expect((await condition())?.status).toBe('True');
-    expect(await waitingEvents()).toMatchObject([{ message: QUESTION, count: 2 }]);
+    expect(await waitingEvents()).toMatchObject([{ type: 'Normal', message: QUESTION, count: 1 }]);
+    // Held for the write, never handed to the actuator.
+    expect(restarted.actuator.effects.filter((e) => e.type === 'RecordEvent')).toEqual([]);
 
-    await restarted.reconcile('default/s');
-    expect(await waitingEvents()).toMatchObject([{ count: 2 }]);
+    await restarted.reconciler.reconcile('default/s');
+    expect(await waitingEvents()).toMatchObject([{ count: 1 }]);
   });
 });
 

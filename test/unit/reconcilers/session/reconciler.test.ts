@@ -8,6 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentSession, AgentSpec } from '../../../../controller/api/kinds.js';
+import type { EventObject } from '../../../../controller/api/event.js';
+import { EventRecorder } from '../../../../controller/client/events.js';
 import { effective } from '../../../../controller/reconcilers/session/decide.js';
 import type { Actuator, Effect, Outcome } from '../../../../controller/reconcilers/session/effects.js';
 import type { SessionObservation } from '../../../../controller/reconcilers/session/observe.js';
@@ -113,7 +115,7 @@ beforeEach(async () => {
   observer = new ScriptedObserver();
   const unused = undefined as never;
   const log = { debug() {}, info() {}, warn() {}, error() {} };
-  const deps = { store, log, observer, actuator } as Partial<SessionDeps>;
+  const deps = { store, log, observer, actuator, recorder: new EventRecorder(store) } as Partial<SessionDeps>;
   reconciler = new SessionReconciler({ ...(deps as SessionDeps), tmux: unused });
   await store.create({
     apiVersion: 'orchctl.io/v1alpha1',
@@ -142,8 +144,10 @@ describe('the session reconciler with a recording actuator', () => {
       'PrepareRun',
       'Launch',
       'WriteState',
-      'RecordEvent',
     ]);
+    // The Started Event went with the status write that says Running, not through the actuator.
+    const events = (await store.list('Event', { namespace: 'default' })).items as EventObject[];
+    expect(events.map((e) => [e.reason, e.count])).toEqual([['Started', 1]]);
     expect(observer.agentCalls).toBe(1); // the new run's agent, observed in the same pass
     const s = await stored();
     expect(s.status).toMatchObject({ phase: 'Running', run: 1, tmuxSession: 'orchctl-s', workspace: '/ws/run-1' });
