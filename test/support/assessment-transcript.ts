@@ -13,7 +13,13 @@ import path from 'node:path';
 import { newTranscriptState, transcriptEvents } from '../../controller/agents/claude-code.js';
 import type { AgentEvent, NewEvent } from '../../controller/store/eventlog.js';
 
-const OUTPUTS = path.join(import.meta.dirname, '../fixtures/assessment/outputs');
+/** The repository root: this file also runs compiled from dist/test/support/ (the corpus benchmark). */
+function repoRoot(): string {
+  let d = import.meta.dirname;
+  while (!fs.existsSync(path.join(d, 'package.json')) && path.dirname(d) !== d) d = path.dirname(d);
+  return d;
+}
+const OUTPUTS = path.join(repoRoot(), 'test/fixtures/assessment/outputs');
 
 /** A recorded tool output and its exit status. */
 export function toolOutput(name: string): { output: string; exitCode: number } {
