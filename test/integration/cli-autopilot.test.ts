@@ -342,11 +342,12 @@ describe('LLM endpoints that would carry an API key', () => {
         'apiVersion: orchctl.io/v1alpha1',
         'kind: SessionPolicy',
         'metadata: {name: judged}',
-        'spec: {judge: {backend: anthropic, model: m, endpoint: "http://[::1]:8080"}}',
+        'spec: {selector: {}, judge: {backend: anthropic, model: m, endpoint: "http://[::1]:8080"}}',
         '',
       ].join('\n'),
     );
     const r = await run('apply', '-f', file);
+    // Nothing refused, nothing warned (the policy selects every session, of which there is none yet).
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
   });
