@@ -198,6 +198,9 @@ export class ControllerApp {
         identity: this.identity,
         log: this.opts.log,
       });
+    // The tmux server may predate this process (and hold its starter's environment): clean it now,
+    // before any launch.
+    if (this.nodeMgr) await this.tmux.scrubEnvironment();
     const roles = [this.cp?.run(() => this.setupControlPlane()), this.nodeMgr?.run(() => this.setupNodeAgent())].filter(
       (r): r is Promise<void> => !!r,
     );

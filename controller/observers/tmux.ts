@@ -167,8 +167,7 @@ export class Tmux {
   async launch(spec: LaunchSpec, outputLog?: string): Promise<void> {
     if (spec.argv.length < 2)
       throw new TmuxError('launch needs at least two argv elements so tmux executes them without a shell');
-    this.scrubbed ??= this.scrubGlobalEnv();
-    await this.scrubbed;
+    await this.scrubEnvironment();
     const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     const target = `=${spec.session}:`; // the trailing ':' makes it an exact session match for any target type
     const args = [
@@ -258,6 +257,16 @@ export class Tmux {
       );
     }
     await this.run(args);
+  }
+
+  /**
+   * Cuts a running server's global environment back to the clean one, once per process. A node
+   * does it as it starts, so that its first launch after a restart is not delayed by it (a crash
+   * between recording a run and starting it is what that delay would widen).
+   */
+  scrubEnvironment(): Promise<void> {
+    this.scrubbed ??= this.scrubGlobalEnv();
+    return this.scrubbed;
   }
 
   /**
