@@ -179,7 +179,7 @@ export class FakeGemini {
       if (text !== undefined) send([{ text }], false);
       send([{ functionCall: { name: turn.name, args: turn.args } }], true);
     } else {
-      const pieces = text.match(/.{1,24}/gs) ?? [''];
+      const pieces = turn.text.match(/.{1,24}/gs) ?? [''];
       for (const [i, p] of pieces.entries()) send([{ text: p }], i === pieces.length - 1);
     }
     res.end();

@@ -158,7 +158,7 @@ export class FakeResponses {
       res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
     send('response.created', { response: { id, object: 'response', model, status: 'in_progress', output: [] } });
     const items: Record<string, unknown>[] = [];
-    const text = turn.kind === 'text' ? turn.text : turn.text;
+    const text = turn.text;
     if (text !== undefined) {
       const msgId = `msg_fake_${this.seq}`;
       const done = {
