@@ -41,6 +41,8 @@ const install = (agent: string) =>
 
 const COMMIT = 'echo two >> a.txt && git -c user.name=agent -c user.email=agent@example.com commit -qam "agent: edit"';
 const PROMPT = 'Add a line to a.txt and commit it';
+/** A "test command" that fails with a known status. */
+const FAILING = 'echo "1 test failed" >&2; exit 3';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -96,14 +98,20 @@ describe('Codex CLI against the fake Responses API', () => {
     bin = install('codex');
   }, 15 * 60_000);
 
-  it('runs the exec_command call that edits a.txt and commits, then shows the usage limit', async () => {
+  it('runs the exec_command call that edits a.txt and commits, then a failing test command, then shows the usage limit', async () => {
     const fake = await FakeResponses.start();
     cleanups.push(() => fake.close());
     const { tmp, repo } = tempRepo();
     const home = path.join(tmp, 'codex-home');
     fs.mkdirSync(home);
     fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, repo, 'never'));
-    fake.script(callTurn('exec_command', { cmd: COMMIT }, 'Editing.'), textTurn('Committed.'), rateLimitTurn(3600));
+    fake.script(
+      callTurn('exec_command', { cmd: COMMIT }, 'Editing.'),
+      textTurn('Committed.'),
+      callTurn('exec_command', { cmd: FAILING }, 'Running the tests.'),
+      textTurn('The tests fail.'),
+      rateLimitTurn(3600),
+    );
     const pane = startPane('codex', repo, [bin], { HOME: tmp, CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake' });
     await pane.waitFor(/Ask Codex to do anything/, 60_000);
 
@@ -117,6 +125,11 @@ describe('Codex CLI against the fake Responses API', () => {
     expect(fs.readFileSync(path.join(repo, 'a.txt'), 'utf8')).toBe('one\ntwo\n');
     expect(gitLog(repo)).toBe('agent: edit\ninit\n');
 
+    // A failing test command: its exit status reaches the model.
+    await submit(pane, 'Run the tests', () => fake.responses().length);
+    await pane.waitFor(/The tests fail\./, 60_000);
+    expect(callOutputs(fake.responses()[3]!.body).at(-1)!.output).toContain('Process exited with code 3');
+
     await submit(pane, 'again', () => fake.responses().length);
     const screen = await pane.waitFor(/usage limit/, 60_000);
     expect(screen).toMatch(/You’ve hit your usage limit\. Try again at \d/);
@@ -129,7 +142,7 @@ describe('Gemini CLI against the fake Gemini API', () => {
     bin = install('gemini-cli');
   }, 15 * 60_000);
 
-  it('runs the run_shell_command call that edits a.txt and commits, then offers the quota choice', async () => {
+  it('runs the run_shell_command call that edits a.txt and commits, then a failing test command, then offers the quota choice', async () => {
     const fake = await FakeGemini.start();
     cleanups.push(() => fake.close());
     const { tmp, repo } = tempRepo();
@@ -138,6 +151,8 @@ describe('Gemini CLI against the fake Gemini API', () => {
     fake.script(
       geminiCall('run_shell_command', { command: COMMIT, description: 'Append and commit' }, 'Editing.'),
       geminiText('Committed.'),
+      geminiCall('run_shell_command', { command: FAILING, description: 'Run the tests' }, 'Running the tests.'),
+      geminiText('The tests fail.'),
       geminiRateLimit(3600),
     );
     const pane = startPane('gemini', repo, [bin, '--yolo'], {
@@ -156,6 +171,12 @@ describe('Gemini CLI against the fake Gemini API', () => {
     expect(responses.map((r) => r.name)).toEqual(['run_shell_command']);
     expect(fs.readFileSync(path.join(repo, 'a.txt'), 'utf8')).toBe('one\ntwo\n');
     expect(gitLog(repo)).toBe('agent: edit\ninit\n');
+
+    // A failing test command: its exit status reaches the model.
+    await submit(pane, 'Run the tests', () => fake.streams().length);
+    await pane.waitFor(/The tests fail\./, 60_000);
+    const failed = geminiFunctionResponses(fake.streams()[3]!.body).at(-1)!;
+    expect(JSON.stringify(failed.response)).toContain('Exit Code: 3');
 
     await submit(pane, 'again', () => fake.streams().length);
     const screen = await pane.waitFor(/Usage limit reached/, 60_000);
