@@ -98,7 +98,7 @@ describe('Codex CLI against the fake Responses API', () => {
     bin = install('codex');
   }, 15 * 60_000);
 
-  it('runs the exec_command call that edits a.txt and commits, then a failing test command, then shows the usage limit', async () => {
+  it('runs exec_command: edits a.txt and commits, a failing test command, then shows the usage limit', async () => {
     const fake = await FakeResponses.start();
     cleanups.push(() => fake.close());
     const { tmp, repo } = tempRepo();
@@ -136,13 +136,41 @@ describe('Codex CLI against the fake Responses API', () => {
   }, 180_000);
 });
 
+describe('Codex CLI with a long context', () => {
+  let bin: string;
+  beforeAll(() => {
+    bin = install('codex');
+  }, 15 * 60_000);
+
+  it('compacts the conversation before the next turn when the fake reports a context near the window', async () => {
+    const fake = await FakeResponses.start();
+    cleanups.push(() => fake.close());
+    const { tmp, repo } = tempRepo();
+    const home = path.join(tmp, 'codex-home');
+    fs.mkdirSync(home);
+    fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, repo, 'never'));
+    fake.script(textTurn('Read it all.', 190_000), textTurn('Next answer.'));
+    const pane = startPane('codex', repo, [bin], { HOME: tmp, CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake' });
+    await pane.waitFor(/Ask Codex to do anything/, 60_000);
+    await submit(pane, 'Read the whole repository', () => fake.responses().length);
+    await pane.waitFor(/Read it all\./, 60_000);
+    const before = fake.requests.length;
+    await submit(pane, 'Now continue', () => fake.responses().length);
+    await pane.waitFor(/Next answer\./, 60_000);
+    expect(pane.capture()).toContain('Context compacted');
+    // Between the two turns Codex asked the model (no tools offered) for a summary of the conversation.
+    const between = fake.requests.slice(before).filter((r) => r.path.startsWith('/v1/responses'));
+    expect(between.some((r) => JSON.stringify(r.body).includes('helping the next LLM'))).toBe(true);
+  }, 180_000);
+});
+
 describe('Gemini CLI against the fake Gemini API', () => {
   let bin: string;
   beforeAll(() => {
     bin = install('gemini-cli');
   }, 15 * 60_000);
 
-  it('runs the run_shell_command call that edits a.txt and commits, then a failing test command, then offers the quota choice', async () => {
+  it('runs run_shell_command: edits a.txt and commits, a failing test command, then the quota choice', async () => {
     const fake = await FakeGemini.start();
     cleanups.push(() => fake.close());
     const { tmp, repo } = tempRepo();

@@ -15,7 +15,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type ResponsesTurn =
-  | { kind: 'text'; text: string }
+  /** `inputTokens` overrides the reported usage (a long context without sending one). */
+  | { kind: 'text'; text: string; inputTokens?: number }
   /** A function call to a tool Codex offered (e.g. `shell_command`, `exec_command`). */
   | { kind: 'call'; name: string; args: Record<string, unknown>; text?: string }
   | { kind: 'rateLimit'; resetSeconds: number; message?: string };
@@ -27,7 +28,11 @@ export interface RecordedResponsesRequest {
   body: unknown;
 }
 
-export const textTurn = (text: string): ResponsesTurn => ({ kind: 'text', text });
+export const textTurn = (text: string, inputTokens?: number): ResponsesTurn => ({
+  kind: 'text',
+  text,
+  ...(inputTokens === undefined ? {} : { inputTokens }),
+});
 export const callTurn = (name: string, args: Record<string, unknown>, text?: string): ResponsesTurn => ({
   kind: 'call',
   name,
@@ -196,6 +201,8 @@ export class FakeResponses {
       send('response.output_item.done', { output_index: items.length, item });
       items.push(item);
     }
+    const inputTokens =
+      turn.kind === 'text' && turn.inputTokens !== undefined ? turn.inputTokens : Math.ceil(raw.length / 4);
     send('response.completed', {
       response: {
         id,
@@ -204,11 +211,11 @@ export class FakeResponses {
         status: 'completed',
         output: items,
         usage: {
-          input_tokens: Math.ceil(raw.length / 4),
+          input_tokens: inputTokens,
           input_tokens_details: { cached_tokens: 0 },
           output_tokens: 20,
           output_tokens_details: { reasoning_tokens: 0 },
-          total_tokens: Math.ceil(raw.length / 4) + 20,
+          total_tokens: inputTokens + 20,
         },
       },
     });
@@ -232,6 +239,10 @@ export function codexConfig(
     `approval_policy = ${q(approval)}`,
     `sandbox_mode = ${q(sandbox)}`,
     `check_for_update_on_startup = false`,
+    // The fake model is unknown to Codex: give it a window and a compaction threshold, so a turn
+    // reporting a long context (textTurn(…, inputTokens)) makes Codex compact.
+    `model_context_window = 200000`,
+    `model_auto_compact_token_limit = 100000`,
     ``,
     `[model_providers.fake]`,
     `name = "fake"`,
