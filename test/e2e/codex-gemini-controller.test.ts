@@ -1,0 +1,137 @@
+/**
+ * Issue 30, first step under the controller: the built-in codex and gemini-cli templates
+ * (manifests/agents/), pointed at the pinned CLIs and their fakes, run an AgentSession whose prompt
+ * the controller pastes and confirms; the agent's tool call commits in the workdir and the session
+ * ends its turn idle. (Approval, quota and interruption signals under the controller are the
+ * signal-fidelity work, not covered here.)
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { afterEach, describe, expect, it } from 'vitest';
+import { condition, type Harness, makeHarness } from '../support/controller-harness.js';
+import { FakeGemini, geminiCall, geminiSettings, geminiText, geminiUserTexts } from '../support/fake-gemini.js';
+import { FakeResponses, callTurn, codexConfig, textTurn, userTexts } from '../support/fake-openai-responses.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const COMMIT = 'echo two >> README.md && git -c user.name=a -c user.email=a@example.com commit -qam "agent: edit"';
+const PROMPT = 'Edit README.md and commit it';
+
+const install = (agent: string) =>
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'agents', 'install.mjs'), agent], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 15 * 60_000,
+  }).trim();
+
+/** The built-in template `file`, run as Agent `a` with `binary`, `args` and `env`. */
+function agentFrom(file: string, binary: string, args: string[] | undefined, env: Record<string, string>) {
+  const t = YAML.parse(fs.readFileSync(path.join(ROOT, 'manifests', 'agents', file), 'utf8')) as {
+    spec: Record<string, unknown>;
+  };
+  return {
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'Agent',
+    metadata: { name: 'a' },
+    spec: {
+      ...t.spec,
+      command: [binary],
+      ...(args ? { args } : {}),
+      env: Object.entries({ ...env, TERM: 'tmux-256color', LANG: 'C.UTF-8' }).map(([name, value]) => ({ name, value })),
+    },
+  };
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function runSession(h: Harness): Promise<void> {
+  h.start();
+  await h.apply([
+    {
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'AgentSession',
+      metadata: { name: 's' },
+      spec: { agentRef: 'a', workdir: h.repo, prompt: PROMPT },
+    },
+  ]);
+  const s = await h.waitFor(
+    'PromptDelivered=True',
+    async () => {
+      const s = await h.session('s');
+      return condition(s, 'PromptDelivered')?.status === 'True' && s;
+    },
+    90_000,
+  );
+  expect(condition(s, 'PromptDelivered')?.reason).toBe('Confirmed');
+  await h.waitFor(
+    'the agent commit',
+    async () =>
+      execFileSync('git', ['-C', h.repo, 'log', '--format=%s'], { encoding: 'utf8' }).startsWith('agent: edit'),
+    90_000,
+  );
+  await h.waitFor(
+    'AgentBusy=False/Idle after the turn',
+    async () => condition(await h.session('s'), 'AgentBusy')?.reason === 'Idle',
+    60_000,
+  );
+  expect(fs.readFileSync(path.join(h.repo, 'README.md'), 'utf8')).toBe('# test\ntwo\n');
+}
+
+describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
+  it(
+    'codex: the controller delivers the prompt, the exec_command call commits, the session goes idle',
+    async () => {
+      const bin = install('codex');
+      const fake = await FakeResponses.start();
+      const h = await makeHarness();
+      cleanups.push(
+        () => fake.close(),
+        () => h.cleanup(),
+      );
+      const home = path.join(h.dir, 'codex-home');
+      fs.mkdirSync(home);
+      fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, h.repo, 'never'));
+      fake.script(callTurn('exec_command', { cmd: COMMIT }, 'Editing.'), textTurn('Committed.'));
+      await h.apply([
+        agentFrom('codex.yaml', bin, undefined, { CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake', HOME: h.dir }),
+      ]);
+      await runSession(h);
+      expect(userTexts(fake.responses()[0]!.body)).toContain(PROMPT);
+    },
+    15 * 60_000,
+  );
+
+  it(
+    'gemini-cli: the controller delivers the prompt, the run_shell_command call commits, the session goes idle',
+    async () => {
+      const bin = install('gemini-cli');
+      const fake = await FakeGemini.start();
+      const h = await makeHarness();
+      cleanups.push(
+        () => fake.close(),
+        () => h.cleanup(),
+      );
+      fs.mkdirSync(path.join(h.dir, '.gemini'));
+      fs.writeFileSync(path.join(h.dir, '.gemini', 'settings.json'), JSON.stringify(geminiSettings()));
+      fake.script(
+        geminiCall('run_shell_command', { command: COMMIT, description: 'Edit and commit' }),
+        geminiText('Committed.'),
+      );
+      const env = {
+        HOME: h.dir,
+        GOOGLE_GEMINI_BASE_URL: fake.url,
+        GEMINI_API_KEY: 'k',
+        GEMINI_CLI_DISABLE_AUTOUPDATER: 'true',
+      };
+      await h.apply([agentFrom('gemini-cli.yaml', bin, ['--yolo'], env)]);
+      await runSession(h);
+      expect(geminiUserTexts(fake.streams()[0]!.body).join('\n')).toContain(PROMPT);
+    },
+    15 * 60_000,
+  );
+});
