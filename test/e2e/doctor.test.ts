@@ -67,7 +67,7 @@ describe('orchctl doctor', () => {
     const row = (name: string) => agents.find((a) => a[0] === name)!;
     expect(row('claude-code').slice(0, 6)).toEqual(['claude-code', 'template', 'claude', 'yes', '2.1.330', 'verified']);
     expect(row('codex').slice(0, 6)).toEqual(['codex', 'template', 'codex', 'no', '-', 'unknown']);
-    expect(row('codex')[6]).toBe('codex not found on PATH (patterns for 0.169.0)');
+    expect(row('codex')[6]).toBe('codex not found on PATH (patterns for 0.169.0, 0.171.0)');
     expect(agents.map((a) => a[0]).slice(1)).toEqual(['aider', 'claude-code', 'codex', 'gemini-cli', 'shell']);
     expect(fs.existsSync(path.join(home, 'state.db')), 'doctor never creates a store').toBe(false);
   });
