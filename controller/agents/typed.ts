@@ -67,16 +67,3 @@ export function readTyped(workspace: string): string[] {
   }
   return out;
 }
-
-/** Size and mtime of what {@link readTyped} reads: it changes whenever something new was typed. */
-export function typedStamp(workspace: string): string {
-  const st = (f: string) => {
-    try {
-      const s = fs.statSync(path.join(workspace, f));
-      return `${s.size}:${s.mtimeMs}`;
-    } catch {
-      return '-';
-    }
-  };
-  return `${st('prompt.md')}/${st(TYPED_FILE)}`;
-}

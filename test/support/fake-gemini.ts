@@ -15,8 +15,8 @@
  *
  * Every request is recorded with its parsed body ({@link FakeGemini.requests}).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { closeLoopback, readBody, startLoopback } from './loopback-server.js';
 
 export type GeminiTurn =
   | { kind: 'text'; text: string }
@@ -77,12 +77,8 @@ export class FakeGemini {
 
   static async start(): Promise<FakeGemini> {
     let self: FakeGemini | undefined;
-    const server = http.createServer((req, res) => {
-      void self?.handle(req, res);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    self = new FakeGemini(server, `http://127.0.0.1:${port}`);
+    const { server, url } = await startLoopback(async (req, res) => self?.handle(req, res));
+    self = new FakeGemini(server, url);
     return self;
   }
 
@@ -95,21 +91,12 @@ export class FakeGemini {
     return this.requests.filter((r) => r.path.includes(':streamGenerateContent'));
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  close(): Promise<void> {
+    return closeLoopback(this.server);
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    let body: unknown = raw;
-    try {
-      body = raw === '' ? undefined : JSON.parse(raw);
-    } catch {
-      // keep the raw text
-    }
+    const { raw, body } = await readBody(req);
     const path = req.url ?? '/';
     this.requests.push({ method: req.method ?? '', path, body });
     const json = (status: number, value: unknown) => {

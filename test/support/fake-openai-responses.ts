@@ -11,8 +11,8 @@
  * then response.completed with usage — the events codex-rs's SSE reader acts on. A `rateLimit`
  * turn answers 429 with the headers and error body OpenAI sends (and Codex shows), instead.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { closeLoopback, readBody, startLoopback } from './loopback-server.js';
 
 export type ResponsesTurn =
   /** `inputTokens` overrides the reported usage (a long context without sending one). */
@@ -86,12 +86,8 @@ export class FakeResponses {
 
   static async start(): Promise<FakeResponses> {
     let self: FakeResponses | undefined;
-    const server = http.createServer((req, res) => {
-      void self?.handle(req, res);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    self = new FakeResponses(server, `http://127.0.0.1:${port}`);
+    const { server, url } = await startLoopback(async (req, res) => self?.handle(req, res));
+    self = new FakeResponses(server, url);
     return self;
   }
 
@@ -104,21 +100,12 @@ export class FakeResponses {
     return this.requests.filter((r) => r.path.startsWith('/v1/responses') && toolNames(r.body).length > 0);
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  close(): Promise<void> {
+    return closeLoopback(this.server);
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    let body: unknown = raw;
-    try {
-      body = raw === '' ? undefined : JSON.parse(raw);
-    } catch {
-      // keep the raw text: a test can still look at it
-    }
+    const { raw, body } = await readBody(req);
     const path = req.url ?? '/';
     this.requests.push({ method: req.method ?? '', path, headers: req.headers, body });
     if (req.method === 'GET' && path.startsWith('/v1/models')) {
