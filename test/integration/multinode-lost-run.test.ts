@@ -18,6 +18,7 @@ import type { AgentSession } from '../../controller/api/session.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { BIN, ROOT } from '../support/cli.js';
 import { git, shellSession } from '../support/controller-harness.js';
+import { stopOutsideWriteLock } from '../support/sqlite-stop.js';
 import { pollFor } from '../support/until.js';
 
 const GRACE = '25s'; // the shortest grace node lifecycle allows (above the fuse's 20 s)
@@ -138,7 +139,7 @@ it('a run that ends with its lost node is recorded ended when unbound, before it
   expect((await livePanes()).map((p) => p.uid)).toContain(first.metadata.uid);
   const restarts = first.status?.restarts ?? 0;
 
-  node.p.kill('SIGSTOP');
+  await stopOutsideWriteLock((s) => node.p.kill(s), path.join(dir, 'state.db'));
   // The watchdog hangs the run up (heartbeat older than 20 s); after the grace the session is unbound.
   const unbound = await waitFor('mover unbound', async () => {
     const s = await get();

@@ -19,6 +19,7 @@ import type { AgentSession } from '../../controller/api/session.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { BIN, ROOT } from '../support/cli.js';
 import { git, shellSession } from '../support/controller-harness.js';
+import { stopOutsideWriteLock } from '../support/sqlite-stop.js';
 
 const GRACE = '25s'; // the shortest grace node lifecycle allows (above the fuse's 20 s)
 
@@ -233,7 +234,7 @@ it('binds by selector and name, each on its node; kill -9 of a node keeps its ru
 it('SIGSTOP past the lease: fused, runs move after the grace; on SIGCONT stale runs die first', async () => {
   const b = procs['node b'];
   const mover = (await get('mover'))!;
-  b.p!.kill('SIGSTOP');
+  await stopOutsideWriteLock((s) => b.p!.kill(s), path.join(dir, 'state.db'));
   const stoppedAt = Date.now();
   // The node's lease runs out (15 s): NodeLost on its sessions.
   const lost = (c: { type: string; status: string }) => c.type === 'NodeLost' && c.status === 'True';
