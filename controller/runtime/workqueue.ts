@@ -108,13 +108,13 @@ export class WorkQueue {
 
   /** Next key to work on; resolves undefined once the queue shuts down. */
   get(): Promise<string | undefined> {
+    if (this.shuttingDown) return Promise.resolve(undefined);
     if (this.queue.length) {
       const key = this.queue.shift()!;
       this.hooks.onDepth?.(this.queue.length);
       this.take(key);
       return Promise.resolve(key);
     }
-    if (this.shuttingDown) return Promise.resolve(undefined);
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
@@ -138,8 +138,17 @@ export class WorkQueue {
     return this.queue.length + this.processing.size;
   }
 
+  /**
+   * Stops handing out keys, queued ones included (client-go drains them): what is queued is state in
+   * the store, which the next start's resync reads again, and a controller told to stop with 1000
+   * launches queued went on starting agents for 20 s after SIGTERM. Keys in flight finish.
+   */
   shutdown(): void {
     this.shuttingDown = true;
+    this.queue.length = 0;
+    this.dirty.clear();
+    this.addedAt.clear();
+    this.hooks.onDepth?.(0);
     for (const t of this.timers.values()) clearTimeout(t.timer);
     this.timers.clear();
     for (const w of this.waiters.splice(0)) w(undefined);

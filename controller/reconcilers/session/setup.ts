@@ -52,6 +52,17 @@ const isActive = (o: Resource) => {
   return !!phase && ACTIVE_PHASES.has(phase);
 };
 
+/**
+ * Whether a change to `o` may have given an admission slot back, so Pending sessions may start now.
+ * A session that never ran held none: counting its changes in queued every Pending key of the
+ * namespace for each Pending session applied — O(N²), an event loop blocked ~18 s by 1000 at once.
+ */
+export function mayFreeSlot(o: Resource): boolean {
+  const s = o.status as AgentSession['status'];
+  if (isActive(o)) return freesSlot(s); // a paused run that gave its slot up (pause.ts)
+  return !((s?.phase ?? 'Pending') === 'Pending' && !s?.run);
+}
+
 export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
   const sessions = mgr.informer('AgentSession');
   const evaluations = mgr.informer('Evaluation');
@@ -106,10 +117,7 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
 
   ctl
     .for('AgentSession')
-    // A paused run that gave its slot up frees one too (pause.ts).
-    .watches('AgentSession', (o) =>
-      isActive(o) && !freesSlot(o.status as AgentSession['status']) ? [] : pending(o.metadata.namespace ?? ''),
-    )
+    .watches('AgentSession', (o) => (mayFreeSlot(o) ? pending(o.metadata.namespace ?? '') : []))
     .watches('Agent', namespace)
     .watches('Project', namespace)
     .watches('SessionPolicy', namespace)

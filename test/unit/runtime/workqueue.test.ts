@@ -319,13 +319,13 @@ describe('WorkQueue: shutdown', () => {
     }
   });
 
-  it('lets workers drain what is already queued, then returns undefined (like client-go)', async () => {
+  it('drops what is queued and not started (the next start resyncs it), unlike client-go', async () => {
     const q = new WorkQueue('t');
     q.add('a');
     q.add('b');
     q.shutdown();
-    expect(await q.get()).toBe('a');
-    expect(await q.get()).toBe('b');
+    expect(q.len()).toBe(0);
+    expect(q.pending()).toBe(0);
     expect(await q.get()).toBeUndefined();
   });
 
