@@ -16,6 +16,7 @@ import { autopilotBench } from './modules/autopilot.js';
 import { storeEtcdBench } from './modules/store-etcd.js';
 import { multihostBench, multihostFailoverBench } from './modules/multihost.js';
 import { corpusBench } from './modules/corpus.js';
+import { scaleBench } from './modules/scale.js';
 
 export const benches: Bench[] = [
   cliGetBench,
@@ -32,4 +33,5 @@ export const benches: Bench[] = [
   multihostBench,
   multihostFailoverBench,
   corpusBench,
+  scaleBench,
 ];

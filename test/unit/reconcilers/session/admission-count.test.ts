@@ -5,7 +5,7 @@
  */
 import { expect, it } from 'vitest';
 import type { AgentSession } from '../../../../controller/api/session.js';
-import type { SessionPolicy } from '../../../../controller/api/policy.js';
+import type { SessionPolicy } from '../../../../controller/api/session-policy.js';
 import { type ObserverDeps, SessionObserver } from '../../../../controller/reconcilers/session/observe.js';
 import type { Resolved } from '../../../../controller/reconcilers/session/observation.js';
 

@@ -1,0 +1,140 @@
+/**
+ * Scale on one host (issue 29): N sessions (`sh -c 'exec sleep 3600'`) created in one store
+ * transaction under a running `orchctl controller`, for N = 100 and 1000:
+ *  - created → all Running, against the floor measured in the same run: the same N
+ *    `tmux new-session -d` launched one after another by this process on a fresh socket;
+ *  - the controller's idle CPU over a window after start-up settled, in % of one core, its
+ *    children (tmux clients it started) included, beside the tmux server's own;
+ *  - the controller's resident memory, beside a bare `node` process's.
+ * Run it on a quiet machine: other work on the two cores shows up in every figure.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Resource } from '../../controller/api/types.js';
+import { SqliteStore } from '../../controller/store/sqlite.js';
+import { ORCHCTL, tempDir } from '../lib.js';
+import type { Bench } from '../types.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** utime + stime (+ those of reaped children), in seconds, from /proc/<pid>/stat (USER_HZ 100). */
+function cpuSeconds(pid: number, children: boolean): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const own = Number(f[11]) + Number(f[12]);
+  return (children ? own + Number(f[13]) + Number(f[14]) : own) / 100;
+}
+
+const rssMB = (pid: number): number =>
+  Math.round(Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
+
+function session(name: string, workdir: string): Resource {
+  return {
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'AgentSession',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      agent: { command: ['sh', '-c', 'exec sleep 3600'], promptDelivery: 'none' },
+      workdir,
+      desiredState: 'Running',
+    },
+  };
+}
+
+/** The floor: N detached tmux sessions started one after another, in ms. */
+function tmuxFloor(n: number): number {
+  const socket = `orchctl-bench-floor-${process.pid}`;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) spawnSync('tmux', ['-L', socket, 'new-session', '-d', '-s', `f${i}`, 'sleep', '3600']);
+  const ms = performance.now() - t0;
+  spawnSync('tmux', ['-L', socket, 'kill-server']);
+  return Math.round(ms);
+}
+
+/** The tmux server's pid for a socket (the process whose command line names it as a server). */
+function tmuxServerPid(socket: string): number | undefined {
+  const r = spawnSync('tmux', ['-L', socket, 'display-message', '-p', '#{pid}'], { encoding: 'utf8' });
+  const pid = Number(r.stdout.trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+async function atScale(n: number, idleWindowMs: number): Promise<Record<string, number>> {
+  const dir = tempDir(`scale-${n}`);
+  const home = path.join(dir, 'home');
+  fs.mkdirSync(home);
+  const socket = `orchctl-bench-scale-${n}-${process.pid}`;
+  const env = { ...process.env, ORCHCTL_HOME: home, ORCHCTL_TMUX_SOCKET: socket, ORCHCTL_METRICS_ADDR: '0' };
+  const store = new SqliteStore(path.join(home, 'state.db'), { pollIntervalMs: 50 });
+  let ctl: ChildProcess | undefined;
+  try {
+    ctl = spawn(ORCHCTL, ['controller', '--log-format', 'json'], { env, stdio: 'ignore' });
+    for (let i = 0; i < 200 && !(await store.getLease('orchctl-controller')); i++) await sleep(50);
+    const names = Array.from({ length: n }, (_, i) => `s-${i}`);
+    const t0 = performance.now();
+    await store.txn(names.map((name) => ({ op: 'create' as const, object: session(name, dir) })));
+    for (;;) {
+      const { items } = await store.list('AgentSession');
+      if (items.filter((o) => (o.status as { phase?: string } | undefined)?.phase === 'Running').length === n) break;
+      if (performance.now() - t0 > 15 * 60_000) throw new Error(`not all ${n} sessions Running in 15 minutes`);
+      await sleep(250);
+    }
+    const runningMs = Math.round(performance.now() - t0);
+    await sleep(10_000); // start-up work (first observations) settles
+    const server = tmuxServerPid(socket);
+    const c0 = cpuSeconds(ctl.pid!, true);
+    const s0 = server ? cpuSeconds(server, false) : 0;
+    await sleep(idleWindowMs);
+    const c1 = cpuSeconds(ctl.pid!, true);
+    const s1 = server ? cpuSeconds(server, false) : 0;
+    const pct = (s: number) => Math.round((s / (idleWindowMs / 1000)) * 1000) / 10;
+    return {
+      sessions: n,
+      runningMs,
+      tmuxFloorMs: tmuxFloor(n),
+      idleCpuPercentOfOneCore: pct(c1 - c0),
+      tmuxServerIdleCpuPercent: pct(s1 - s0),
+      controllerRssMB: rssMB(ctl.pid!),
+    };
+  } finally {
+    ctl?.kill('SIGKILL');
+    spawnSync('tmux', ['-L', socket, 'kill-server']);
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function bareNodeRssMB(): number {
+  const r = spawnSync(
+    process.execPath,
+    ['-e', 'console.log(require("fs").readFileSync("/proc/self/status","utf8").match(/VmRSS:\\s+(\\d+)/)[1])'],
+    { encoding: 'utf8' },
+  );
+  return Math.round(Number(r.stdout.trim()) / 1024);
+}
+
+export const scaleBench: Bench = {
+  name: 'scale',
+  description: 'one host at 100 and 1000 sessions: created → Running vs tmux floor, idle CPU, RSS',
+  async run() {
+    const hundred = await atScale(100, 30_000);
+    const thousand = await atScale(1000, 30_000);
+    const bare = bareNodeRssMB();
+    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+    return {
+      hundred,
+      thousand,
+      bareNodeRssMB: bare,
+      ratios: {
+        runningVsTmuxFloor100: ratio(hundred.runningMs, hundred.tmuxFloorMs),
+        runningVsTmuxFloor1000: ratio(thousand.runningMs, thousand.tmuxFloorMs),
+        rssVsBareNode1000: ratio(thousand.controllerRssMB, bare),
+      },
+      summary:
+        `100→Running ${hundred.runningMs} ms (tmux floor ${hundred.tmuxFloorMs} ms); ` +
+        `1000→Running ${thousand.runningMs} ms (floor ${thousand.tmuxFloorMs} ms); idle CPU at 1000 ` +
+        `${thousand.idleCpuPercentOfOneCore} % (tmux server ${thousand.tmuxServerIdleCpuPercent} %); ` +
+        `RSS ${thousand.controllerRssMB} MB (bare node ${bare} MB)`,
+    };
+  },
+};
