@@ -158,7 +158,7 @@ export class SessionActuator implements Actuator {
         return;
       case 'Kill':
         await this.d.tmux.kill(e.tmuxSession);
-        this.d.panes.invalidate();
+        this.d.panes.changed(obj.metadata.uid!);
         return;
       case 'Capture':
         return { type: 'Captured', text: outputTail(await this.d.tmux.capture(e.paneId, 200)) };
@@ -349,7 +349,7 @@ export class SessionActuator implements Actuator {
     } catch (err) {
       return { type: 'StartFailed', reason: 'TmuxFailed', message: (err as Error).message };
     } finally {
-      this.d.panes.invalidate();
+      this.d.panes.changed(obj.metadata.uid!);
     }
     return { type: 'Launched', obj: recorded };
   }

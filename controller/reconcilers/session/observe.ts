@@ -116,7 +116,7 @@ export class SessionObserver implements SessionObservation {
 
   async observe(key: string, obj: AgentSession, resolved: Resolved): Promise<Observed> {
     const status = obj.status ?? {};
-    const panes = await this.d.panes.snapshot();
+    const panes = await this.d.panes.snapshot(obj.metadata.uid);
     const o: Observed = { pane: { kind: 'missing' }, hasPanes: false, retag: [] };
     this.observePanes(o, obj, panes);
     const phase = (status.phase ?? 'Pending') as Phase;
@@ -251,7 +251,7 @@ export class SessionObserver implements SessionObservation {
   }
 
   async panesOf(uid: string): Promise<PaneInfo[]> {
-    return (await this.d.panes.snapshot()).byUid(uid);
+    return (await this.d.panes.snapshot(uid)).byUid(uid);
   }
 
   projectPath(obj: AgentSession): string | undefined {
