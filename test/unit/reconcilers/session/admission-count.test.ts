@@ -20,7 +20,12 @@ const session = (name: string, phase?: string) =>
 function observer(all: AgentSession[], policies: SessionPolicy[]) {
   let lists = 0;
   const d = {
-    sessions: { list: () => (lists++, all) },
+    sessions: {
+      list: () => {
+        lists++;
+        return all;
+      },
+    },
     policies: { list: () => policies },
     host: () => ({}),
     nodeUnschedulable: () => false,
@@ -44,7 +49,12 @@ it('under a limit it counts the running sessions of the policy and this processâ
   const all = [session('a', 'Running'), session('b', 'Succeeded'), session('c'), session('d')];
   const p = policy({ selector: {}, maxConcurrentSessions: 3 });
   const { o, lists } = observer(all, [p]);
-  const r = o.admission('default/d', all[3], { policy: p, effective: {} } as unknown as Resolved, new Set(['default/c']));
+  const r = o.admission(
+    'default/d',
+    all[3],
+    { policy: p, effective: {} } as unknown as Resolved,
+    new Set(['default/c']),
+  );
   expect(r?.activeUnderPolicy).toBe(2);
   expect(lists()).toBe(1);
 });
