@@ -863,7 +863,7 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         expect(events[2].object.spec!.prompt).toBe('p11-99');
         recent.handle.close();
       });
-      it('a live watch of a kind nobody writes is not told Gone when the changes it skipped are compacted', async () => {
+      it('a live watch of a kind nobody writes is not told Gone when changes it skipped are compacted', async () => {
         const s = await open({ retainRevisions: 10 });
         let cur = await s.create(session('a'));
         const pipelines = new Recorder(s, { kind: 'Pipeline', fromRevision: await s.revision() });
