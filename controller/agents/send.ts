@@ -34,8 +34,20 @@ export function paneTargetFor(
   status: AgentSessionStatus,
   agent: AgentSpec | undefined,
 ): PaneTarget {
-  const transcript = (status.agent as { transcript?: string } | undefined)?.transcript;
-  return { tmux, target, workspace: status.workspace!, transcript, hooks: driverFor(agent).hooks(agent) };
+  const { transcript, records, sessionId } = (status.agent ?? {}) as {
+    transcript?: string;
+    records?: string;
+    sessionId?: string;
+  };
+  const driver = driverFor(agent);
+  return {
+    tmux,
+    target,
+    workspace: status.workspace!,
+    transcript,
+    hooks: driver.hooks(agent),
+    ...(records && driver.promptRecords ? { records: driver.promptRecords(records, sessionId) } : {}),
+  };
 }
 
 /** A text delivery the way the Agent asks for it: its submit keys, its input-ready pattern, its ready timeout. */

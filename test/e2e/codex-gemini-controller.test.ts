@@ -49,6 +49,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+/** Runs session `s` with PROMPT and waits for the prompt confirmed, the agent's commit and the turn's end. */
 async function runSession(h: Harness): Promise<void> {
   h.start();
   await h.apply([
@@ -68,6 +69,9 @@ async function runSession(h: Harness): Promise<void> {
     90_000,
   );
   expect(condition(s, 'PromptDelivered')?.reason).toBe('Confirmed');
+  // From the CLI's own record of the prompt (Codex's history.jsonl, Gemini CLI's chat file), never the
+  // screen: an Enter the CLI took as a newline moves the screen too.
+  expect(s.status?.promptDelivery?.confirmedBy).toBe('transcript');
   await h.waitFor(
     'the agent commit',
     async () =>
@@ -82,6 +86,19 @@ async function runSession(h: Harness): Promise<void> {
   expect(fs.readFileSync(path.join(h.repo, 'README.md'), 'utf8')).toBe('# test\ntwo\n');
 }
 
+/** Gemini CLI with the built-in template (`--yolo`), its settings in a temp HOME, against `fake`. */
+async function geminiAgent(h: Harness, fake: FakeGemini): Promise<void> {
+  fs.mkdirSync(path.join(h.dir, '.gemini'));
+  fs.writeFileSync(path.join(h.dir, '.gemini', 'settings.json'), JSON.stringify(geminiSettings()));
+  const env = {
+    HOME: h.dir,
+    GOOGLE_GEMINI_BASE_URL: fake.url,
+    GEMINI_API_KEY: 'k',
+    GEMINI_CLI_DISABLE_AUTOUPDATER: 'true',
+  };
+  await h.apply([agentFrom('gemini-cli.yaml', install('gemini-cli'), ['--yolo'], env)]);
+}
+
 describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
   it(
     'codex: the controller delivers the prompt, the exec_command call commits, the session goes idle',
@@ -93,6 +110,7 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
         () => fake.close(),
         () => h.cleanup(),
       );
+      h.diagnostics.push(() => fake.describe());
       const home = path.join(h.dir, 'codex-home');
       fs.mkdirSync(home);
       fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, h.repo, 'never'));
@@ -109,26 +127,18 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
   it(
     'gemini-cli: the controller delivers the prompt, the run_shell_command call commits, the session goes idle',
     async () => {
-      const bin = install('gemini-cli');
       const fake = await FakeGemini.start();
       const h = await makeHarness();
       cleanups.push(
         () => fake.close(),
         () => h.cleanup(),
       );
-      fs.mkdirSync(path.join(h.dir, '.gemini'));
-      fs.writeFileSync(path.join(h.dir, '.gemini', 'settings.json'), JSON.stringify(geminiSettings()));
+      h.diagnostics.push(() => fake.describe());
       fake.script(
         geminiCall('run_shell_command', { command: COMMIT, description: 'Edit and commit' }),
         geminiText('Committed.'),
       );
-      const env = {
-        HOME: h.dir,
-        GOOGLE_GEMINI_BASE_URL: fake.url,
-        GEMINI_API_KEY: 'k',
-        GEMINI_CLI_DISABLE_AUTOUPDATER: 'true',
-      };
-      await h.apply([agentFrom('gemini-cli.yaml', bin, ['--yolo'], env)]);
+      await geminiAgent(h, fake);
       await runSession(h);
       expect(geminiUserTexts(fake.streams()[0]!.body).join('\n')).toContain(PROMPT);
     },

@@ -91,6 +91,19 @@ export class FakeGemini {
     return this.requests.filter((r) => r.path.includes(':streamGenerateContent'));
   }
 
+  /** What the fake received and still has scripted, for a failed test's message. */
+  describe(): string {
+    const lines = this.requests.map((r, i) => {
+      const user = geminiUserTexts(r.body).map((t) => JSON.stringify(t.slice(-200)));
+      const results = geminiFunctionResponses(r.body).map(
+        (f) => `${f.name}→${JSON.stringify(f.response).slice(0, 200)}`,
+      );
+      return `  ${i}: ${r.method} ${r.path} user=[${user.join(', ')}] results=[${results.join(', ')}]`;
+    });
+    const head = `fake Gemini API: ${this.requests.length} request(s), ${this.queue.length} turn(s) left`;
+    return `${head}\n${lines.join('\n')}`;
+  }
+
   close(): Promise<void> {
     return closeLoopback(this.server);
   }

@@ -100,6 +100,17 @@ export class FakeResponses {
     return this.requests.filter((r) => r.path.startsWith('/v1/responses') && toolNames(r.body).length > 0);
   }
 
+  /** What the fake received and still has scripted, for a failed test's message. */
+  describe(): string {
+    const lines = this.requests.map((r, i) => {
+      const user = r.body ? userTexts(r.body).map((t) => JSON.stringify(t.slice(-200))) : [];
+      const outputs = r.body ? callOutputs(r.body).map((o) => JSON.stringify(o.output.slice(0, 200))) : [];
+      return `  ${i}: ${r.method} ${r.path} user=[${user.join(', ')}] outputs=[${outputs.join(', ')}]`;
+    });
+    const head = `fake Responses API: ${this.requests.length} request(s), ${this.queue.length} turn(s) left`;
+    return `${head}\n${lines.join('\n')}`;
+  }
+
   close(): Promise<void> {
     return closeLoopback(this.server);
   }

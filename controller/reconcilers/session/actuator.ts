@@ -311,6 +311,7 @@ export class SessionActuator implements Actuator {
       position: this.d.logs.get(obj.metadata.namespace ?? 'default', obj.metadata.name).end,
       ...(extra.sessionId ? { sessionId: extra.sessionId } : {}),
       ...(extra.transcript ? { transcript: extra.transcript } : {}),
+      ...(extra.records ? { records: extra.records } : {}),
       launch: {
         session,
         cwd: workdir,
