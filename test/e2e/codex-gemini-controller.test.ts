@@ -87,7 +87,7 @@ async function runSession(h: Harness): Promise<void> {
 }
 
 /** Gemini CLI with the built-in template (`--yolo`), its settings in a temp HOME, against `fake`. */
-async function geminiAgent(h: Harness, fake: FakeGemini): Promise<void> {
+async function geminiAgent(h: Harness, fake: FakeGemini, args = ['--yolo']): Promise<void> {
   fs.mkdirSync(path.join(h.dir, '.gemini'));
   fs.writeFileSync(path.join(h.dir, '.gemini', 'settings.json'), JSON.stringify(geminiSettings()));
   const env = {
@@ -96,7 +96,78 @@ async function geminiAgent(h: Harness, fake: FakeGemini): Promise<void> {
     GEMINI_API_KEY: 'k',
     GEMINI_CLI_DISABLE_AUTOUPDATER: 'true',
   };
-  await h.apply([agentFrom('gemini-cli.yaml', install('gemini-cli'), ['--yolo'], env)]);
+  await h.apply([agentFrom('gemini-cli.yaml', install('gemini-cli'), args, env)]);
+}
+
+/**
+ * Session `s` with PROMPT against an agent whose tool call needs approval: WaitingForInput is raised
+ * from the approval screen; the controller is killed -9 there and restarted; the new one adopts the
+ * same pane (one tmux session, the prompt sent once: `userTexts` gives each conversation request's
+ * user texts); `orchctl send --approve` answers, the commit lands, the turn ends; `exitKeys` (sent
+ * with `orchctl send --keys`) make the CLI exit and the session ends Succeeded.
+ */
+async function approveAdoptExit(h: Harness, userTexts: () => string[][], exitKeys: string[]): Promise<void> {
+  h.start();
+  await h.apply([
+    {
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'AgentSession',
+      metadata: { name: 's' },
+      spec: { agentRef: 'a', workdir: h.repo, prompt: PROMPT },
+    },
+  ]);
+  const waiting = await h.waitFor(
+    'WaitingForInput=True',
+    async () => {
+      const s = await h.session('s');
+      return condition(s, 'WaitingForInput')?.status === 'True' && s;
+    },
+    90_000,
+  );
+  const uid = waiting.metadata.uid;
+  await h.stopController('SIGKILL');
+  h.start();
+  await h.waitFor(
+    'the restarted controller to see the prompt still waiting',
+    async () => {
+      const s = await h.session('s');
+      return condition(s, 'WaitingForInput')?.status === 'True';
+    },
+    60_000,
+  );
+  const r = await h.orchctl(['send', 's', '--approve']);
+  expect(r.stderr).toBe('');
+  expect(r.exitCode).toBe(0);
+  await h.waitFor(
+    'the agent commit',
+    async () =>
+      execFileSync('git', ['-C', h.repo, 'log', '--format=%s'], { encoding: 'utf8' }).startsWith('agent: edit'),
+    60_000,
+  );
+  await h.waitFor(
+    'AgentBusy=False/Idle after the turn',
+    async () => condition(await h.session('s'), 'AgentBusy')?.reason === 'Idle',
+    60_000,
+  );
+  const sessions = await h.tmuxSessions();
+  expect(sessions.map((t) => t.uid)).toEqual([uid]);
+  const s = await h.session('s');
+  expect(s?.status?.run).toBe(1);
+  const texts = userTexts();
+  expect(texts.length).toBeGreaterThan(1);
+  for (const t of texts) expect(t.filter((x) => x === PROMPT)).toHaveLength(1);
+  const k = await h.orchctl(['send', 's', '--keys', ...exitKeys]);
+  // The keys went in; send --keys confirms only answers to a prompt on screen, so it says not confirmed.
+  expect(k.stdout + k.stderr).toContain(`sent ${exitKeys.join(' ')}`);
+  const done = await h.waitFor(
+    'phase Succeeded',
+    async () => {
+      const s = await h.session('s');
+      return s?.status?.phase === 'Succeeded' && s;
+    },
+    60_000,
+  );
+  expect(done.status?.exitCode).toBe(0);
 }
 
 describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
@@ -141,6 +212,59 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
       await geminiAgent(h, fake);
       await runSession(h);
       expect(geminiUserTexts(fake.streams()[0]!.body).join('\n')).toContain(PROMPT);
+    },
+    15 * 60_000,
+  );
+
+  it(
+    'codex: approval answered with orchctl send --approve, the controller killed -9 at the prompt adopts the ' +
+      'run with no duplicate, the CLI exiting ends the session Succeeded',
+    async () => {
+      const bin = install('codex');
+      const fake = await FakeResponses.start();
+      const h = await makeHarness();
+      cleanups.push(
+        () => fake.close(),
+        () => h.cleanup(),
+      );
+      h.diagnostics.push(() => fake.describe());
+      const home = path.join(h.dir, 'codex-home');
+      fs.mkdirSync(home);
+      // on-request + workspace-write: a call asking to leave the sandbox raises Codex's approval prompt.
+      fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, h.repo, 'on-request', 'workspace-write'));
+      fake.script(
+        callTurn(
+          'exec_command',
+          { cmd: COMMIT, sandbox_permissions: 'require_escalated', justification: 'Commit the edit?' },
+          'Editing.',
+        ),
+        textTurn('Committed.'),
+      );
+      await h.apply([
+        agentFrom('codex.yaml', bin, undefined, { CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake', HOME: h.dir }),
+      ]);
+      await approveAdoptExit(h, () => fake.responses().map((r) => userTexts(r.body)), ['C-c']);
+    },
+    15 * 60_000,
+  );
+
+  it(
+    'gemini-cli: approval answered with orchctl send --approve, the controller killed -9 at the prompt adopts ' +
+      'the run with no duplicate, the CLI exiting ends the session Succeeded',
+    async () => {
+      const fake = await FakeGemini.start();
+      const h = await makeHarness();
+      cleanups.push(
+        () => fake.close(),
+        () => h.cleanup(),
+      );
+      h.diagnostics.push(() => fake.describe());
+      fake.script(
+        geminiCall('run_shell_command', { command: COMMIT, description: 'Edit and commit' }),
+        geminiText('Committed.'),
+      );
+      await geminiAgent(h, fake, []); // default approval mode: the shell call asks
+      await approveAdoptExit(h, () => fake.streams().map((r) => geminiUserTexts(r.body)), ['C-c', 'C-c']);
     },
     15 * 60_000,
   );
