@@ -96,6 +96,11 @@ export interface AgentDriver {
   promptRecords?(records: string, sessionId?: string): PromptRecords;
   /** Whether the agent's hooks report prompt submission (UserPromptSubmit) into the run's hook file. */
   hooks(agent: AgentSpec | undefined): boolean;
+  /**
+   * The run's transcript when its path is only known once the agent wrote it (Gemini CLI's chat
+   * file: its project directory is the CLI's choice), from the run's records dir and session id.
+   */
+  locateTranscript?(run: { records?: string; sessionId?: string }): string | undefined;
   /** Reads the agent's transcript, if it keeps one orchctl understands. */
   readonly transcript?: TranscriptReader;
 }

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventLogPath, readEventLog } from '../../controller/store/eventlog.js';
 import { condition, type Harness, makeHarness } from '../support/controller-harness.js';
 import { FakeGemini, geminiCall, geminiSettings, geminiText, geminiUserTexts } from '../support/fake-gemini.js';
 import { FakeResponses, callTurn, codexConfig, textTurn, userTexts } from '../support/fake-openai-responses.js';
@@ -87,7 +88,7 @@ async function runSession(h: Harness): Promise<void> {
 }
 
 /** Gemini CLI with the built-in template (`--yolo`), its settings in a temp HOME, against `fake`. */
-async function geminiAgent(h: Harness, fake: FakeGemini, args = ['--yolo']): Promise<void> {
+async function geminiAgent(h: Harness, fake: FakeGemini, args = ['--yolo'], pricing?: unknown[]): Promise<void> {
   fs.mkdirSync(path.join(h.dir, '.gemini'));
   fs.writeFileSync(path.join(h.dir, '.gemini', 'settings.json'), JSON.stringify(geminiSettings()));
   const env = {
@@ -96,7 +97,8 @@ async function geminiAgent(h: Harness, fake: FakeGemini, args = ['--yolo']): Pro
     GEMINI_API_KEY: 'k',
     GEMINI_CLI_DISABLE_AUTOUPDATER: 'true',
   };
-  await h.apply([agentFrom('gemini-cli.yaml', install('gemini-cli'), args, env)]);
+  const agent = agentFrom('gemini-cli.yaml', install('gemini-cli'), args, env);
+  await h.apply([pricing ? { ...agent, spec: { ...agent.spec, pricing } } : agent]);
 }
 
 /**
@@ -168,6 +170,60 @@ async function approveAdoptExit(h: Harness, userTexts: () => string[][], exitKey
     60_000,
   );
   expect(done.status?.exitCode).toBe(0);
+}
+
+/** A price for every model, so the cost is checkable: $1 per M input tokens, $2 per M output, $0.5 cached. */
+const PRICING = [{ model: '*', inputPerMTok: 1, outputPerMTok: 2, cacheReadPerMTok: 0.5, cacheWritePerMTok: 0 }];
+
+/** A package.json whose `npm test` fails the way a test runner does, committed. */
+function failingTests(repo: string): void {
+  fs.writeFileSync(
+    path.join(repo, 'package.json'),
+    JSON.stringify({ name: 't', private: true, scripts: { test: 'echo "1 test failed" && exit 1' } }),
+  );
+  execFileSync('git', ['-C', repo, 'add', '.']);
+  execFileSync('git', ['-C', repo, '-c', 'user.name=a', '-c', 'user.email=a@example.com', 'commit', '-qm', 'tests']);
+}
+
+/**
+ * Session `s` asked to run the tests; waits for the TestFailure signal read from the agent's own
+ * records (status.detector, the assessment of the event log) and the turn's end; returns the session.
+ */
+async function failingTestSession(h: Harness) {
+  h.start();
+  await h.apply([
+    {
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'AgentSession',
+      metadata: { name: 's' },
+      spec: { agentRef: 'a', workdir: h.repo, prompt: 'Run the tests' },
+    },
+  ]);
+  const failed = await h.waitFor(
+    'a TestFailure signal',
+    async () => {
+      const s = await h.session('s');
+      return (s?.status?.detector?.counts?.TestFailure ?? 0) > 0 && s;
+    },
+    90_000,
+  );
+  const signal = failed.status?.detector?.lastSignals?.find((x) => x.signal === 'TestFailure');
+  expect(signal?.detail).toContain('exit 1');
+  const log = readEventLog(eventLogPath(h.home, 'default', 's')).events;
+  expect(log.find((e) => e.type === 'tool_result')).toMatchObject({
+    source: 'transcript',
+    command: 'npm test',
+    isError: true,
+    exitCode: 1,
+  });
+  return h.waitFor(
+    'AgentBusy=False/Idle after the turn',
+    async () => {
+      const s = await h.session('s');
+      return condition(s, 'AgentBusy')?.reason === 'Idle' && s;
+    },
+    60_000,
+  );
 }
 
 describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
@@ -265,6 +321,42 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
       );
       await geminiAgent(h, fake, []); // default approval mode: the shell call asks
       await approveAdoptExit(h, () => fake.streams().map((r) => geminiUserTexts(r.body)), ['C-c', 'C-c']);
+    },
+    15 * 60_000,
+  );
+
+  it(
+    "gemini-cli: a failing npm test is a TestFailure signal, and usage and cost in status come from Gemini CLI's " +
+      'chat record (the token counts the fake returned)',
+    async () => {
+      const fake = await FakeGemini.start();
+      const h = await makeHarness();
+      cleanups.push(
+        () => fake.close(),
+        () => h.cleanup(),
+      );
+      h.diagnostics.push(() => fake.describe());
+      failingTests(h.repo);
+      fake.script(
+        geminiCall('run_shell_command', { command: 'npm test', description: 'Run the tests' }),
+        geminiText('The tests fail.'),
+      );
+      await geminiAgent(h, fake, ['--yolo'], PRICING);
+      await failingTestSession(h);
+      // Gemini CLI records a model message's tokens as the API reported them (usageMetadata).
+      expect(fake.streamed).toHaveLength(2);
+      const input = fake.streamed.reduce((a, u) => a + u.promptTokenCount, 0);
+      const output = fake.streamed.reduce((a, u) => a + u.candidatesTokenCount, 0);
+      const s = await h.waitFor(
+        'the usage of both turns in status',
+        async () => {
+          const s = await h.session('s');
+          return s?.status?.usage?.outputTokens === output && s;
+        },
+        30_000,
+      );
+      expect(s.status?.usage).toMatchObject({ inputTokens: input, outputTokens: output, priced: true });
+      expect(s.status?.usage?.costUSD).toBeCloseTo((input * 1 + output * 2) / 1e6, 9);
     },
     15 * 60_000,
   );

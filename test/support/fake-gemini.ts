@@ -69,6 +69,8 @@ export function geminiToolNames(body: unknown): string[] {
 
 export class FakeGemini {
   readonly requests: RecordedGeminiRequest[] = [];
+  /** The usageMetadata of each streamed conversation turn answered, in order. */
+  readonly streamed: { promptTokenCount: number; candidatesTokenCount: number }[] = [];
   private readonly queue: GeminiTurn[] = [];
   private constructor(
     private readonly server: http.Server,
@@ -166,6 +168,7 @@ export class FakeGemini {
       });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    this.streamed.push(usageMetadata);
     const send = (parts: unknown[], last: boolean) =>
       res.write(
         `data: ${JSON.stringify({
