@@ -98,9 +98,15 @@ export interface AgentDriver {
   hooks(agent: AgentSpec | undefined): boolean;
   /**
    * The run's transcript when its path is only known once the agent wrote it (Gemini CLI's chat
-   * file: its project directory is the CLI's choice), from the run's records dir and session id.
+   * file: its project directory is the CLI's choice; Codex's rollout: named by a thread id it
+   * picks), from the run's records dir, session id, workdir and start time.
    */
-  locateTranscript?(run: { records?: string; sessionId?: string }): string | undefined;
+  locateTranscript?(run: {
+    records?: string;
+    sessionId?: string;
+    workdir?: string;
+    startTime?: string;
+  }): string | undefined;
   /** Reads the agent's transcript, if it keeps one orchctl understands. */
   readonly transcript?: TranscriptReader;
 }

@@ -360,4 +360,45 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
     },
     15 * 60_000,
   );
+
+  it(
+    "codex: a failing npm test is a TestFailure signal, and usage and cost in status come from Codex's rollout " +
+      '(the token counts the fake returned)',
+    async () => {
+      const bin = install('codex');
+      const fake = await FakeResponses.start();
+      const h = await makeHarness();
+      cleanups.push(
+        () => fake.close(),
+        () => h.cleanup(),
+      );
+      h.diagnostics.push(() => fake.describe());
+      failingTests(h.repo);
+      const home = path.join(h.dir, 'codex-home');
+      fs.mkdirSync(home);
+      fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, h.repo, 'never'));
+      fake.script(callTurn('exec_command', { cmd: 'npm test' }, 'Running the tests.'), textTurn('The tests fail.'));
+      const agent = agentFrom('codex.yaml', bin, undefined, {
+        CODEX_HOME: home,
+        FAKE_OPENAI_API_KEY: 'sk-fake',
+        HOME: h.dir,
+      });
+      await h.apply([{ ...agent, spec: { ...agent.spec, pricing: PRICING } }]);
+      await failingTestSession(h);
+      expect(fake.completed).toHaveLength(2);
+      const input = fake.completed.reduce((a, u) => a + u.input_tokens, 0);
+      const output = fake.completed.reduce((a, u) => a + u.output_tokens, 0);
+      const s = await h.waitFor(
+        'the usage of both responses in status',
+        async () => {
+          const s = await h.session('s');
+          return s?.status?.usage?.outputTokens === output && s;
+        },
+        30_000,
+      );
+      expect(s.status?.usage).toMatchObject({ inputTokens: input, outputTokens: output, priced: true });
+      expect(s.status?.usage?.costUSD).toBeCloseTo((input * 1 + output * 2) / 1e6, 9);
+    },
+    15 * 60_000,
+  );
 });

@@ -77,6 +77,8 @@ export function callOutputs(body: unknown): { callId: string; output: string }[]
 
 export class FakeResponses {
   readonly requests: RecordedResponsesRequest[] = [];
+  /** The usage of each conversation response answered (requests offering tools), in order. */
+  readonly completed: { id: string; input_tokens: number; output_tokens: number }[] = [];
   private readonly queue: ResponsesTurn[] = [];
   private seq = 0;
   private constructor(
@@ -201,6 +203,7 @@ export class FakeResponses {
     }
     const inputTokens =
       turn.kind === 'text' && turn.inputTokens !== undefined ? turn.inputTokens : Math.ceil(raw.length / 4);
+    if (toolNames(body).length > 0) this.completed.push({ id, input_tokens: inputTokens, output_tokens: 20 });
     send('response.completed', {
       response: {
         id,

@@ -211,7 +211,11 @@ export class SessionObserver implements SessionObservation {
     if (status.workspace) {
       const screen = facts.screen;
       const driver = driverFor(resolved.agent);
-      const transcript = prev?.transcript ?? (prev?.records ? driver.locateTranscript?.(prev) : undefined);
+      const transcript =
+        prev?.transcript ??
+        (prev?.records
+          ? driver.locateTranscript?.({ ...prev, workdir: status.workdir, startTime: status.startTime })
+          : undefined);
       this.d.feed.ingest(log, {
         run,
         workspace: status.workspace,
