@@ -179,11 +179,7 @@ export function which(cmd: string, envPath = process.env.PATH ?? ''): string | u
   return undefined;
 }
 
-async function versionOutput(
-  file: string,
-  args: string[],
-  timeout = VERSION_TIMEOUT_MS,
-): Promise<string | undefined> {
+async function versionOutput(file: string, args: string[], timeout = VERSION_TIMEOUT_MS): Promise<string | undefined> {
   try {
     const r = await execa(file, args, {
       timeout,
