@@ -157,6 +157,14 @@ export function codexRolloutEvents(line: Record<string, unknown>, run: number, s
       },
     ];
   }
+  // A turn that ended on an error (a 429 usage limit: "You've hit your usage limit. Try again at
+  // 9:37 PM.", codex_error_info usage_limit_exceeded) — the notice Codex shows, as its message.
+  if (line.type === 'event_msg' && p.type === 'task_complete') {
+    const error = p.error as { message?: unknown } | undefined;
+    return typeof error?.message === 'string' && error.message
+      ? [{ ...base, type: 'assistant_message', text: bound(error.message, MAX_TEXT), index: st.assistants++ }]
+      : [];
+  }
   if (line.type !== 'response_item') return [];
   if (p.type === 'message') {
     const text = (Array.isArray(p.content) ? (p.content as ContentItem[]) : [])
@@ -221,6 +229,8 @@ export function codexRolloutEvents(line: Record<string, unknown>, run: number, s
 }
 
 const rollout: TranscriptReader<RolloutState> = {
+  // Recorded from 0.171.0 (a 429 usage_limit_reached): the reset is the clock time after "Try again at".
+  limitNotice: { message: /\b(?:hit|reached) your usage limit\b|\bquota exceeded\b/i },
   newState: () => ({ users: 0, assistants: 0, tools: new Map() }),
   events: codexRolloutEvents,
   counters: (st) => ({ users: st.users, assistants: st.assistants }),

@@ -401,4 +401,84 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
     },
     15 * 60_000,
   );
+
+  it(
+    'codex: a 429 usage limit pauses the session until Codex\'s "Try again at" time, then the continue message ' +
+      'resumes it and the work goes on',
+    async () => {
+      const bin = install('codex');
+      const fake = await FakeResponses.start();
+      const h = await makeHarness();
+      cleanups.push(
+        () => fake.close(),
+        () => h.cleanup(),
+      );
+      h.diagnostics.push(() => fake.describe());
+      const home = path.join(h.dir, 'codex-home');
+      fs.mkdirSync(home);
+      fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, h.repo, 'never'));
+      // Codex shows the reset to the minute, rounded down: a reset 1 s into the next minute reads as
+      // that minute, at most a minute away.
+      const resetsAt = (Math.floor(Date.now() / 60_000) + 1) * 60 + 1;
+      fake.script(
+        { kind: 'rateLimit', resetSeconds: 0, resetsAt },
+        callTurn('exec_command', { cmd: COMMIT }, 'Editing.'),
+        textTurn('Committed.'),
+      );
+      await h.apply([
+        {
+          apiVersion: 'orchctl.io/v1alpha1',
+          kind: 'SessionPolicy',
+          metadata: { name: 'default' },
+          spec: { selector: {}, rateLimit: { jitter: '1s', continueMessage: 'Go on from where you stopped.' } },
+        },
+        agentFrom('codex.yaml', bin, undefined, { CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake', HOME: h.dir }),
+      ]);
+      h.start();
+      await h.apply([
+        {
+          apiVersion: 'orchctl.io/v1alpha1',
+          kind: 'AgentSession',
+          metadata: { name: 's' },
+          spec: { agentRef: 'a', workdir: h.repo, prompt: PROMPT },
+        },
+      ]);
+      const paused = await h.waitFor(
+        'the pause',
+        async () => {
+          const s = await h.session('s');
+          return s?.status?.pause && s;
+        },
+        90_000,
+      );
+      expect(paused.status?.pause).toMatchObject({ run: 1, reason: 'RateLimited' });
+      expect(condition(paused, 'QuotaExhausted')?.status).toBe('True');
+      const until = Date.parse(paused.status!.pause!.until!);
+      // Not before the minute Codex named, and not the 15-minute default (the reset was read).
+      expect(until).toBeGreaterThanOrEqual(Math.floor(resetsAt / 60) * 60_000);
+      expect(until).toBeLessThanOrEqual(Math.floor(resetsAt / 60) * 60_000 + 2000);
+      const resumed = await h.waitFor(
+        'the resume',
+        async () => {
+          const s = await h.session('s');
+          return s?.status?.pause === undefined && s?.status?.reason === 'Running' && s;
+        },
+        120_000,
+      );
+      expect(Date.now()).toBeGreaterThanOrEqual(until);
+      expect(resumed.status).toMatchObject({ phase: 'Running', run: 1, restarts: 0 });
+      await h.waitFor(
+        'the agent commit after the resume',
+        async () =>
+          execFileSync('git', ['-C', h.repo, 'log', '--format=%s'], { encoding: 'utf8' }).startsWith('agent: edit'),
+        60_000,
+      );
+      const after = fake
+        .responses()
+        .slice(1)
+        .map((r) => userTexts(r.body));
+      expect(after[0]).toContain('Go on from where you stopped.');
+    },
+    15 * 60_000,
+  );
 });

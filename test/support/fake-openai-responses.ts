@@ -19,7 +19,8 @@ export type ResponsesTurn =
   | { kind: 'text'; text: string; inputTokens?: number }
   /** A function call to a tool Codex offered (e.g. `shell_command`, `exec_command`). */
   | { kind: 'call'; name: string; args: Record<string, unknown>; text?: string }
-  | { kind: 'rateLimit'; resetSeconds: number; message?: string };
+  /** `resetsAt` (epoch seconds) fixes the reset instead of `resetSeconds` from the request. */
+  | { kind: 'rateLimit'; resetSeconds: number; message?: string; resetsAt?: number };
 
 export interface RecordedResponsesRequest {
   method: string;
@@ -150,7 +151,7 @@ export class FakeResponses {
             code: 'rate_limit_exceeded',
             message: turn.message ?? `Rate limit reached. Please try again in ${turn.resetSeconds}s.`,
             resets_in_seconds: turn.resetSeconds,
-            resets_at: Math.floor(Date.now() / 1000) + turn.resetSeconds,
+            resets_at: turn.resetsAt ?? Math.floor(Date.now() / 1000) + turn.resetSeconds,
           },
         }),
       );
