@@ -1,9 +1,10 @@
 /**
- * Issue 30, first step under the controller: the built-in codex and gemini-cli templates
- * (manifests/agents/), pointed at the pinned CLIs and their fakes, run an AgentSession whose prompt
- * the controller pastes and confirms; the agent's tool call commits in the workdir and the session
- * ends its turn idle. (Approval, quota and interruption signals under the controller are the
- * signal-fidelity work, not covered here.)
+ * Issue 30: the built-in codex and gemini-cli templates (manifests/agents/), pointed at the pinned
+ * CLIs and their fakes, under the real controller: the prompt confirmed from the CLI's own record,
+ * the tool call's commit, the turn's end; an approval answered with `orchctl send --approve` across
+ * a kill -9 of the controller (the run adopted, no duplicate) and the CLI's exit → Succeeded; a
+ * failing `npm test` as a TestFailure signal and usage/cost from the CLI's records; Codex's usage
+ * limit → pause → resume. A failed wait prints the panes and what the fake received.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
