@@ -33,19 +33,31 @@ const listDir = (dir: string): string[] => {
   }
 };
 
-/** The first line of a file (the rollout's session_meta), at most 64 KiB of it. */
-function firstLine(file: string): string | undefined {
+/** The head of a file: a rollout's session_meta names its start and cwd before its long instructions. */
+function head(file: string, bytes = 4096): string | undefined {
   let fd: number | undefined;
   try {
     fd = fs.openSync(file, 'r');
-    const buf = Buffer.alloc(64 * 1024);
+    const buf = Buffer.alloc(bytes);
     const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    const nl = buf.subarray(0, n).indexOf(10);
-    return nl < 0 ? undefined : buf.toString('utf8', 0, nl);
+    return buf.toString('utf8', 0, n);
   } catch {
     return undefined;
   } finally {
     if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/** session_meta's start and cwd from a rollout's head (recorded 0.171.0: both precede base_instructions). */
+function sessionMeta(text: string): { at: number; cwd: string } | undefined {
+  if (!/^\{[^\n]*?"type":"session_meta"/.test(text)) return undefined;
+  const at = /"payload":\{[^\n]*?"timestamp":"([^"]+)"/.exec(text)?.[1];
+  const cwd = /"payload":\{[^\n]*?"cwd":("(?:[^"\\]|\\.)*")/.exec(text)?.[1];
+  if (!at || !cwd) return undefined;
+  try {
+    return { at: Date.parse(at), cwd: JSON.parse(cwd) as string };
+  } catch {
+    return undefined;
   }
 }
 
@@ -82,22 +94,16 @@ export function codexRollout(records: string, workdir: string, startTime: string
           if (!f.startsWith('rollout-') || !f.endsWith('.jsonl')) continue;
           if (++seen > MAX_ROLLOUTS) break outer;
           const file = path.join(root, y, m, d, f);
+          let mtime = 0;
           try {
-            const meta = JSON.parse(firstLine(file) ?? '') as {
-              type?: string;
-              payload?: { cwd?: string; timestamp?: string };
-            };
-            const at = Date.parse(meta.payload?.timestamp ?? '');
-            if (
-              meta.type !== 'session_meta' ||
-              (meta.payload?.cwd !== workdir && meta.payload?.cwd !== real) ||
-              !(at >= start)
-            )
-              continue;
-            if (!best || at < best.at) best = { file, at };
+            mtime = fs.statSync(file).mtimeMs;
           } catch {
-            /* not a rollout, or its first line is being written */
+            continue;
           }
+          if (mtime < start) continue; // untouched since before the run: not its rollout
+          const meta = sessionMeta(head(file) ?? '');
+          if (!meta || (meta.cwd !== workdir && meta.cwd !== real) || !(meta.at >= start)) continue;
+          if (!best || meta.at < best.at) best = { file, at: meta.at };
         }
       }
   if (best) {
