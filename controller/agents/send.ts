@@ -23,6 +23,12 @@ export interface SendRequest {
   keys?: string[];
   /** Paste text even while the agent waits at a permission prompt or dialog. */
   force?: boolean;
+  /**
+   * The continue message after a rate-limit pause: when the limit is still a dialog on screen whose
+   * Agent declares answer keys (Gemini CLI's "Usage limit reached … 1. Keep trying"), those keys are
+   * the continue — the agent retries its request itself; text could not go in there.
+   */
+  resume?: boolean;
 }
 
 export class SendError extends Error {}
@@ -138,6 +144,12 @@ export async function sendToSession(
     });
   }
   if (!req.text?.trim()) throw new SendError('nothing to send: give TEXT, -f FILE, --approve, --deny or --keys');
+  if (req.resume && profile) {
+    const screen = classifyScreen(await tmux.capture(target.target, 60), profile);
+    const keys = profile.dialogs.find((d) => d.name === screen.dialog)?.answerKeys;
+    if (screen.state === 'dialog' && screen.quotaExhausted && keys?.length)
+      return deliverKeys(target, { keys, stillWaiting: showing(profile, ['dialog']) });
+  }
   if (isTrue(st.conditions, 'WaitingForInput') && !req.force)
     throw new SendError(
       `agentsession "${name}" is waiting for an answer (${waiting?.reason}: ${waiting?.message}); ` +

@@ -14,7 +14,14 @@ import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventLogPath, readEventLog } from '../../controller/store/eventlog.js';
 import { condition, type Harness, makeHarness } from '../support/controller-harness.js';
-import { FakeGemini, geminiCall, geminiSettings, geminiText, geminiUserTexts } from '../support/fake-gemini.js';
+import {
+  FakeGemini,
+  geminiCall,
+  geminiRateLimit,
+  geminiSettings,
+  geminiText,
+  geminiUserTexts,
+} from '../support/fake-gemini.js';
 import { FakeResponses, callTurn, codexConfig, textTurn, userTexts } from '../support/fake-openai-responses.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -479,6 +486,82 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
         .slice(1)
         .map((r) => userTexts(r.body));
       expect(after[0]).toContain('Go on from where you stopped.');
+    },
+    15 * 60_000,
+  );
+
+  it(
+    'gemini-cli: a 429 QUOTA_EXHAUSTED pauses the session until the dialog\'s "Access resets at" time, then ' +
+      '"Keep trying" resumes it and the work goes on',
+    async () => {
+      const fake = await FakeGemini.start();
+      const h = await makeHarness();
+      cleanups.push(
+        () => fake.close(),
+        () => h.cleanup(),
+      );
+      h.diagnostics.push(() => fake.describe());
+      // Gemini CLI shows the reset to the minute: one 1 s into the next minute reads as that minute.
+      const start = Date.now();
+      const retry = Math.ceil(((Math.floor(start / 60_000) + 1) * 60_000 + 1000 - start) / 1000);
+      fake.script(
+        geminiRateLimit(retry, true),
+        geminiCall('run_shell_command', { command: COMMIT, description: 'Edit and commit' }),
+        geminiText('Committed.'),
+      );
+      await h.apply([
+        {
+          apiVersion: 'orchctl.io/v1alpha1',
+          kind: 'SessionPolicy',
+          metadata: { name: 'default' },
+          spec: { selector: {}, rateLimit: { jitter: '1s' } },
+        },
+      ]);
+      await geminiAgent(h, fake);
+      h.start();
+      await h.apply([
+        {
+          apiVersion: 'orchctl.io/v1alpha1',
+          kind: 'AgentSession',
+          metadata: { name: 's' },
+          spec: { agentRef: 'a', workdir: h.repo, prompt: PROMPT },
+        },
+      ]);
+      const paused = await h.waitFor(
+        'the pause',
+        async () => {
+          const s = await h.session('s');
+          return s?.status?.pause && s;
+        },
+        90_000,
+      );
+      expect(paused.status?.pause).toMatchObject({ run: 1, reason: 'RateLimited' });
+      expect(condition(paused, 'QuotaExhausted')?.status).toBe('True');
+      const until = Date.parse(paused.status!.pause!.until!);
+      const since = Date.parse(paused.status!.pause!.since);
+      // Read from the dialog (not the 15-minute default): no earlier than the minute it can name.
+      expect(until).toBeGreaterThanOrEqual(Math.floor((start + retry * 1000) / 60_000) * 60_000);
+      expect(until).toBeLessThanOrEqual(since + retry * 1000 + 62_000);
+      await h.waitFor(
+        'the resume',
+        async () => {
+          const s = await h.session('s');
+          return s?.status?.pause === undefined && s?.status?.reason === 'Running';
+        },
+        120_000,
+      );
+      expect(Date.now()).toBeGreaterThanOrEqual(until);
+      await h.waitFor(
+        'the agent commit after the resume',
+        async () =>
+          execFileSync('git', ['-C', h.repo, 'log', '--format=%s'], { encoding: 'utf8' }).startsWith('agent: edit'),
+        60_000,
+      );
+      // "Keep trying" sent the same request again: the prompt once, no continue message typed.
+      expect(fake.streams().length).toBeGreaterThanOrEqual(2);
+      expect(geminiUserTexts(fake.streams()[1]!.body).filter((t) => t === PROMPT)).toHaveLength(1);
+      const s = await h.session('s');
+      expect(s?.status).toMatchObject({ phase: 'Running', run: 1, restarts: 0 });
     },
     15 * 60_000,
   );

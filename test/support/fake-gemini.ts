@@ -21,7 +21,8 @@ import { closeLoopback, readBody, startLoopback } from './loopback-server.js';
 export type GeminiTurn =
   | { kind: 'text'; text: string }
   | { kind: 'call'; name: string; args: Record<string, unknown>; text?: string }
-  | { kind: 'rateLimit'; retrySeconds: number };
+  /** `exhausted`: an ErrorInfo QUOTA_EXHAUSTED (the CLI keeps the delay) instead of a per-day QuotaFailure. */
+  | { kind: 'rateLimit'; retrySeconds: number; exhausted?: boolean };
 
 export interface RecordedGeminiRequest {
   method: string;
@@ -36,7 +37,11 @@ export const geminiCall = (name: string, args: Record<string, unknown>, text?: s
   args,
   ...(text === undefined ? {} : { text }),
 });
-export const geminiRateLimit = (retrySeconds: number): GeminiTurn => ({ kind: 'rateLimit', retrySeconds });
+export const geminiRateLimit = (retrySeconds: number, exhausted?: boolean): GeminiTurn => ({
+  kind: 'rateLimit',
+  retrySeconds,
+  ...(exhausted ? { exhausted } : {}),
+});
 
 interface Content {
   role?: string;
@@ -153,15 +158,21 @@ export class FakeGemini {
           message: `You exceeded your current quota. Please retry in ${turn.retrySeconds}s.`,
           status: 'RESOURCE_EXHAUSTED',
           details: [
-            {
-              '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
-              violations: [
-                {
-                  quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
-                  quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier',
+            turn.exhausted
+              ? {
+                  '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+                  reason: 'QUOTA_EXHAUSTED',
+                  domain: 'cloudcode-pa.googleapis.com',
+                }
+              : {
+                  '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+                  violations: [
+                    {
+                      quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
+                      quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier',
+                    },
+                  ],
                 },
-              ],
-            },
             { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${turn.retrySeconds}s` },
           ],
         },

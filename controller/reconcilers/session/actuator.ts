@@ -394,7 +394,7 @@ export class SessionActuator implements Actuator {
     if (this.resumes.get(rk) === 'pending') return;
     this.resumes.set(rk, 'pending');
     const [namespace, name] = key.split('/');
-    void sendToSession(this.d.store, this.d.tmux, namespace, name, { text })
+    void sendToSession(this.d.store, this.d.tmux, namespace, name, { text, resume: true })
       .catch((e: Error) => ({ delivered: false, reason: 'SendFailed', message: e.message }))
       .then((r: DeliveryResult) => {
         this.resumes.set(rk, r);
