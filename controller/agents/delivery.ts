@@ -5,8 +5,9 @@
  * serialised (a lock file in the run's workspace, shared by the controller and the CLI):
  *   wait until the agent's input is ready → leave copy mode → clear the input line → paste through
  *   a uniquely named tmux buffer (bracketed paste) → wait → send the submit keys → confirm the
- *   agent took it (the UserPromptSubmit hook fired or the transcript gained a user line; for agents
- *   without either, the screen moved) → if not, press submit again with backoff.
+ *   agent took it (the UserPromptSubmit hook fired, the transcript gained a user line, or the agent's
+ *   own prompt records gained this text; for agents with none of these, the screen moved) → if not,
+ *   press submit again with backoff.
  */
 import fs from 'node:fs';
 import stripAnsi from 'strip-ansi';
@@ -15,6 +16,7 @@ import path from 'node:path';
 import { readLines } from '../observers/agent-feed.js';
 import { processAlive } from '../observers/process.js';
 import type { Tmux } from '../observers/tmux.js';
+import type { PromptRecords } from './driver.js';
 import { HOOKS_FILE } from './hook-entry.js';
 import { recordTyped } from './typed.js';
 
@@ -33,6 +35,8 @@ export interface PaneTarget {
   transcript?: string;
   /** Whether the agent reports through hooks (then only hooks/transcript confirm, never the screen). */
   hooks: boolean;
+  /** Where the agent records the prompts it accepted (then those records confirm, never the screen). */
+  records?: PromptRecords;
 }
 
 export interface TextDelivery {
@@ -114,14 +118,42 @@ const linesAfter = (file: string | undefined, from: number): string[] =>
 interface Baseline {
   hooks: number;
   transcript: number;
+  /** Size of each prompt-record file before the paste (a file created later starts at 0). */
+  records: Map<string, number>;
 }
 
 function baseline(t: PaneTarget): Baseline {
-  return { hooks: sizeOf(path.join(t.workspace, HOOKS_FILE)), transcript: sizeOf(t.transcript) };
+  return {
+    hooks: sizeOf(path.join(t.workspace, HOOKS_FILE)),
+    transcript: sizeOf(t.transcript),
+    records: new Map((t.records?.files() ?? []).map((f) => [f, sizeOf(f)])),
+  };
 }
 
-/** A prompt submission the agent itself reported after the baseline. */
-function submitted(t: PaneTarget, b: Baseline): 'hook' | 'transcript' | undefined {
+/** Whitespace-insensitive form, for matching a pasted text against the agent's record of it. */
+const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+/** The agent's own records gained `text` as a submitted prompt after the baseline. */
+function recorded(t: PaneTarget, b: Baseline, text: string | undefined): boolean {
+  if (!t.records || text === undefined) return false;
+  const want = squash(text);
+  for (const file of t.records.files()) {
+    for (const line of linesAfter(file, b.records.get(file) ?? 0)) {
+      try {
+        const o = JSON.parse(line) as unknown;
+        if (o && typeof o === 'object' && t.records.texts(o as Record<string, unknown>).some((x) => squash(x) === want))
+          return true;
+      } catch {
+        /* a line being written */
+      }
+    }
+  }
+  return false;
+}
+
+/** A prompt submission the agent itself reported after the baseline (`text`: the prompt pasted). */
+function submitted(t: PaneTarget, b: Baseline, text?: string): 'hook' | 'transcript' | undefined {
+  if (recorded(t, b, text)) return 'transcript';
   if (
     linesAfter(path.join(t.workspace, HOOKS_FILE), b.hooks).some((l) =>
       l.includes('"hook_event_name":"UserPromptSubmit"'),
@@ -206,7 +238,8 @@ export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<Deliv
     recordTyped(t.workspace, d.text);
     const b = baseline(t);
     // Without its final newline: the submit keys, not the paste, submit the text.
-    await t.tmux.pasteText(t.target, sanitizePaste(d.text).text.replace(/\n+$/, ''), d.bufferName);
+    const pasted = sanitizePaste(d.text).text.replace(/\n+$/, '');
+    await t.tmux.pasteText(t.target, pasted, d.bufferName);
     await sleep(200); // let the program take the paste before the submit key arrives
     const afterPaste = await t.tmux.capture(t.target, 60);
     const backoff = d.backoffMs ?? [300, 600, 1200];
@@ -218,14 +251,18 @@ export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<Deliv
       while (Date.now() < deadline) {
         await sleep(100);
         const by =
-          submitted(t, b) ??
-          (!t.hooks && !t.transcript && (await t.tmux.capture(t.target, 60)) !== afterPaste ? 'screen' : undefined);
+          submitted(t, b, pasted) ??
+          (!t.hooks && !t.transcript && !t.records && (await t.tmux.capture(t.target, 60)) !== afterPaste
+            ? 'screen'
+            : undefined);
         if (by) {
           const how =
             by === 'hook'
               ? 'the UserPromptSubmit hook fired'
               : by === 'transcript'
-                ? 'the transcript gained the user message'
+                ? t.records
+                  ? "the agent's own records gained the prompt"
+                  : 'the transcript gained the user message'
                 : 'the screen moved';
           return {
             delivered: true,
@@ -245,7 +282,8 @@ export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<Deliv
       reason: 'Unconfirmed',
       message:
         `pasted and pressed ${d.submitKeys.join(' ')} ${backoff.length + 1} times, but the agent never confirmed ` +
-        `the prompt (no UserPromptSubmit hook, no transcript line${t.hooks ? '' : ', no screen change'})`,
+        `the prompt (no UserPromptSubmit hook, no transcript line${t.records ? ', not in its own records' : ''}` +
+        `${t.hooks || t.records ? '' : ', no screen change'})`,
       retries: backoff.length,
     };
   });

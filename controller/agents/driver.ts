@@ -35,6 +35,20 @@ export interface LaunchAdditions {
   sessionId?: string;
   /** Where the run's transcript will be, if known in advance. */
   transcript?: string;
+  /** The directory the agent keeps its own records in (history, chats) for this run: see promptRecords. */
+  records?: string;
+}
+
+/**
+ * Where an agent writes down each prompt it accepted (its own history or chat file), so delivery
+ * is confirmed by the agent's record of the prompt rather than by the screen moving: a TUI may take
+ * an Enter that arrives with a paste as a newline, and the screen moves all the same.
+ */
+export interface PromptRecords {
+  /** The append-only JSONL files that may receive the record now (they may not exist yet). */
+  files(): string[];
+  /** The prompt texts one parsed line records (none for lines that are not a submitted prompt). */
+  texts(line: Record<string, unknown>): string[];
 }
 
 /**
@@ -78,8 +92,21 @@ export interface AgentDriver {
    * reaches an agent without a persona); undefined when the agent has no such flag.
    */
   appendSystemPrompt?(agent: AgentSpec, text: string): string[];
+  /** The agent's records of submitted prompts, from the run's `records` dir and session id (LaunchAdditions). */
+  promptRecords?(records: string, sessionId?: string): PromptRecords;
   /** Whether the agent's hooks report prompt submission (UserPromptSubmit) into the run's hook file. */
   hooks(agent: AgentSpec | undefined): boolean;
+  /**
+   * The run's transcript when its path is only known once the agent wrote it (Gemini CLI's chat
+   * file: its project directory is the CLI's choice; Codex's rollout: named by a thread id it
+   * picks), from the run's records dir, session id, workdir and start time.
+   */
+  locateTranscript?(run: {
+    records?: string;
+    sessionId?: string;
+    workdir?: string;
+    startTime?: string;
+  }): string | undefined;
   /** Reads the agent's transcript, if it keeps one orchctl understands. */
   readonly transcript?: TranscriptReader;
 }

@@ -23,6 +23,12 @@ export interface SendRequest {
   keys?: string[];
   /** Paste text even while the agent waits at a permission prompt or dialog. */
   force?: boolean;
+  /**
+   * The continue message after a rate-limit pause: when the limit is still a dialog on screen whose
+   * Agent declares answer keys (Gemini CLI's "Usage limit reached … 1. Keep trying"), those keys are
+   * the continue — the agent retries its request itself; text could not go in there.
+   */
+  resume?: boolean;
 }
 
 export class SendError extends Error {}
@@ -34,8 +40,20 @@ export function paneTargetFor(
   status: AgentSessionStatus,
   agent: AgentSpec | undefined,
 ): PaneTarget {
-  const transcript = (status.agent as { transcript?: string } | undefined)?.transcript;
-  return { tmux, target, workspace: status.workspace!, transcript, hooks: driverFor(agent).hooks(agent) };
+  const { transcript, records, sessionId } = (status.agent ?? {}) as {
+    transcript?: string;
+    records?: string;
+    sessionId?: string;
+  };
+  const driver = driverFor(agent);
+  return {
+    tmux,
+    target,
+    workspace: status.workspace!,
+    transcript,
+    hooks: driver.hooks(agent),
+    ...(records && driver.promptRecords ? { records: driver.promptRecords(records, sessionId) } : {}),
+  };
 }
 
 /** A text delivery the way the Agent asks for it: its submit keys, its input-ready pattern, its ready timeout. */
@@ -126,6 +144,12 @@ export async function sendToSession(
     });
   }
   if (!req.text?.trim()) throw new SendError('nothing to send: give TEXT, -f FILE, --approve, --deny or --keys');
+  if (req.resume && profile) {
+    const screen = classifyScreen(await tmux.capture(target.target, 60), profile);
+    const keys = profile.dialogs.find((d) => d.name === screen.dialog)?.answerKeys;
+    if (screen.state === 'dialog' && screen.quotaExhausted && keys?.length)
+      return deliverKeys(target, { keys, stillWaiting: showing(profile, ['dialog']) });
+  }
   if (isTrue(st.conditions, 'WaitingForInput') && !req.force)
     throw new SendError(
       `agentsession "${name}" is waiting for an answer (${waiting?.reason}: ${waiting?.message}); ` +

@@ -89,6 +89,8 @@ export type SessionAgentStatus = AgentObservation & {
   /** The agent CLI's own session id for this run (when its driver fixes one) and its transcript path. */
   sessionId?: string;
   transcript?: string;
+  /** The directory the agent keeps its own records in for this run (its driver reads prompts there). */
+  records?: string;
   /** The dialog last answered automatically (so one appearance gets one answer). */
   autoAnswered?: { dialog: string; at: string };
 };

@@ -95,6 +95,14 @@ export interface ToolResultEvent extends Base {
   interrupted?: boolean;
 }
 
+/**
+ * Token use an agent records apart from its messages (Codex's rollout: one token_usage_record per
+ * model response, after the response's items), with the response's id as messageId.
+ */
+export interface UsageEvent extends Base, MessageFacts {
+  type: 'usage';
+}
+
 /** A hook call from the agent (Claude Code hooks), payload bounded. */
 export interface HookEvent extends Base {
   type: 'hook';
@@ -114,6 +122,7 @@ export type AgentEvent =
   | AssistantMessageEvent
   | ToolUseEvent
   | ToolResultEvent
+  | UsageEvent
   | HookEvent
   | PaneSignalEvent;
 export type AgentEventType = AgentEvent['type'];

@@ -3,6 +3,7 @@
  * control: fake agent CLIs (small sh scripts printing a version) in a temp dir in front of the
  * system's tmux, git and node.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -71,6 +72,39 @@ describe('orchctl doctor', () => {
     expect(agents.map((a) => a[0]).slice(1)).toEqual(['aider', 'claude-code', 'codex', 'gemini-cli', 'shell']);
     expect(fs.existsSync(path.join(home, 'state.db')), 'doctor never creates a store').toBe(false);
   });
+
+  it(
+    "verifies the pinned Codex and Gemini CLI binaries (installed from npm) against the templates' recorded versions",
+    async () => {
+      const install = (agent: string) =>
+        execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'agents', 'install.mjs'), agent], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'inherit'],
+          timeout: 15 * 60_000,
+        }).trim();
+      fs.symlinkSync(install('codex'), path.join(bin, 'codex'));
+      fs.symlinkSync(install('gemini-cli'), path.join(bin, 'gemini'));
+      // Gemini CLI's --version reads its settings under HOME: a private one, not the person's.
+      const r = await orchctl(home, ['doctor', '-o', 'json'], {
+        env: {
+          ...cliEnv(home),
+          HOME: path.dirname(home),
+          PATH: [bin, ...systemDirs('tmux', 'git', 'node')].join(path.delimiter),
+        },
+      });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const agents = JSON.parse(r.stdout).agents as {
+        name: string;
+        installed: boolean;
+        version?: string;
+        patterns: string;
+      }[];
+      const pick = (n: string) => agents.find((a) => a.name === n);
+      expect(pick('codex')).toMatchObject({ installed: true, version: '0.171.0', patterns: 'verified' });
+      expect(pick('gemini-cli')).toMatchObject({ installed: true, version: '0.61.0', patterns: 'verified' });
+    },
+    15 * 60_000,
+  );
 
   it('says when the installed version is not one the patterns were verified on (-o json)', async () => {
     fakeCli('claude', '2.1.400 (Claude Code)');

@@ -25,6 +25,8 @@ export interface Harness {
   store: SqliteStore;
   controller?: ResultPromise;
   controllerLog: string[];
+  /** More text for a failed wait's message (e.g. what a fake model API received). */
+  diagnostics: (() => string)[];
   start(args?: string[]): ResultPromise;
   stopController(signal?: NodeJS.Signals): Promise<void>;
   apply(docs: object[] | string): Promise<void>;
@@ -84,6 +86,7 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
     env,
     store,
     controllerLog: [],
+    diagnostics: [],
     start(args = []) {
       const p = execa(
         BIN,
@@ -136,9 +139,19 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
             ],
             { reject: false },
           );
+          // What each pane shows: a stuck agent explains itself there (a dialog, an unsent prompt).
+          let screens = '';
+          const ids = await execa('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_id}'], { reject: false });
+          for (const id of String(ids.stdout).split('\n').filter(Boolean)) {
+            const c = await execa('tmux', ['-L', socket, 'capture-pane', '-p', '-t', id, '-S', '-40'], {
+              reject: false,
+            });
+            screens += `--- pane ${id} ---\n${String(c.stdout).trimEnd()}\n`;
+          }
           return (
             `controller log tail:\n${h.controllerLog.slice(-15).join('\n')}\n` +
-            `tmux panes:\n${panes.stdout}${panes.stderr}`
+            `tmux panes:\n${panes.stdout}${panes.stderr}\n${screens}` +
+            h.diagnostics.map((d) => d()).join('\n')
           );
         },
       }) as never;

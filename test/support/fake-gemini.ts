@@ -21,7 +21,8 @@ import { closeLoopback, readBody, startLoopback } from './loopback-server.js';
 export type GeminiTurn =
   | { kind: 'text'; text: string }
   | { kind: 'call'; name: string; args: Record<string, unknown>; text?: string }
-  | { kind: 'rateLimit'; retrySeconds: number };
+  /** `exhausted`: an ErrorInfo QUOTA_EXHAUSTED (the CLI keeps the delay) instead of a per-day QuotaFailure. */
+  | { kind: 'rateLimit'; retrySeconds: number; exhausted?: boolean };
 
 export interface RecordedGeminiRequest {
   method: string;
@@ -36,7 +37,11 @@ export const geminiCall = (name: string, args: Record<string, unknown>, text?: s
   args,
   ...(text === undefined ? {} : { text }),
 });
-export const geminiRateLimit = (retrySeconds: number): GeminiTurn => ({ kind: 'rateLimit', retrySeconds });
+export const geminiRateLimit = (retrySeconds: number, exhausted?: boolean): GeminiTurn => ({
+  kind: 'rateLimit',
+  retrySeconds,
+  ...(exhausted ? { exhausted } : {}),
+});
 
 interface Content {
   role?: string;
@@ -69,6 +74,8 @@ export function geminiToolNames(body: unknown): string[] {
 
 export class FakeGemini {
   readonly requests: RecordedGeminiRequest[] = [];
+  /** The usageMetadata of each streamed conversation turn answered, in order. */
+  readonly streamed: { promptTokenCount: number; candidatesTokenCount: number }[] = [];
   private readonly queue: GeminiTurn[] = [];
   private constructor(
     private readonly server: http.Server,
@@ -89,6 +96,19 @@ export class FakeGemini {
   /** The conversation (streamGenerateContent) requests so far. */
   streams(): RecordedGeminiRequest[] {
     return this.requests.filter((r) => r.path.includes(':streamGenerateContent'));
+  }
+
+  /** What the fake received and still has scripted, for a failed test's message. */
+  describe(): string {
+    const lines = this.requests.map((r, i) => {
+      const user = geminiUserTexts(r.body).map((t) => JSON.stringify(t.slice(-200)));
+      const results = geminiFunctionResponses(r.body).map(
+        (f) => `${f.name}→${JSON.stringify(f.response).slice(0, 200)}`,
+      );
+      return `  ${i}: ${r.method} ${r.path} user=[${user.join(', ')}] results=[${results.join(', ')}]`;
+    });
+    const head = `fake Gemini API: ${this.requests.length} request(s), ${this.queue.length} turn(s) left`;
+    return `${head}\n${lines.join('\n')}`;
   }
 
   close(): Promise<void> {
@@ -138,21 +158,28 @@ export class FakeGemini {
           message: `You exceeded your current quota. Please retry in ${turn.retrySeconds}s.`,
           status: 'RESOURCE_EXHAUSTED',
           details: [
-            {
-              '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
-              violations: [
-                {
-                  quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
-                  quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier',
+            turn.exhausted
+              ? {
+                  '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+                  reason: 'QUOTA_EXHAUSTED',
+                  domain: 'cloudcode-pa.googleapis.com',
+                }
+              : {
+                  '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+                  violations: [
+                    {
+                      quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
+                      quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier',
+                    },
+                  ],
                 },
-              ],
-            },
             { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${turn.retrySeconds}s` },
           ],
         },
       });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    this.streamed.push(usageMetadata);
     const send = (parts: unknown[], last: boolean) =>
       res.write(
         `data: ${JSON.stringify({

@@ -19,7 +19,8 @@ export type ResponsesTurn =
   | { kind: 'text'; text: string; inputTokens?: number }
   /** A function call to a tool Codex offered (e.g. `shell_command`, `exec_command`). */
   | { kind: 'call'; name: string; args: Record<string, unknown>; text?: string }
-  | { kind: 'rateLimit'; resetSeconds: number; message?: string };
+  /** `resetsAt` (epoch seconds) fixes the reset instead of `resetSeconds` from the request. */
+  | { kind: 'rateLimit'; resetSeconds: number; message?: string; resetsAt?: number };
 
 export interface RecordedResponsesRequest {
   method: string;
@@ -77,6 +78,8 @@ export function callOutputs(body: unknown): { callId: string; output: string }[]
 
 export class FakeResponses {
   readonly requests: RecordedResponsesRequest[] = [];
+  /** The usage of each conversation response answered (requests offering tools), in order. */
+  readonly completed: { id: string; input_tokens: number; output_tokens: number }[] = [];
   private readonly queue: ResponsesTurn[] = [];
   private seq = 0;
   private constructor(
@@ -98,6 +101,17 @@ export class FakeResponses {
   /** The conversation requests (to /v1/responses, offering tools) so far. */
   responses(): RecordedResponsesRequest[] {
     return this.requests.filter((r) => r.path.startsWith('/v1/responses') && toolNames(r.body).length > 0);
+  }
+
+  /** What the fake received and still has scripted, for a failed test's message. */
+  describe(): string {
+    const lines = this.requests.map((r, i) => {
+      const user = r.body ? userTexts(r.body).map((t) => JSON.stringify(t.slice(-200))) : [];
+      const outputs = r.body ? callOutputs(r.body).map((o) => JSON.stringify(o.output.slice(0, 200))) : [];
+      return `  ${i}: ${r.method} ${r.path} user=[${user.join(', ')}] outputs=[${outputs.join(', ')}]`;
+    });
+    const head = `fake Responses API: ${this.requests.length} request(s), ${this.queue.length} turn(s) left`;
+    return `${head}\n${lines.join('\n')}`;
   }
 
   close(): Promise<void> {
@@ -137,7 +151,7 @@ export class FakeResponses {
             code: 'rate_limit_exceeded',
             message: turn.message ?? `Rate limit reached. Please try again in ${turn.resetSeconds}s.`,
             resets_in_seconds: turn.resetSeconds,
-            resets_at: Math.floor(Date.now() / 1000) + turn.resetSeconds,
+            resets_at: turn.resetsAt ?? Math.floor(Date.now() / 1000) + turn.resetSeconds,
           },
         }),
       );
@@ -190,6 +204,7 @@ export class FakeResponses {
     }
     const inputTokens =
       turn.kind === 'text' && turn.inputTokens !== undefined ? turn.inputTokens : Math.ceil(raw.length / 4);
+    if (toolNames(body).length > 0) this.completed.push({ id, input_tokens: inputTokens, output_tokens: 20 });
     send('response.completed', {
       response: {
         id,

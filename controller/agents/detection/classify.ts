@@ -158,8 +158,14 @@ function promptText(s: Screen, rule: PromptRule): string | undefined {
       break;
     }
   }
+  const out = unbox(ls.slice(from));
+  return out.length ? capBytes(out.join('\n'), MAX_PROMPT_BYTES) : undefined;
+}
+
+/** Lines without box borders, padding and box-only lines (the text a person reads in a box). */
+function unbox(ls: string[]): string[] {
   const out: string[] = [];
-  for (const l of ls.slice(from)) {
+  for (const l of ls) {
     let t = l;
     for (let prev = ''; prev !== t; ) {
       prev = t;
@@ -168,7 +174,7 @@ function promptText(s: Screen, rule: PromptRule): string | undefined {
     t = t.trim();
     if (t && !BOX_ONLY.test(t)) out.push(t);
   }
-  return out.length ? capBytes(out.join('\n'), MAX_PROMPT_BYTES) : undefined;
+  return out;
 }
 
 /** At most `max` UTF-8 bytes; a longer text keeps its head (the question) and tail (the options) around an ellipsis. */
@@ -272,7 +278,8 @@ export function classifyScreen(text: string, profile: DetectionProfile, ctx: Cla
   if (quota) {
     out.quotaExhausted = true;
     // The lines the limit was read from: they may say when it resets.
-    out.quotaText = capBytes(own.textFor(quota), MAX_QUOTA_TEXT_BYTES);
+    // Unboxed: a dialog's padding would otherwise fill the cap and cut its reset line out.
+    out.quotaText = capBytes(unbox(own.textFor(quota).split('\n')).join('\n'), MAX_QUOTA_TEXT_BYTES);
   }
   if (profile.interrupted.some(test)) out.interrupted = true;
   if (profile.input && s.inputIdx >= 0) {

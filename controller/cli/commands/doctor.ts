@@ -21,6 +21,11 @@ import { out } from '../output.js';
 import { renderTable } from '../printers/table.js';
 
 const VERSION_TIMEOUT_MS = 5000;
+/**
+ * Agent CLIs may load a whole bundle to print their version: Gemini CLI 0.61.0 loads ~100 MB of JS
+ * and relaunches itself under a second node first (8 s measured on a loaded 2-core box).
+ */
+const AGENT_VERSION_TIMEOUT_MS = 30_000;
 const MIN_TMUX = '3.2';
 
 export interface ToolReport {
@@ -174,10 +179,10 @@ export function which(cmd: string, envPath = process.env.PATH ?? ''): string | u
   return undefined;
 }
 
-async function versionOutput(file: string, args: string[]): Promise<string | undefined> {
+async function versionOutput(file: string, args: string[], timeout = VERSION_TIMEOUT_MS): Promise<string | undefined> {
   try {
     const r = await execa(file, args, {
-      timeout: VERSION_TIMEOUT_MS,
+      timeout,
       reject: false,
       stdin: 'ignore',
       all: true,
@@ -320,7 +325,7 @@ async function checkVersion(def: AgentDef): Promise<AgentReport> {
       ...base,
       message: `${command || '(no command)'} not found on PATH${listed ? ` (patterns for ${listed})` : ''}`,
     };
-  const text = await versionOutput(p, ['--version']);
+  const text = await versionOutput(p, ['--version'], AGENT_VERSION_TIMEOUT_MS);
   const version = text ? parseVersion(text) : undefined;
   const r: AgentReport = { ...base, installed: true, path: p, ...(version ? { version } : {}) };
   if (!profiles) return { ...r, patterns: 'generic', message: 'no detection data: the generic patterns apply' };

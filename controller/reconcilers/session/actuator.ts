@@ -311,6 +311,7 @@ export class SessionActuator implements Actuator {
       position: this.d.logs.get(obj.metadata.namespace ?? 'default', obj.metadata.name).end,
       ...(extra.sessionId ? { sessionId: extra.sessionId } : {}),
       ...(extra.transcript ? { transcript: extra.transcript } : {}),
+      ...(extra.records ? { records: extra.records } : {}),
       launch: {
         session,
         cwd: workdir,
@@ -393,7 +394,7 @@ export class SessionActuator implements Actuator {
     if (this.resumes.get(rk) === 'pending') return;
     this.resumes.set(rk, 'pending');
     const [namespace, name] = key.split('/');
-    void sendToSession(this.d.store, this.d.tmux, namespace, name, { text })
+    void sendToSession(this.d.store, this.d.tmux, namespace, name, { text, resume: true })
       .catch((e: Error) => ({ delivered: false, reason: 'SendFailed', message: e.message }))
       .then((r: DeliveryResult) => {
         this.resumes.set(rk, r);

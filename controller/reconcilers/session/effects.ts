@@ -122,6 +122,7 @@ export interface PreparedRun {
   position: LogPosition;
   sessionId?: string;
   transcript?: string;
+  records?: string;
   launch: LaunchSpec;
 }
 

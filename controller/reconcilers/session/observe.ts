@@ -210,11 +210,17 @@ export class SessionObserver implements SessionObservation {
     const log = this.d.logs.get(obj.metadata.namespace ?? 'default', obj.metadata.name);
     if (status.workspace) {
       const screen = facts.screen;
+      const driver = driverFor(resolved.agent);
+      const transcript =
+        prev?.transcript ??
+        (prev?.records
+          ? driver.locateTranscript?.({ ...prev, workdir: status.workdir, startTime: status.startTime })
+          : undefined);
       this.d.feed.ingest(log, {
         run,
         workspace: status.workspace,
-        transcript: prev?.transcript,
-        reader: driverFor(resolved.agent).transcript,
+        transcript,
+        reader: driver.transcript,
         ...(screen && screen.state !== 'unknown' ? { pane: { state: screen.state, detail: screen.dialog } } : {}),
       });
     }

@@ -406,6 +406,7 @@ function recordAndLaunch(p: Step, r: PreparedRun): PlanOutput {
   const agent: AgentStatus = { run, position: r.position, counts: {}, hooks: false, turns: 0 };
   if (r.sessionId) agent.sessionId = r.sessionId;
   if (r.transcript) agent.transcript = r.transcript;
+  if (r.records) agent.records = r.records;
   s.agent = agent;
   const ended = ['completionTime', 'exitCode', 'result', 'stopRequestTime', 'nextRestartTime', 'promptDelivery'];
   const ledger = s.usage?.hourly;

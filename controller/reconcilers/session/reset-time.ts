@@ -8,7 +8,9 @@
  *   "Your usage resets in approximately 4 hours."           a span from now
  *   "Claude AI usage limit reached|1751122800"              epoch seconds (older transcripts): the
  *                                                           driver's `resetEpoch` (agents/driver.ts)
- * Only the words after "reset" are read (bounded), so a time elsewhere on the screen (a spinner's
+ *   "You've hit your usage limit. Try again at 9:37 PM."   Codex 0.171.0: the reset's clock time,
+ *                                                           to the minute (rounded down)
+ * Only the words after "reset" (or "try again at") are read (bounded), so a time elsewhere on the screen (a spinner's
  * "2m 18s", a commit time) is never taken for it; chrono-node reads the date itself.
  */
 // The English entry: the package root loads all 15 locales (266 more modules, ~90 ms at start-up).
@@ -24,7 +26,8 @@ const MAX_PHRASE = 80;
 /** Only the last few mentions of a reset are read (the current notice is the last). */
 const MAX_MENTIONS = 4;
 
-const RESET = /\bresets?\b/gi;
+const RESET = /\b(?:resets?|try again at)\b/gi;
+const DAY_MS = 24 * 3600_000;
 const ZONE = /\(([A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)+|UTC)\)/;
 
 /**
@@ -45,7 +48,10 @@ export function parseResetTime(text: string, now: number, timeZone?: string, epo
     const offset = zone ? offsetMinutes(zone, now) : undefined;
     const ref = offset === undefined ? new Date(now) : { instant: new Date(now), timezone: offset };
     const date = chrono.parseDate(phrase, ref, { forwardDate: true });
-    const at = date ? plausible(date.getTime(), now) : undefined;
+    let ms = date?.getTime();
+    // A clock time to the minute that has just passed (9:37 read at 9:37:40) is now, not tomorrow.
+    if (ms !== undefined && ms - DAY_MS <= now && ms - DAY_MS >= now - STALE_MS) ms = now;
+    const at = ms !== undefined ? plausible(ms, now) : undefined;
     if (at !== undefined) found = at; // the last notice on screen is the current one
   }
   return found;

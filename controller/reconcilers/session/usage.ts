@@ -43,7 +43,8 @@ export function foldUsage(
   const u: UsageStatus = prev && prev.run === run ? structuredClone(prev) : newUsage(run);
   const ledger = prev && prev.run === run ? (u.hourly ?? []) : structuredClone([...(carry ?? prev?.hourly ?? [])]);
   for (const e of events) {
-    if (e.run !== run || (e.type !== 'assistant_message' && e.type !== 'tool_use') || !e.usage) continue;
+    if (e.run !== run || (e.type !== 'assistant_message' && e.type !== 'tool_use' && e.type !== 'usage') || !e.usage)
+      continue;
     const now: TokenCounts = {
       inputTokens: e.usage.inputTokens,
       outputTokens: e.usage.outputTokens,

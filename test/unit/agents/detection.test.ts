@@ -351,10 +351,10 @@ describe('classifyScreen rules (Claude Code 2.1.330 template)', () => {
     expect(classifyScreen(fixture('api-error-429.txt'), claude)).toEqual({
       state: 'idle',
       quotaExhausted: true,
-      // The lines the notice was read from (a reset time would be in them).
+      // The lines the notice was read from (a reset time would be in them), unboxed and trimmed.
       quotaText:
         "● API Error: Request rejected (429) · This request would exceed your account's rate limit. " +
-        'Please try again\n  later.',
+        'Please try again\nlater.',
       inputReady: true,
     });
     expect(

@@ -18,6 +18,17 @@ describe('parseResetTime', () => {
     expect(at('limit · resets 4:15pm', 'Europe/Berlin')).toBe('2026-11-24T15:15:00.000Z');
   });
 
+  it('reads Codex\'s "Try again at" clock time; one to the minute that has just passed is now, not tomorrow', () => {
+    expect(at('■ You’ve hit your usage limit. Try again at 3:05 PM.')).toBe('2026-11-24T15:05:00.000Z');
+    expect(at('■ You’ve hit your usage limit. Try again at 4:05 PM.', 'Europe/Berlin')).toBe(
+      '2026-11-24T15:05:00.000Z',
+    );
+    // Codex rounds the reset down to the minute: 14:30 read at 14:30:40 means it has just reset.
+    const t = parseResetTime('You’ve hit your usage limit. Try again at 2:30 PM.', NOW + 40_000, 'UTC');
+    expect(t).toBe(NOW + 40_000);
+    expect(at('Try again later.')).toBeUndefined();
+  });
+
   it('a zone named in the text wins over the default', () => {
     expect(at('Claude usage limit reached. Your limit will reset at 6pm (Europe/Berlin)')).toBe(
       '2026-11-24T17:00:00.000Z',
