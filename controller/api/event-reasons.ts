@@ -51,6 +51,12 @@ export const SessionReason = {
   InvalidReport: 'InvalidReport',
 } as const;
 
+/** The autopilot's Events (reconcilers/autopilot), recorded in the transaction of the Decision they tell of. */
+export const AutopilotReason = {
+  /** A run stopped at its time box continues in a new run (class TimeBox, its own retry limit). */
+  TimeBoxContinued: 'TimeBoxContinued',
+} as const;
+
 /** Events that tell of no status change, recorded on their own (best-effort). */
 export const OneOffReason = {
   PromptSanitized: 'PromptSanitized',

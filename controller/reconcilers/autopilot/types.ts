@@ -54,7 +54,8 @@ export interface ProjectView {
   failure?: FailureView;
   /** Newest first: score 1-5 and the judge's recommendation. */
   recentOutcomes: { score: number; recommendation: string; time: string; summary?: string }[];
-  errorRetries: { count: number; max: number; escalated?: string };
+  /** timeBoxes / maxTimeBoxes: continuations of runs stopped at their time box, counted apart. */
+  errorRetries: { count: number; max: number; timeBoxes: number; maxTimeBoxes: number; escalated?: string };
 }
 
 export interface PlannerInput {
