@@ -60,7 +60,7 @@ const promptOf = (session: string, run: number) =>
   fs.readFileSync(path.join(h.home, 'sessions', ns, session, String(run), 'prompt.md'), 'utf8');
 
 describe('autopilot time boxes', () => {
-  it('a run stopped at its time box is TimeBox: continued where it stopped, counted apart, then escalated', async () => {
+  it('a run stopped at its time box is TimeBox: continued, counted apart, then escalated', async () => {
     await h.apply([
       { apiVersion: API_VERSION, kind: 'Project', metadata: { name: 'long' }, spec: { path: h.repo } },
       simAgent,
