@@ -49,6 +49,10 @@ export const SessionReason = {
   ReportBlocked: 'ReportBlocked',
   ReportComplete: 'ReportComplete',
   InvalidReport: 'InvalidReport',
+  /** `orchctl freeze` took hold of the session (its live run stopped with SIGSTOP): reconcilers/session/freeze.ts. */
+  Frozen: 'Frozen',
+  /** `orchctl thaw`: the frozen session goes on (SIGCONT). */
+  Thawed: 'Thawed',
 } as const;
 
 /** The autopilot's Events (reconcilers/autopilot), recorded in the transaction of the Decision they tell of. */

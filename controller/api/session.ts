@@ -7,6 +7,7 @@
 import type { AgentSpec, EnvVar } from './agent.js';
 import type { AssessmentStatus, BreakerStatus, DetectorState } from './assessment.js';
 import type { LastEvaluation } from './evaluation.js';
+import type { FreezeStatus } from './freeze.js';
 import type { LogPosition } from './log-position.js';
 import type { ReportState } from './report.js';
 import type { Phase, RestartPolicy } from './phases.js';
@@ -367,6 +368,8 @@ export type AgentSessionStatus = {
   context?: ContextStatus;
   usage?: UsageStatus;
   pause?: PauseStatus;
+  /** Held by `orchctl freeze` (api/freeze.ts): nothing is done to or for it until thawed. */
+  frozen?: FreezeStatus;
   binding?: BindingStatus;
   report?: ReportStatus;
   handoff?: HandoffStatus;

@@ -7,6 +7,7 @@
  * No clock, no I/O: `now` is an input. Execution (execute.ts) re-checks each draft against a fresh
  * read of the store before it writes.
  */
+import { frozenMark } from '../../api/freeze.js';
 import { currentPause } from '../../api/pause.js';
 import {
   ACTION_LABEL,
@@ -125,8 +126,9 @@ const ref = (o: Project | AgentSession): SnapshotRef => ({
 export function selectedProjects(w: Pick<World, 'autopilot' | 'projects'>): Project[] {
   if (!w.autopilot.spec?.projectSelector) return [];
   const sel = fromLabelSelector(w.autopilot.spec.projectSelector);
+  // A frozen project (orchctl freeze) is left alone: no start, stop, restart or recovery until thawed.
   return w.projects
-    .filter((p) => !p.metadata.deletionTimestamp && matches(sel, p.metadata.labels))
+    .filter((p) => !p.metadata.deletionTimestamp && !frozenMark(p) && matches(sel, p.metadata.labels))
     .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
 }
 
@@ -297,6 +299,7 @@ function sessionView(x: AgentSession, w: World): SessionView {
   const st = x.status ?? {};
   const start = Date.parse(st.startTime ?? '');
   const pause = st.phase === 'Running' ? currentPause(st) : undefined;
+  const frozen = st.frozen ? 'Frozen' : undefined;
   return {
     name: x.metadata.name,
     phase: (st.phase ?? 'Pending') as Phase,
@@ -304,7 +307,7 @@ function sessionView(x: AgentSession, w: World): SessionView {
     ...(st.startTime ? { startTime: st.startTime } : {}),
     ...(isActive(x) && Number.isFinite(start) ? { runningMinutes: Math.round((w.now - start) / 60_000) } : {}),
     ...(st.agent?.state ? { agentState: st.agent.state } : {}),
-    ...(pause ? { paused: pause.reason } : {}),
+    ...(frozen || pause ? { paused: frozen ?? pause?.reason } : {}),
     ours: x.metadata.labels?.[AUTOPILOT_LABEL] === w.autopilot.metadata.name,
   };
 }

@@ -28,6 +28,7 @@ import { isApiError } from '../../api/errors.js';
 import type { Evaluation } from '../../api/evaluation.js';
 import type { AutopilotMetricsHooks } from '../../api/metrics-hooks.js';
 import type { Node } from '../../api/node.js';
+import { frozenMark } from '../../api/freeze.js';
 import { resolvePolicy } from '../../api/policy.js';
 import type { Project } from '../../api/project.js';
 import type { AgentSession } from '../../api/session.js';
@@ -122,6 +123,8 @@ export class AutopilotReconciler {
       this.planners.delete(key);
       return;
     }
+    // Frozen (orchctl freeze): it neither thinks nor carries out approved Decisions until thawed.
+    if (frozenMark(ap)) return;
     const decisions = this.decisionsOf(ap);
     for (const dec of decisions)
       if (dec.status?.phase === 'PendingApproval' && dec.spec?.approval) await this.settle(ap, dec);

@@ -18,7 +18,7 @@ export interface SessionView {
   agentState?: string;
   /** Created by this autopilot. */
   ours: boolean;
-  /** Held by orchctl (status.pause): RateLimited or BudgetExceeded; it resumes by itself. */
+  /** Held by orchctl: RateLimited or BudgetExceeded (status.pause; resumes by itself), or Frozen (orchctl freeze). */
   paused?: string;
 }
 
