@@ -195,6 +195,8 @@ export type PauseStatus = {
   continueSentAt?: string;
   /** Continue messages that were not confirmed (each is tried again later, with backoff). */
   failedResumes?: number;
+  /** A Hard budget interrupted the busy agent (its interruptKeys) when it paused it: when, last. */
+  interruptedAt?: string;
 };
 
 /** One step of context handling, as listed in status.context.actions (bounded, newest last). */
