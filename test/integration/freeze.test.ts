@@ -85,6 +85,15 @@ describe('orchctl freeze / thaw', () => {
     const tmuxSession = running.status!.tmuxSession!;
     const pid = await h.waitFor('its pane', () => panePid('default/web-1#1'));
 
+    // Bad input: nothing selected, or a project that does not exist — an error, nothing marked.
+    const none = await h.orchctl(['freeze']);
+    expect(none.exitCode).toBe(1);
+    expect(none.stderr).toContain('give what to freeze: orchctl freeze PROJECT…, -l SELECTOR or --all');
+    const missing = await h.orchctl(['freeze', 'nosuch']);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toContain('projects.orchctl.io "nosuch" not found');
+    expect((await h.session('web-1'))?.metadata.annotations?.['orchctl.io/frozen']).toBeUndefined();
+
     const frozen = await h.orchctl(['freeze', 'web', '-m', 'incident 42']);
     expect(frozen.exitCode).toBe(0);
     expect(frozen.stdout).toContain('project.orchctl.io/web frozen');
