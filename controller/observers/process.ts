@@ -11,9 +11,9 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-/** The live processes of process group `pgid` (from /proc; none where /proc is unavailable). */
-export function groupMembers(pgid: number): number[] {
-  const out: number[] = [];
+/** Every live process (from /proc): its parent and its process group; none where /proc is unavailable. */
+function processTable(): { pid: number; ppid: number; pgrp: number }[] {
+  const out: { pid: number; ppid: number; pgrp: number }[] = [];
   let names: string[];
   try {
     names = fs.readdirSync('/proc');
@@ -25,12 +25,34 @@ export function groupMembers(pgid: number): number[] {
     try {
       const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
       // After the parenthesised command name: state, ppid, pgrp.
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid) out.push(Number(p));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.push({ pid: Number(p), ppid: Number(f[1]), pgrp: Number(f[2]) });
     } catch {
       /* gone meanwhile */
     }
   }
   return out;
+}
+
+/**
+ * The processes of a tmux pane's run but its leader: the group the pane process leads (tmux starts
+ * it in a session of its own) and every descendant, also one that moved to a group of its own (an
+ * agent's tool shell started detached).
+ */
+export function runProcesses(leader: number): number[] {
+  const table = processTable();
+  const children = new Map<number, number[]>();
+  for (const p of table) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p.pid]);
+  const found = new Set(table.filter((p) => p.pgrp === leader).map((p) => p.pid));
+  const todo = [leader];
+  while (todo.length)
+    for (const c of children.get(todo.pop()!) ?? []) {
+      if (found.has(c)) continue;
+      found.add(c);
+      todo.push(c);
+    }
+  found.delete(leader);
+  return [...found];
 }
 
 const signal = (pid: number, sig: NodeJS.Signals) => {
@@ -42,29 +64,19 @@ const signal = (pid: number, sig: NodeJS.Signals) => {
 };
 
 /**
- * Stops (SIGSTOP) a tmux pane's run: every process of the group its pane process leads (tmux starts
- * it in a session of its own, so the agent and what it started share the group) except that leader.
+ * Stops (SIGSTOP) a tmux pane's run: every process of it ({@link runProcesses}) but its leader.
  * tmux answers a pane process that stops by continuing its group at once (server_child_stopped),
  * so the leader — the launch wrapper, which only waits for the agent — is left running. Twice: a
- * child forked while the first round went is caught by the second. False when the group is gone.
+ * child forked while the first round went is caught by the second.
  */
-export function stopRun(leader: number): boolean {
-  let found = false;
-  for (let round = 0; round < 2; round++)
-    for (const pid of groupMembers(leader)) {
-      found = true;
-      if (pid !== leader) signal(pid, 'SIGSTOP');
-    }
-  return found;
+export function stopRun(leader: number): void {
+  for (let round = 0; round < 2; round++) for (const pid of runProcesses(leader)) signal(pid, 'SIGSTOP');
 }
 
-/** Continues (SIGCONT) every process of the run's group: the undo of {@link stopRun}. */
+/** Continues (SIGCONT) every process of the run: the undo of {@link stopRun}. */
 export function continueRun(leader: number): void {
-  try {
-    process.kill(-leader, 'SIGCONT');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
-  }
+  for (const pid of runProcesses(leader)) signal(pid, 'SIGCONT');
+  signal(leader, 'SIGCONT');
 }
 
 let bootTime: number | undefined;
