@@ -58,7 +58,7 @@ describe('Claude Code frozen and thawed', () => {
     async () => {
       const h = sc.h;
       // (The fake tells of a request once it is answered: look at what it received instead.)
-    await h.waitFor('the first model request', async () => sc.fake.requests.some((r) => r.mainIndex === 1), 60_000);
+      await h.waitFor('the first model request', async () => sc.fake.requests.some((r) => r.mainIndex === 1), 60_000);
       const run = await h.waitFor('the run', async () => {
         const s = await h.session('cc');
         return s?.status?.tmuxSession ? s : undefined;
