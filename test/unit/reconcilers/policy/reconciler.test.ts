@@ -46,17 +46,21 @@ describe('PolicyReconciler', () => {
     })) as SessionPolicy;
     // The informer still holds the copy from before the crossing, whatever was written since.
     const stale = created;
+    let tokens = 5000;
     const r = new PolicyReconciler({
       store,
       policies: { get: () => stale, list: () => [stale] },
-      sessions: { list: () => [session(5000)] },
+      sessions: { list: () => [session(tokens)] },
       recorder: new EventRecorder(store),
       now: () => NOW,
     });
     await r.reconcile('default/team');
     await r.reconcile('default/team');
+    // The agent went on meanwhile: the next stale pass has other figures to write, and still no crossing to tell.
+    tokens = 6000;
+    await r.reconcile('default/team');
     const stored = (await store.get({ kind: 'SessionPolicy', namespace: 'default', name: 'team' })) as SessionPolicy;
-    expect(stored.status?.budget?.exceeded).toBe(true);
+    expect(stored.status?.budget).toMatchObject({ exceeded: true, usedTokens: 6000 });
     const events = (await store.list('Event')).items as EventObject[];
     const exceeded = events.filter((e) => e.reason === 'BudgetExceeded');
     expect(exceeded).toHaveLength(1);
