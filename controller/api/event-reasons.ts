@@ -49,9 +49,16 @@ export const SessionReason = {
   ReportBlocked: 'ReportBlocked',
   ReportComplete: 'ReportComplete',
   InvalidReport: 'InvalidReport',
-  /** `orchctl freeze` took hold of the session (its live run stopped with SIGSTOP): reconcilers/session/freeze.ts. */
+} as const;
+
+/**
+ * The emergency stop (docs/freeze.md): on a session when its reconciler takes hold of it or lets it
+ * go (with the status.frozen change), on a Project or Autopilot when `orchctl freeze|thaw` marks it.
+ */
+export const FreezeReason = {
+  /** Held: a live run's processes stopped (SIGSTOP), nothing started or sent. Warning. */
   Frozen: 'Frozen',
-  /** `orchctl thaw`: the frozen session goes on (SIGCONT). */
+  /** Let go: the run continues (SIGCONT). Normal. */
   Thawed: 'Thawed',
 } as const;
 

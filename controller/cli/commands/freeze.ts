@@ -14,6 +14,7 @@
  * a session gets its own from the controller when the freeze takes hold (status.frozen).
  */
 import { isApiError } from '../../api/errors.js';
+import { FreezeReason } from '../../api/event-reasons.js';
 import { FROZEN_ANNOTATION } from '../../api/freeze.js';
 import { parseSelector } from '../../api/labels.js';
 import type { Resource } from '../../api/types.js';
@@ -87,8 +88,8 @@ async function mark(store: Store, recorder: EventRecorder, t: Target, value: str
         ? []
         : await recorder.ops(cur, [
             value === undefined
-              ? { type: 'Normal', reason: 'Thawed', message: 'thawed (orchctl thaw)' }
-              : { type: 'Warning', reason: 'Frozen', message: value },
+              ? { type: 'Normal', reason: FreezeReason.Thawed, message: 'thawed (orchctl thaw)' }
+              : { type: 'Warning', reason: FreezeReason.Frozen, message: value },
           ]);
     try {
       await store.txn([{ op: 'update', object: next }, ...notes]);

@@ -12,7 +12,7 @@ import { setCondition } from '../../api/conditions.js';
 import { formatDuration } from '../../api/duration.js';
 import type { FreezeStatus } from '../../api/freeze.js';
 import type { AgentSessionStatus } from '../../api/kinds.js';
-import { SessionReason } from '../../api/event-reasons.js';
+import { FreezeReason } from '../../api/event-reasons.js';
 import type { EventType } from '../../client/events.js';
 
 export interface FreezeInput {
@@ -53,7 +53,7 @@ export function planFreeze(i: FreezeInput): FreezeOutput {
       );
       events.push({
         type: 'Warning',
-        reason: SessionReason.Frozen,
+        reason: FreezeReason.Frozen,
         message: live
           ? `run ${run} frozen (its processes stopped): ${frozen.message}`
           : `frozen before a run could start: ${frozen.message}`,
@@ -71,7 +71,7 @@ export function planFreeze(i: FreezeInput): FreezeOutput {
   if (s.agent && s.agent.run === run) s.agent = { ...s.agent, lastEventAt: iso(i.now) };
   events.push({
     type: 'Normal',
-    reason: SessionReason.Thawed,
+    reason: FreezeReason.Thawed,
     message: `thawed after ${formatDuration(held)}${cur.stopped && live ? `: run ${run} continues` : ''}`,
   });
   return { status: s, events, hold: false, ...(cur.stopped && live ? { signal: 'SIGCONT' as const } : {}) };
