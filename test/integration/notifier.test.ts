@@ -180,6 +180,46 @@ describe('notifier', () => {
     });
   }
 
+  it('command channel, kill -9 after sends: the key in ORCHCTL_NOTIFICATION_KEY, none twice the record knew', async () => {
+    const received = path.join(h.dir, 'desk.keys');
+    // A constant script; the file is a positional parameter (no data in the command string).
+    const desk = {
+      apiVersion: API_VERSION,
+      kind: 'NotificationChannel',
+      metadata: { name: 'desk' },
+      spec: {
+        type: 'command',
+        command: ['sh', '-c', 'printf "%s\\n" "$ORCHCTL_NOTIFICATION_KEY" >> "$1"', 'sh', received],
+      },
+    };
+    const toDesk = structuredClone(policy);
+    toDesk.spec.route.channels = ['desk'];
+    await h.apply([desk, toDesk]);
+    h.env.ORCHCTL_FAILPOINTS = 'notifier-after-send';
+    const first = h.start();
+    for (const name of ['alpha', 'beta', 'gamma', 'delta']) await escalate(name);
+    expect((await first).signal).toBe('SIGKILL');
+    const record = path.join(h.home, 'notifications', 'delivered', 'default_desk.keys');
+    const recorded = new Set(fs.readFileSync(record, 'utf8').split('\n').filter(Boolean));
+    expect(recorded.size).toBeGreaterThan(0);
+    const atKill = new Set(fs.readFileSync(received, 'utf8').split('\n').filter(Boolean));
+
+    delete h.env.ORCHCTL_FAILPOINTS;
+    h.start();
+    const done = await h.waitFor('all four Sent', async () => {
+      const ns = (await notifications()).filter((n) => n.spec?.channel === 'desk');
+      return ns.length === 4 && ns.every((n) => n.status?.phase === 'Sent') && ns;
+    });
+    const lines = fs.readFileSync(received, 'utf8').split('\n').filter(Boolean);
+    for (const n of done) {
+      const key = `orchctl-${n.metadata.uid}`;
+      const count = lines.filter((l) => l === key).length;
+      // Recorded before the kill: never again. Run but not recorded (in flight): once more, same key.
+      if (recorded.has(key) || !atKill.has(key)) expect(count).toBe(1);
+      else expect(count).toBe(2);
+    }
+  });
+
   it('past the budget tier 2 goes to the digest; `digest --now` sends it once and marks it Digested', async () => {
     const tight = {
       ...policy,
