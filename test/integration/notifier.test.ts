@@ -180,7 +180,7 @@ describe('notifier', () => {
     });
   }
 
-  it('command channel, kill -9 after sends: the key in ORCHCTL_NOTIFICATION_KEY, none twice the record knew', async () => {
+  it('command channel, kill -9 after sends: ORCHCTL_NOTIFICATION_KEY, none twice the record knew', async () => {
     const received = path.join(h.dir, 'desk.keys');
     // A constant script; the file is a positional parameter (no data in the command string).
     const desk = {
