@@ -25,6 +25,8 @@ export type AgentSpec = {
   readyTimeout?: string;
   submitKeys?: string[];
   stop?: { keys?: string[]; gracePeriod?: string };
+  /** tmux keys that interrupt the agent's current turn without ending it (a Hard budget; default [C-c]). */
+  interruptKeys?: string[];
   /** Detection patterns keyed by CLI version: free-form data, checked by agents/ when applied. */
   detection?: Record<string, unknown>;
   autoAnswer?: string[];

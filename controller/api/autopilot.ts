@@ -37,6 +37,11 @@ export type AutopilotGuardrails = {
   youngSessionWindow?: string;
   /** Recovery restarts per project within errorRetryWindow before it escalates (default 3). */
   maxErrorRetries?: number;
+  /**
+   * Continuations of runs stopped at their time box (class TimeBox) per project within
+   * errorRetryWindow (default 3), counted apart from maxErrorRetries.
+   */
+  maxTimeBoxContinuations?: number;
   /** The window the error retries are counted in (default 24h). */
   errorRetryWindow?: string;
   /** A project idle longer than this many days is stale (default: each Project's spec.staleAfter, itself 72h). */
@@ -134,7 +139,7 @@ export const GUARDRAILS = [
 export type Guardrail = (typeof GUARDRAILS)[number];
 
 /** seed 002 §2.4: how a failed run is classified. */
-export const ERROR_CLASSES = ['Transient', 'Dependency', 'Auth', 'Logic', 'Unknown'] as const;
+export const ERROR_CLASSES = ['Transient', 'Dependency', 'Auth', 'Logic', 'TimeBox', 'Unknown'] as const;
 export type ErrorClass = (typeof ERROR_CLASSES)[number];
 
 /** An object the decision read, at the version it read. */
@@ -209,8 +214,10 @@ export const DECISION_ANNOTATION = 'orchctl.io/decision';
 // ---- Project.status.errorRetries (written by the autopilot) -------------------------------------
 
 export type ErrorRetries = {
-  /** Recovery restarts in the current window. */
+  /** Recovery restarts in the current window (TimeBox continuations are in timeBoxes). */
   count: number;
+  /** Continuations of runs stopped at their time box in the current window. */
+  timeBoxes?: number;
   windowStart: string;
   /** The last failed run it looked at (so one failure is counted once). */
   lastFailure?: { session: string; run: number; class: ErrorClass; at: string };
@@ -224,7 +231,10 @@ export const DEFAULTS = {
   sameAction: '5m',
   youngSessionWindow: '30m',
   maxErrorRetries: 3,
+  maxTimeBoxContinuations: 3,
   errorRetryWindow: '24h',
+  /** The time box of a session it starts when neither its template nor its policy sets one (seed 002 §2.7). */
+  maxDuration: '45m',
   minFreeMemoryMB: 2048,
   maxActiveSessions: 4,
   maxStartsPerThink: 1,

@@ -51,6 +51,23 @@ export const SessionReason = {
   InvalidReport: 'InvalidReport',
 } as const;
 
+/**
+ * The emergency stop (docs/freeze.md): on a session when its reconciler takes hold of it or lets it
+ * go (with the status.frozen change), on a Project or Autopilot when `orchctl freeze|thaw` marks it.
+ */
+export const FreezeReason = {
+  /** Held: a live run's processes stopped (SIGSTOP), nothing started or sent. Warning. */
+  Frozen: 'Frozen',
+  /** Let go: the run continues (SIGCONT). Normal. */
+  Thawed: 'Thawed',
+} as const;
+
+/** The autopilot's Events (reconcilers/autopilot), recorded in the transaction of the Decision they tell of. */
+export const AutopilotReason = {
+  /** A run stopped at its time box continues in a new run (class TimeBox, its own retry limit). */
+  TimeBoxContinued: 'TimeBoxContinued',
+} as const;
+
 /** Events that tell of no status change, recorded on their own (best-effort). */
 export const OneOffReason = {
   PromptSanitized: 'PromptSanitized',

@@ -101,6 +101,11 @@ export type BudgetPolicy = {
   window?: string;
   /** Pause: held at their next idle point until the window has room; Stop: stopped there. */
   action?: 'Pause' | 'Stop';
+  /**
+   * IdlePoint (default): the action waits for the agent's next idle point, never mid-turn. Hard: at
+   * the limit a busy agent is interrupted (its Agent's interruptKeys) and paused or stopped at once.
+   */
+  enforce?: 'IdlePoint' | 'Hard';
 };
 
 export type SessionPolicySpec = {

@@ -7,6 +7,7 @@
 import type { AgentSpec, EnvVar } from './agent.js';
 import type { AssessmentStatus, BreakerStatus, DetectorState } from './assessment.js';
 import type { LastEvaluation } from './evaluation.js';
+import type { FreezeStatus } from './freeze.js';
 import type { LogPosition } from './log-position.js';
 import type { ReportState } from './report.js';
 import type { Phase, RestartPolicy } from './phases.js';
@@ -196,6 +197,8 @@ export type PauseStatus = {
   continueSentAt?: string;
   /** Continue messages that were not confirmed (each is tried again later, with backoff). */
   failedResumes?: number;
+  /** A Hard budget interrupted the busy agent (its interruptKeys) when it paused it: when, last. */
+  interruptedAt?: string;
 };
 
 /** One step of context handling, as listed in status.context.actions (bounded, newest last). */
@@ -369,6 +372,8 @@ export type AgentSessionStatus = {
   context?: ContextStatus;
   usage?: UsageStatus;
   pause?: PauseStatus;
+  /** Held by `orchctl freeze` (api/freeze.ts): nothing is done to or for it until thawed. */
+  frozen?: FreezeStatus;
   binding?: BindingStatus;
   report?: ReportStatus;
   handoff?: HandoffStatus;

@@ -43,6 +43,7 @@ export const STATUS_FIELDS = {
     'messageDelivery',
     'promptDelivery',
     'pause',
+    'frozen',
   ],
   scheduler: ['binding'],
   assessment: ['detector', 'breaker', 'assessment'],

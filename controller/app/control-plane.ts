@@ -40,7 +40,7 @@ export function setupControlPlane(mgr: Manager, d: ControlPlaneDeps): void {
   setupNodeLifecycle(mgr, { recorder, graceMs: d.nodeGraceMs });
   setupProject(mgr, { git: d.git });
   setupPolicy(mgr, { recorder });
-  setupNotifier(mgr, { recorder, log, metrics: d.metrics.notifications });
+  setupNotifier(mgr, { recorder, log, metrics: d.metrics.notifications, home: d.home });
   setupHousekeeping(mgr, { eventTtlMs: d.eventTtlMs });
   setupAutopilot(mgr, { log, metrics: d.metrics.autopilot });
   setupPipeline(mgr, d);

@@ -99,6 +99,9 @@ export async function writeStatusMerged<T extends Resource>(
     const merged = i === 0 ? wanted : mergeStatus(base, wanted, cur.status);
     const same = isDeepStrictEqual(cur.status, merged);
     if (same && !events) return sameKind(read, cur);
+    // A retry finds the change these Events tell of already stored: the write that stored it (this
+    // writer's from a stale read, e.g. an informer copy older than its own last write) told them.
+    if (same && i > 0 && !isDeepStrictEqual(base, merged)) return sameKind(read, cur);
     try {
       if (!events) return sameKind(read, await store.updateStatus({ ...cur, status: merged }));
       const notes = await events.recorder.ops(cur, events.events);

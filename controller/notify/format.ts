@@ -267,6 +267,8 @@ export function commandEnv(channel: string, m: NotificationMessage): Record<stri
     ORCHCTL_NOTIFICATION_TIER_NAME: TIER_NAMES[m.tier],
     ORCHCTL_NOTIFICATION_TITLE: clip(oneLine(m.title), MAX_TITLE),
     ORCHCTL_NOTIFICATION_IDEMPOTENCY_KEY: m.idempotencyKey,
+    // The same key under the name docs/notifications.md gives a command to deduplicate on.
+    ORCHCTL_NOTIFICATION_KEY: m.idempotencyKey,
     ORCHCTL_NOTIFICATION_LINK: safeLink(m.link) ?? '',
   };
 }

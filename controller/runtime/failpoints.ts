@@ -15,6 +15,9 @@ for (const spec of (process.env.ORCHCTL_FAILPOINTS ?? '').split(',')) {
 /** The failpoints the code has; a name not listed here is a typo in a test. */
 export const FAILPOINTS = [
   'notifier-before-send',
+  /** A send returned, its key not yet in the channel's delivered-keys record. */
+  'notifier-before-record',
+  /** A send returned and its key recorded, the Notification not yet marked Sent. */
   'notifier-after-send',
   'pipeline-after-create',
   /** A pipeline's status (and, in the same transaction, its Events) written. */

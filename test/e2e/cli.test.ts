@@ -289,9 +289,21 @@ describe('get', () => {
     expect(r.stderr).toBe('');
     await expect(normalizeTable(r.stdout)).toMatchFileSnapshot('../golden/get-agentsessions.txt');
     const rows = parseTable(r.stdout);
-    expect(rows[0]).toEqual(['NAME', 'PHASE', 'AGENT', 'PROJECT', 'RUN', 'RESTARTS', 'TASKS', 'AGE']);
-    expect(rows[1].slice(0, 7)).toEqual(['fix-login', 'Running', 'claude-code', 'webapp', '2', '1', '<none>']);
-    expect(rows[1][7]).toMatch(/^\d+s$/);
+    expect(rows[0]).toEqual([
+      'NAME',
+      'PHASE',
+      'AGENT',
+      'PROJECT',
+      'RUN',
+      'RESTARTS',
+      'ACTIVITY',
+      'TASKS',
+      'CONTEXT',
+      'COST',
+      'AGE',
+    ]);
+    expect(rows[1].slice(0, 6)).toEqual(['fix-login', 'Running', 'claude-code', 'webapp', '2', '1']);
+    expect(rows[1][10]).toMatch(/^\d+s$/);
   });
 
   it('-o wide adds the priority columns (golden)', async () => {
@@ -304,7 +316,11 @@ describe('get', () => {
       'PROJECT',
       'RUN',
       'RESTARTS',
+      'ACTIVITY',
       'TASKS',
+      'CONTEXT',
+      'COST',
+      'TASK',
       'COMMITS',
       'TOKENS',
       'EXIT',
@@ -430,7 +446,10 @@ describe('get', () => {
         'PROJECT',
         'RUN',
         'RESTARTS',
+        'ACTIVITY',
         'TASKS',
+        'CONTEXT',
+        'COST',
         'AGE',
       ]);
       const dir = path.join(path.dirname(home), 'watch');

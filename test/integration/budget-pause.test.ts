@@ -142,4 +142,57 @@ describe('a token budget across sessions', () => {
     }
     expect((await h.events('team')).map((e) => e.reason)).toContain('BudgetAvailable');
   }, 120_000);
+
+  it('enforce Hard: a busy agent is interrupted at the limit and paused mid-turn, the overshoot recorded', async () => {
+    // A turn that never ends (no Stop hook): with the default idle point it would never be paused.
+    const b = new TranscriptBuilder(new Date().toISOString(), 200)
+      .user('Refactor the whole module.')
+      .say('Reading the code.')
+      .say('Still working on it.');
+    const used = sums(b).inputTokens + sums(b).outputTokens;
+    const max = Math.floor(used / 2);
+    const script = path.join(h.dir, 'long.script');
+    fs.writeFileSync(script, b.agentScript());
+    const hard = policy(max) as { spec: { budget: Record<string, unknown> } };
+    hard.spec.budget.enforce = 'Hard';
+    const s = shellSession(
+      'long',
+      '',
+      h.repo,
+      {},
+      // Its interrupt keys type a line the fake agent records as a prompt: the keys are seen arriving.
+      { command: [process.execPath, FAKE_AGENT, script, '50', '50'], interruptKeys: ['i', 'Enter'] },
+    ) as { metadata: Record<string, unknown> };
+    s.metadata.labels = { team: 'a' };
+    await h.apply([hard, s]);
+    h.start();
+
+    const paused = await h.waitFor(
+      'long paused mid-turn',
+      async () => {
+        const x = await h.session('long');
+        return x?.status?.pause?.interruptedAt ? x : undefined;
+      },
+      30_000,
+    );
+    expect(paused.status?.pause?.reason).toBe('BudgetExceeded');
+    expect(paused.status?.agent?.turns ?? 0).toBe(0); // its turn had not ended
+    const events = (await h.events('long')).filter((e) => e.reason === 'BudgetExceeded');
+    expect(events).toHaveLength(1);
+    expect(events[0].message).toMatch(
+      new RegExp(
+        String.raw`^interrupted mid-turn and paused \(enforce Hard\): SessionPolicy "team" budget exceeded ` +
+          String.raw`\(\S+/\S+ in 1h\); overshoot \+\S+ tokens$`,
+      ),
+    );
+    const transcript = path.join(paused.status!.workspace!, 'transcript.jsonl');
+    await h.waitFor('the interrupt keys reached the agent', async () =>
+      fs.readFileSync(transcript, 'utf8').includes('"content":"i"'),
+    );
+    // Told once on the policy (count 1: the figures keep changing while the crossing is written).
+    const team = (await h.events('team')).filter((e) => e.reason === 'BudgetExceeded');
+    expect(team).toHaveLength(1);
+    expect(team[0].count ?? 1).toBe(1);
+    expect(team[0].message).toMatch(/busy ones are interrupted and pause now/);
+  }, 60_000);
 });

@@ -3,8 +3,11 @@
  * receiver on 127.0.0.1: an Event routed by a NotificationPolicy reaches the webhook through the
  * outbox; a receiver failing then recovering gets the message after a retry; and the controller
  * killed with SIGKILL at the two dangerous instants (recorded but not sent; sent but not marked)
- * loses nothing and delivers each message once by its idempotency key.
+ * loses nothing; only a message in flight at the kill and not in the delivered-keys record reaches
+ * the receiver twice (same idempotency key).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Notification } from '../../controller/api/outbox.js';
 import { API_VERSION, type Resource } from '../../controller/api/types.js';
@@ -129,8 +132,11 @@ describe('notifier', () => {
     await h.waitFor('the channel no longer failing', async () => (await ops())?.status?.failing === false);
   });
 
-  for (const point of ['notifier-before-send', 'notifier-after-send'] as const) {
-    it(`kill -9 at ${point}: after a restart every message is delivered once by its key, none lost`, async () => {
+  // before-send: nothing reached the receiver; before-record: a send returned but the process died
+  // before its key was in the delivered-keys record (the window left: sent again under its key);
+  // after-send: the key recorded, the Notification not marked Sent: the record stops a second send.
+  for (const point of ['notifier-before-send', 'notifier-before-record', 'notifier-after-send'] as const) {
+    it(`kill -9 at ${point}: delivered by key after a restart, none lost, none twice the record knew`, async () => {
       h.env.ORCHCTL_FAILPOINTS = point;
       const first = h.start();
       await escalate('alpha');
@@ -139,9 +145,16 @@ describe('notifier', () => {
       const died = await first;
       expect(died.signal).toBe('SIGKILL');
       const atKill = await notifications();
+      // The keys the channel's delivered-keys record holds: their sends returned before the kill.
+      const record = path.join(h.home, 'notifications', 'delivered', 'default_ops.keys');
+      const recorded = new Set(
+        fs.existsSync(record) ? fs.readFileSync(record, 'utf8').split('\n').filter(Boolean) : [],
+      );
+      if (point === 'notifier-after-send') expect(recorded.size).toBeGreaterThan(0);
+      else expect(recorded).toEqual(new Set());
       const sentAtKill = atKill.filter((n) => n.status?.phase === 'Sent');
       const inFlight = new Set(http.requests.map(keyOf));
-      // Killed before its first send returned: nothing was marked Sent; before-send: nothing reached the receiver.
+      // Killed before its first send was marked: nothing Sent; before-send: nothing reached the receiver.
       expect(sentAtKill).toEqual([]);
       if (point === 'notifier-before-send') expect(http.requests).toEqual([]);
       else expect(inFlight.size).toBeGreaterThan(0);
@@ -152,17 +165,60 @@ describe('notifier', () => {
         const ns = (await notifications()).filter((n) => n.spec?.event?.reason === 'Escalated');
         return ns.length === 3 && ns.every((n) => n.status?.phase === 'Sent') && ns;
       });
-      // Each message reached the receiver under one key; only a message in flight at the kill twice.
       const keys = done.map((n) => `orchctl-${n.metadata.uid}`);
       expect(distinct(http.requests)).toEqual(new Set(keys));
       for (const k of keys) {
         const count = http.requests.filter((r) => keyOf(r) === k).length;
-        expect(count).toBe(inFlight.has(k) ? 2 : 1);
+        // In flight at the kill and not in the record: sent again under its key (the window left).
+        if (recorded.has(k) || !inFlight.has(k)) expect(count).toBe(1);
+        else expect(count).toBe(2);
       }
+      for (const n of done.filter((x) => recorded.has(`orchctl-${x.metadata.uid}`)))
+        expect(n.status?.message).toMatch(/already delivered before a restart/);
       const titles = new Set(http.requests.map((r) => (r.body as { title: string }).title));
       expect(titles).toEqual(new Set(['alpha', 'beta', 'gamma'].map((n) => `Escalated: AgentSession default/${n}`)));
     });
   }
+
+  it('command channel, kill -9 after sends: ORCHCTL_NOTIFICATION_KEY, none twice the record knew', async () => {
+    const received = path.join(h.dir, 'desk.keys');
+    // A constant script; the file is a positional parameter (no data in the command string).
+    const desk = {
+      apiVersion: API_VERSION,
+      kind: 'NotificationChannel',
+      metadata: { name: 'desk' },
+      spec: {
+        type: 'command',
+        command: ['sh', '-c', 'printf "%s\\n" "$ORCHCTL_NOTIFICATION_KEY" >> "$1"', 'sh', received],
+      },
+    };
+    const toDesk = structuredClone(policy);
+    toDesk.spec.route.channels = ['desk'];
+    await h.apply([desk, toDesk]);
+    h.env.ORCHCTL_FAILPOINTS = 'notifier-after-send';
+    const first = h.start();
+    for (const name of ['alpha', 'beta', 'gamma', 'delta']) await escalate(name);
+    expect((await first).signal).toBe('SIGKILL');
+    const record = path.join(h.home, 'notifications', 'delivered', 'default_desk.keys');
+    const recorded = new Set(fs.readFileSync(record, 'utf8').split('\n').filter(Boolean));
+    expect(recorded.size).toBeGreaterThan(0);
+    const atKill = new Set(fs.readFileSync(received, 'utf8').split('\n').filter(Boolean));
+
+    delete h.env.ORCHCTL_FAILPOINTS;
+    h.start();
+    const done = await h.waitFor('all four Sent', async () => {
+      const ns = (await notifications()).filter((n) => n.spec?.channel === 'desk');
+      return ns.length === 4 && ns.every((n) => n.status?.phase === 'Sent') && ns;
+    });
+    const lines = fs.readFileSync(received, 'utf8').split('\n').filter(Boolean);
+    for (const n of done) {
+      const key = `orchctl-${n.metadata.uid}`;
+      const count = lines.filter((l) => l === key).length;
+      // Recorded before the kill: never again. Run but not recorded (in flight): once more, same key.
+      if (recorded.has(key) || !atKill.has(key)) expect(count).toBe(1);
+      else expect(count).toBe(2);
+    }
+  });
 
   it('past the budget tier 2 goes to the digest; `digest --now` sends it once and marks it Digested', async () => {
     const tight = {

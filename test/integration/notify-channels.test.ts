@@ -454,6 +454,7 @@ describe('command', () => {
       ORCHCTL_NOTIFICATION_TIER_NAME: 'action',
       ORCHCTL_NOTIFICATION_TITLE: title,
       ORCHCTL_NOTIFICATION_IDEMPOTENCY_KEY: m.idempotencyKey,
+      ORCHCTL_NOTIFICATION_KEY: m.idempotencyKey,
       ORCHCTL_NOTIFICATION_LINK: m.link,
       NOTIFY_TEST_PLAIN: 'plain',
     });

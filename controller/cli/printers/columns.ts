@@ -6,6 +6,7 @@ import { pausedCell } from './paused.js';
 import type { Resource } from '../../api/types.js';
 import { evalPath, simpleKeys, valueAt } from '../jsonpath.js';
 import { computedCell } from './nodes.js';
+import { sessionCell } from './session-cells.js';
 
 export interface TableOptions {
   wide?: boolean;
@@ -54,7 +55,7 @@ function columnPlans(kind: KindInfo, wide: boolean): ColumnPlan[] {
     message: /^(message|why)$/i.test(col.name),
     first: /^why$/i.test(col.name),
     phase: col.jsonPath === '.status.phase',
-    computed: computedCell(kind.kind, col.name),
+    computed: computedCell(kind.kind, col.name) ?? sessionCell(kind.kind, col.name),
   }));
   return byWidth[key];
 }

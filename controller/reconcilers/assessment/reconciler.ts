@@ -87,6 +87,9 @@ export interface AssessmentDeps {
 const iso = (t: number) => new Date(t).toISOString();
 const offline = new OfflineSummaryBackend();
 
+/** A pending intervention of a frozen session is looked at again after this (the thaw also wakes it). */
+const FROZEN_WAIT_MS = 30_000;
+
 export class AssessmentReconciler implements Reconciler {
   private readonly batch: number;
   private readonly graceMs: number;
@@ -300,6 +303,9 @@ export class AssessmentReconciler implements Reconciler {
         message: `the session is ${phase ?? 'Pending'}, not Running: nothing to send to`,
         at: this.now(),
       };
+    else if (obj.status?.frozen)
+      // Frozen (orchctl freeze): kept for after the thaw, not sent to a stopped process.
+      return { wait: FROZEN_WAIT_MS };
     else if (paused)
       // A paused run is sent nothing but its continue message (reconcilers/session/pause.ts).
       outcome = {

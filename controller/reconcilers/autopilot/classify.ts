@@ -1,6 +1,7 @@
 /**
  * Classifying a failed run from its evidence (seed 002 §2.4), deterministically: Transient and
- * Dependency and Logic failures are worth a recovery restart, Auth and Unknown need a person.
+ * Dependency and Logic failures are worth a recovery restart, a TimeBox run (stopped at its time
+ * box) is continued from where it stopped, Auth and Unknown need a person.
  *
  * Evidence, all but the status fields written by the agent or its tools (untrusted: it only picks
  * a class here, and is fenced wherever it reaches an LLM):
@@ -63,7 +64,7 @@
  * |            | missing-file      | Cannot find module './relative' or '/absolute' (the code's import is wrong)  |
  * |            | (fact) test-signal| the detector's newest test/build/lint signal of the run is a failure         |
  * |            | (fact) judge-retry| the judge recommended retry and named a test/build/type/lint failure         |
- * |            | (fact) time-box   | phase TimedOut                                                               |
+ * | TimeBox    | (fact) time-box   | phase TimedOut: the run was stopped at its time box                          |
  * | Unknown    | none              | nothing above; the evidence is the last output line or the status message   |
  *
  * Why this order: Auth first, because a run that hit an auth wall is never worth retrying
@@ -71,9 +72,9 @@
  * before Transient and Logic: a missing package also makes tests and the build fail, and the fix
  * ("install it first") differs. Transient before Logic: a network error also breaks tests that
  * need the network, and "TypeError: fetch failed" is the network's.
- * A run that hit its time box is Logic, not Transient: it was working, not waiting on the
- * world, and the same prompt would most likely run out of time again — the recovery prompt should
- * narrow the task. If its tail shows a network error, that Transient line wins by the order.
+ * A run stopped at its time box is TimeBox, right after Auth: it was working (often committing),
+ * so a failing test or a network hiccup in its tail is work in progress, not why it ended; the next
+ * run continues from where it stopped (recovery counts it apart). Only an auth wall outranks it.
  */
 import type { ErrorClass } from '../../api/autopilot.js';
 import type { EvaluationStatus } from '../../api/evaluation.js';
@@ -299,14 +300,14 @@ const FACT_RULES: readonly FactRule[] = [
       judge?.recommendation === 'retry' ? judge.failures?.find((f) => JUDGED_LOGIC.test(f)) : undefined,
   },
   {
-    class: 'Logic',
+    class: 'TimeBox',
     rule: 'time-box',
     source: 'status',
     pick: ({ st }) => (st.phase === 'TimedOut' ? statusLine(st) : undefined),
   },
 ];
 
-const ORDER: readonly ErrorClass[] = ['Auth', 'Dependency', 'Transient', 'Logic'];
+const ORDER: readonly ErrorClass[] = ['Auth', 'TimeBox', 'Dependency', 'Transient', 'Logic'];
 
 const RESULT_KEYS = /^(?:errors?|message|reason|failures?|detail)$/i;
 

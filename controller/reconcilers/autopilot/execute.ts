@@ -25,6 +25,7 @@ import {
   RESTARTED_AT_ANNOTATION,
 } from '../../api/autopilot.js';
 import type { EventObject } from '../../api/event.js';
+import { AutopilotReason } from '../../api/event-reasons.js';
 import { newEvent } from '../../client/events.js';
 import type { Project } from '../../api/project.js';
 import type { AgentSession } from '../../api/session.js';
@@ -137,6 +138,20 @@ export function noticeEvent(
 export function afterNotice(d: Dec, about: Resource, session: string, now: string): EventObject {
   const what = d.spec.action === 'start' ? `started session ${session}` : `${d.spec.action} ${session}`;
   return noticeEvent(d, about, 'Normal', `${what}: ${d.spec.reason}`, 'after', now);
+}
+
+/**
+ * A TimeBoxContinued Event on the project: a run stopped at its time box goes on in a new run
+ * (recorded with the restart, so it is told exactly when the continuation is).
+ */
+export function timeBoxNotice(d: Dec, about: Resource, now: string): EventObject {
+  const name = `${d.metadata.name}.timebox`;
+  const message = `${d.spec.target.session ?? 'the session'} continues in a new run: ${d.spec.reason}`;
+  return newEvent(
+    about,
+    { name, type: 'Normal', reason: AutopilotReason.TimeBoxContinued, message, now },
+    AUTOPILOT_COMPONENT,
+  );
 }
 
 /** The writes that carry out a Decision that passed its recheck (the session for a start is given). */

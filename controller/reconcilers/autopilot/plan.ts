@@ -7,6 +7,7 @@
  * No clock, no I/O: `now` is an input. Execution (execute.ts) re-checks each draft against a fresh
  * read of the store before it writes.
  */
+import { frozenMark } from '../../api/freeze.js';
 import { currentPause } from '../../api/pause.js';
 import {
   ACTION_LABEL,
@@ -49,6 +50,7 @@ export interface Settings {
   sameActionMs: number;
   youngMs: number;
   maxErrorRetries: number;
+  maxTimeBoxContinuations: number;
   errorRetryWindowMs: number;
   /** Set only when the Autopilot overrides the projects' own staleness. */
   stalenessDays?: number;
@@ -70,6 +72,7 @@ export function settings(spec: AutopilotSpec | undefined, policy?: SessionPolicy
     sameActionMs: ms(g.cooldowns?.sameAction, DEFAULTS.sameAction),
     youngMs: ms(g.youngSessionWindow, DEFAULTS.youngSessionWindow),
     maxErrorRetries: g.maxErrorRetries ?? DEFAULTS.maxErrorRetries,
+    maxTimeBoxContinuations: g.maxTimeBoxContinuations ?? DEFAULTS.maxTimeBoxContinuations,
     errorRetryWindowMs: ms(g.errorRetryWindow, DEFAULTS.errorRetryWindow),
     stalenessDays: g.stalenessDays,
     minFreeMemoryMB: g.minFreeMemoryMB ?? policy?.spec?.minFreeMemoryMB ?? DEFAULTS.minFreeMemoryMB,
@@ -123,8 +126,9 @@ const ref = (o: Project | AgentSession): SnapshotRef => ({
 export function selectedProjects(w: Pick<World, 'autopilot' | 'projects'>): Project[] {
   if (!w.autopilot.spec?.projectSelector) return [];
   const sel = fromLabelSelector(w.autopilot.spec.projectSelector);
+  // A frozen project (orchctl freeze) is left alone: no start, stop, restart or recovery until thawed.
   return w.projects
-    .filter((p) => !p.metadata.deletionTimestamp && matches(sel, p.metadata.labels))
+    .filter((p) => !p.metadata.deletionTimestamp && !frozenMark(p) && matches(sel, p.metadata.labels))
     .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
 }
 
@@ -198,8 +202,10 @@ export function view(w: World, s: Settings): View {
     };
     const retries = p.status?.errorRetries;
     let count = retries?.count ?? 0;
+    let timeBoxes = retries?.timeBoxes ?? 0;
     if (retries && w.now - Date.parse(retries.windowStart) > s.errorRetryWindowMs && !retries.escalated) {
       count = 0;
+      timeBoxes = 0;
       resets.set(p.metadata.name, 'window');
     }
     let failure: FailureView | undefined;
@@ -226,6 +232,7 @@ export function view(w: World, s: Settings): View {
       // A run that succeeded after the last failure: the project recovered.
       if (st.phase === 'Succeeded' && retries && endMs(newest) > Date.parse(retries.lastFailure?.at ?? '')) {
         count = 0;
+        timeBoxes = 0;
         resets.set(p.metadata.name, 'clear');
       }
     }
@@ -257,7 +264,13 @@ export function view(w: World, s: Settings): View {
         recommendation: o.recommendation,
         time: o.time,
       })),
-      errorRetries: { count, max: s.maxErrorRetries, ...(escalated ? { escalated } : {}) },
+      errorRetries: {
+        count,
+        max: s.maxErrorRetries,
+        timeBoxes,
+        maxTimeBoxes: s.maxTimeBoxContinuations,
+        ...(escalated ? { escalated } : {}),
+      },
     });
   }
   return {
@@ -286,6 +299,7 @@ function sessionView(x: AgentSession, w: World): SessionView {
   const st = x.status ?? {};
   const start = Date.parse(st.startTime ?? '');
   const pause = st.phase === 'Running' ? currentPause(st) : undefined;
+  const frozen = st.frozen ? 'Frozen' : undefined;
   return {
     name: x.metadata.name,
     phase: (st.phase ?? 'Pending') as Phase,
@@ -293,7 +307,7 @@ function sessionView(x: AgentSession, w: World): SessionView {
     ...(st.startTime ? { startTime: st.startTime } : {}),
     ...(isActive(x) && Number.isFinite(start) ? { runningMinutes: Math.round((w.now - start) / 60_000) } : {}),
     ...(st.agent?.state ? { agentState: st.agent.state } : {}),
-    ...(pause ? { paused: pause.reason } : {}),
+    ...(frozen || pause ? { paused: frozen ?? pause?.reason } : {}),
     ours: x.metadata.labels?.[AUTOPILOT_LABEL] === w.autopilot.metadata.name,
   };
 }
@@ -305,7 +319,13 @@ export type RecoveryProposal = Proposal & {
   recovery: { class: ErrorClass; attempt: number; session: string; run: number; evidence: string };
 };
 
-const RETRYABLE: ReadonlySet<ErrorClass> = new Set(['Transient', 'Dependency', 'Logic']);
+const RETRYABLE: ReadonlySet<ErrorClass> = new Set(['Transient', 'Dependency', 'Logic', 'TimeBox']);
+
+/** The count and limit a failure of class `cls` is counted against: TimeBox continuations have their own. */
+export function retryBudget(p: Pick<ProjectView, 'errorRetries'>, cls: ErrorClass): { used: number; max: number } {
+  const r = p.errorRetries;
+  return cls === 'TimeBox' ? { used: r.timeBoxes, max: r.maxTimeBoxes } : { used: r.count, max: r.max };
+}
 
 export function recoveryProposals(input: PlannerInput, note: (p: ProjectView) => string): RecoveryProposal[] {
   const out: RecoveryProposal[] = [];
@@ -313,14 +333,19 @@ export function recoveryProposals(input: PlannerInput, note: (p: ProjectView) =>
     const f = p.failure;
     if (!f || p.errorRetries.escalated) continue;
     const base = { project: p.name, session: f.session };
-    const attempt = p.errorRetries.count + 1;
+    const { used, max } = retryBudget(p, f.class);
+    const attempt = used + 1;
     const recovery = { class: f.class, session: f.session, run: f.run, evidence: f.evidence };
-    const what = `run ${f.run} of ${f.session} failed (${f.class}: ${f.evidence || 'no output'})`;
-    if (RETRYABLE.has(f.class) && !f.sessionEscalated && p.errorRetries.count < p.errorRetries.max) {
+    const what =
+      f.class === 'TimeBox'
+        ? `run ${f.run} of ${f.session} reached its time box (${f.evidence || 'no output'})`
+        : `run ${f.run} of ${f.session} failed (${f.class}: ${f.evidence || 'no output'})`;
+    const kind = f.class === 'TimeBox' ? 'continuation' : 'recovery';
+    if (RETRYABLE.has(f.class) && !f.sessionEscalated && used < max) {
       out.push({
         ...base,
         action: 'restart',
-        reason: `${what}; recovery ${attempt} of ${p.errorRetries.max}`,
+        reason: `${what}; ${kind} ${attempt} of ${max}`,
         priority: 1,
         prompt: note(p),
         recovery: { ...recovery, attempt },
@@ -328,16 +353,18 @@ export function recoveryProposals(input: PlannerInput, note: (p: ProjectView) =>
     } else {
       const why = f.sessionEscalated
         ? `the session escalated itself (${f.sessionEscalated}) after its own restarts`
-        : RETRYABLE.has(f.class)
-          ? `${p.errorRetries.count} recovery restart(s) used, maxErrorRetries is ${p.errorRetries.max}`
-          : `${/^[AEIOU]/.test(f.class) ? 'an' : 'a'} ${f.class} failure is not retried`;
+        : f.class === 'TimeBox'
+          ? `${used} continuation(s) after a time box used, maxTimeBoxContinuations is ${max}`
+          : RETRYABLE.has(f.class)
+            ? `${used} recovery restart(s) used, maxErrorRetries is ${max}`
+            : `${/^[AEIOU]/.test(f.class) ? 'an' : 'a'} ${f.class} failure is not retried`;
       out.push({
         ...base,
         action: 'notify',
         reason: `escalated: ${what}; ${why}`,
         priority: 1,
         message: `Project ${p.name} needs a person: ${what}; ${why}.`,
-        recovery: { ...recovery, attempt: p.errorRetries.count },
+        recovery: { ...recovery, attempt: used },
       });
     }
   }
@@ -501,11 +528,14 @@ export function decide(d: DecideInput): Draft[] {
           'YoungSession',
           `session ${t.name} has run ${t.runningMinutes} min, under youngSessionWindow ${fmt(s.youngMs)}`,
         );
-      if (prop.action === 'restart' && failed && project.errorRetries.count >= project.errorRetries.max && rec)
+      const budget = rec && retryBudget(project, rec.class);
+      if (prop.action === 'restart' && failed && rec && budget && budget.used >= budget.max)
         return refuse(
           'MaxErrorRetries',
-          `${project.errorRetries.count} recovery restart(s) of ${project.name} already ` +
-            `(maxErrorRetries ${project.errorRetries.max})`,
+          rec.class === 'TimeBox'
+            ? `${budget.used} continuation(s) of ${project.name} after a time box already ` +
+                `(maxTimeBoxContinuations ${budget.max})`
+            : `${budget.used} recovery restart(s) of ${project.name} already (maxErrorRetries ${budget.max})`,
         );
       return undefined;
     };

@@ -33,12 +33,21 @@ const ADVICE: Record<ErrorClass, string> = {
   Transient: 'It looks transient (network, timeout or rate limit): retry the same work.',
   Dependency: 'A dependency seems missing: install or fix it first (e.g. npm install), then carry on.',
   Logic: 'The work itself failed (tests, build or types): find and fix the failure, then carry on.',
+  TimeBox:
+    'Its time ran out; it was not an error. Continue from where it stopped: read its handoff notes ' +
+    '(handoff.md) and the git log for what is done, do not redo finished work, and commit as you go.',
   Auth: 'Credentials failed.',
   Unknown: 'The cause is unclear.',
 };
 
 /** The note a recovery restart adds to the run's prompt (the session keeps its own task). */
 export function recoveryPrompt(cls: ErrorClass, attempt: number, max: number, run: number, evidence: string): string {
+  if (cls === 'TimeBox')
+    return [
+      `Continuation ${attempt} of ${max}: the previous run (run ${run}) was stopped at its time box.`,
+      `Its last output: ${clip(evidence.replace(/\s+/g, ' ').trim(), 400) || '(no output)'}`,
+      ADVICE[cls],
+    ].join('\n');
   return [
     `Recovery attempt ${attempt} of ${max}: the previous run (run ${run}) failed with a ${cls} error.`,
     `The error, as the agent's output showed it: ${clip(evidence.replace(/\s+/g, ' ').trim(), 400) || '(no output)'}`,

@@ -18,6 +18,7 @@ import {
   type DecisionCounts,
   type DecisionPhase,
   DECISION_PHASES,
+  DEFAULTS,
   type ErrorRetries,
   type ThinkTrigger,
 } from '../../api/autopilot.js';
@@ -27,6 +28,7 @@ import { isApiError } from '../../api/errors.js';
 import type { Evaluation } from '../../api/evaluation.js';
 import type { AutopilotMetricsHooks } from '../../api/metrics-hooks.js';
 import type { Node } from '../../api/node.js';
+import { frozenMark } from '../../api/freeze.js';
 import { resolvePolicy } from '../../api/policy.js';
 import type { Project } from '../../api/project.js';
 import type { AgentSession } from '../../api/session.js';
@@ -40,7 +42,16 @@ import type { Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Logger } from '../../runtime/log.js';
 import type { Store, WriteOp } from '../../store/store.js';
-import { AUTOPILOT_COMPONENT, afterNotice, effects, type Fresh, newSession, noticeEvent, recheck } from './execute.js';
+import {
+  AUTOPILOT_COMPONENT,
+  afterNotice,
+  effects,
+  type Fresh,
+  newSession,
+  noticeEvent,
+  recheck,
+  timeBoxNotice,
+} from './execute.js';
 import {
   type Dec,
   decide,
@@ -50,6 +61,7 @@ import {
   isActive,
   type RecoveryProposal,
   recoveryProposals,
+  retryBudget,
   selectedProjects,
   type Settings,
   settings,
@@ -111,6 +123,8 @@ export class AutopilotReconciler {
       this.planners.delete(key);
       return;
     }
+    // Frozen (orchctl freeze): it neither thinks nor carries out approved Decisions until thawed.
+    if (frozenMark(ap)) return;
     const decisions = this.decisionsOf(ap);
     for (const dec of decisions)
       if (dec.status?.phase === 'PendingApproval' && dec.spec?.approval) await this.settle(ap, dec);
@@ -234,7 +248,9 @@ export class AutopilotReconciler {
     if (error) this.d.log.warn(`autopilot ${ap.metadata.name}: the planner failed, no action: ${error}`);
     const recovery = recoveryProposals(v.input, (p) => {
       const f = p.failure;
-      return f ? recoveryPrompt(f.class, p.errorRetries.count + 1, p.errorRetries.max, f.run, f.evidence) : '';
+      if (!f) return '';
+      const { used, max } = retryBudget(p, f.class);
+      return recoveryPrompt(f.class, used + 1, max, f.run, f.evidence);
     });
     const think = (ap.status?.thinks ?? 0) + 1;
     const drafts = decide({
@@ -360,6 +376,12 @@ export class AutopilotReconciler {
     if (dec.spec.action === 'start') {
       const prompt = dec.spec.prompt ?? resume(dec.spec.target.project ?? '');
       const session = newSession(ap, dec, ap.spec?.sessionTemplate, prompt);
+      // Seed 002 §2.7: an autopilot session is time-boxed, by its template, else its policy, else 45m.
+      if (
+        !session.spec?.maxDuration &&
+        !resolvePolicy(session, this.policiesIn(ap.metadata.namespace ?? 'default'))?.spec?.maxSessionDuration
+      )
+        session.spec = { ...session.spec, maxDuration: DEFAULTS.maxDuration };
       const kind = registry().resolve('AgentSession');
       const errors = [...validateObject(session, kind), ...admissionErrors(session, kind)];
       if (errors.length)
@@ -391,7 +413,10 @@ export class AutopilotReconciler {
     }
     if (dec.spec.action === 'skip') return { ok: true };
     ops.push(...effects(dec, fresh, now));
-    if (dec.status?.notifyAfter && project)
+    // A run that ran out of time goes on: the person hears of it (whatever the gate's "notify after").
+    if (dec.spec.action === 'restart' && dec.spec.recovery?.class === 'TimeBox' && project)
+      ops.push({ op: 'create', object: timeBoxNotice(dec, project, now) });
+    else if (dec.status?.notifyAfter && project)
       ops.push({ op: 'create', object: afterNotice(dec, project, dec.spec.target.session ?? '', now) });
     return { ok: true, session: dec.spec.target.session };
   }
@@ -405,7 +430,10 @@ export class AutopilotReconciler {
     const cur: ErrorRetries = base ? structuredClone(base) : { count: 0, windowStart: now };
     const failure = { session: rec.session, run: rec.run, class: rec.class, at: now };
     if (dec.spec.action === 'restart' && dec.status?.phase === 'Executed') {
-      retries.set(project, { ...cur, count: cur.count + 1, lastFailure: failure });
+      // A continuation after a time box is counted against its own limit (maxTimeBoxContinuations).
+      if (rec.class === 'TimeBox')
+        retries.set(project, { ...cur, timeBoxes: (cur.timeBoxes ?? 0) + 1, lastFailure: failure });
+      else retries.set(project, { ...cur, count: cur.count + 1, lastFailure: failure });
     } else if (dec.spec.action === 'notify' && dec.status?.phase !== 'Superseded' && dec.status?.phase !== 'Failed') {
       retries.set(project, {
         ...cur,

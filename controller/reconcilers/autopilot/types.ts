@@ -18,7 +18,7 @@ export interface SessionView {
   agentState?: string;
   /** Created by this autopilot. */
   ours: boolean;
-  /** Held by orchctl (status.pause): RateLimited or BudgetExceeded; it resumes by itself. */
+  /** Held by orchctl: RateLimited or BudgetExceeded (status.pause; resumes by itself), or Frozen (orchctl freeze). */
   paused?: string;
 }
 
@@ -54,7 +54,8 @@ export interface ProjectView {
   failure?: FailureView;
   /** Newest first: score 1-5 and the judge's recommendation. */
   recentOutcomes: { score: number; recommendation: string; time: string; summary?: string }[];
-  errorRetries: { count: number; max: number; escalated?: string };
+  /** timeBoxes / maxTimeBoxes: continuations of runs stopped at their time box, counted apart. */
+  errorRetries: { count: number; max: number; timeBoxes: number; maxTimeBoxes: number; escalated?: string };
 }
 
 export interface PlannerInput {

@@ -4,8 +4,11 @@
  * backoff with jitter, a server's Retry-After honoured); or Failed (refused, or retries used up),
  * with a Warning Event on the channel. The record was written before the send (the router's
  * transaction), so a crash before the send leaves it Pending and a crash after it leaves it
- * Pending too: it is sent again with the same idempotency key, which receivers that honour one
- * (webhook's Idempotency-Key, email's Message-ID) use to drop the duplicate.
+ * Pending too. A send that returned delivered is in the channel's delivered-keys record
+ * (delivered.ts) before the mark: the next attempt finds its key there and marks it Sent unsent.
+ * A send in flight at the crash is sent again with the same idempotency key, which receivers that
+ * honour one (webhook's Idempotency-Key, email's Message-ID, a command's ORCHCTL_NOTIFICATION_KEY)
+ * use to drop the duplicate.
  */
 import { isApiError } from '../../api/errors.js';
 import type { NotifierMetricsHooks } from '../../api/metrics-hooks.js';
@@ -14,11 +17,13 @@ import type { Notification, NotificationStatus } from '../../api/outbox.js';
 import type { Resource } from '../../api/types.js';
 import type { EventRecorder } from '../../client/events.js';
 import { type Channel, createChannel } from '../../notify/channel.js';
+import { sent } from '../../notify/result.js';
 import type { Result } from '../../runtime/controller.js';
 import { failpoint } from '../../runtime/failpoints.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Logger } from '../../runtime/log.js';
 import type { Store } from '../../store/store.js';
+import type { DeliveredKeys } from './delivered.js';
 import { channelMessage } from './message.js';
 
 /** Attempts before a retryable failure becomes Failed: 1 s doubling to 10 min, about 40 minutes in all. */
@@ -39,6 +44,8 @@ export interface DeliveryDeps {
   env?: NodeJS.ProcessEnv;
   now?: () => number;
   random?: () => number;
+  /** The channels' delivered-keys records (none: a crash between a send and its mark sends it again). */
+  delivered?: DeliveredKeys;
 }
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -73,6 +80,10 @@ export class DeliveryReconciler {
     if (wait > 0) return { requeueAfterMs: wait };
 
     const obj = this.d.channels.get(namespace, n.spec.channel);
+    const channelKey = `${namespace}/${n.spec.channel}`;
+    const msgKey = channelMessage(n).idempotencyKey;
+    if (obj?.spec && this.d.delivered?.has(channelKey, msgKey))
+      return this.mark(n, obj, sent(`${n.spec.channel}`, 'already delivered before a restart: not sent again'));
     const result: NotificationSendResult = obj?.spec
       ? await this.send(obj, n)
       : {
@@ -81,6 +92,8 @@ export class DeliveryReconciler {
           message: `no NotificationChannel "${n.spec.channel}" in namespace ${namespace || 'default'}`,
           retryable: true,
         };
+    failpoint('notifier-before-record');
+    if (result.delivered) this.d.delivered?.add(channelKey, msgKey);
     failpoint('notifier-after-send');
     return this.mark(n, obj, result);
   }

@@ -9,12 +9,14 @@
  *  - `digest` (key: a NotificationPolicy) records the digest when its schedule comes round or
  *    `orchctl digest --now` asks (requeueAfter until the next scheduled time).
  */
+import path from 'node:path';
 import type { EventObject } from '../../api/event.js';
 import type { NotifierMetricsHooks } from '../../api/metrics-hooks.js';
 import type { Notification } from '../../api/outbox.js';
 import type { Resource } from '../../api/types.js';
 import { type Manager, queueKey } from '../../runtime/manager.js';
 import type { ControllerServices } from '../services.js';
+import { DeliveredKeys } from './delivered.js';
 import { DeliveryReconciler } from './delivery.js';
 import { DigestReconciler } from './digester.js';
 import { RouterReconciler } from './router.js';
@@ -25,6 +27,8 @@ export interface NotifierSetupDeps extends Pick<ControllerServices, 'recorder' |
   env?: NodeJS.ProcessEnv;
   /** Send workers: one slow channel (a timeout is up to 5 minutes) must not hold up the others. */
   deliveryWorkers?: number;
+  /** The state directory: the channels' delivered-keys records are kept under it (delivered.ts). */
+  home?: string;
 }
 
 /** The kinds whose labels `labels.<key>` matchers can see (the objects Events are about). */
@@ -75,6 +79,7 @@ export function setup(
     log: d.log,
     metrics: d.metrics,
     env: d.env,
+    delivered: d.home ? new DeliveredKeys(path.join(d.home, 'notifications', 'delivered')) : undefined,
   });
   mgr
     .controller('notification-delivery', { workers: d.deliveryWorkers ?? 4 })

@@ -79,7 +79,10 @@ export function planBudget(i: BudgetInput): BudgetOutput {
       reason: 'BudgetExceeded',
       message:
         `${budget.display} used in ${windowText} by ${counted} session${counted === 1 ? '' : 's'}: ` +
-        `${action === 'Stop' ? 'they stop' : 'they pause'} at their next idle point and new ones wait` +
+        (spec.enforce === 'Hard'
+          ? `busy ones are interrupted and ${action === 'Stop' ? 'stop' : 'pause'} now, the others at their ` +
+            'next idle point, and new ones wait'
+          : `${action === 'Stop' ? 'they stop' : 'they pause'} at their next idle point and new ones wait`) +
         (priced || spec.maxCostUSD === undefined ? '' : ' (some use is not priced: the cost is a lower bound)'),
     });
   else if (!exceeded && prev?.exceeded)

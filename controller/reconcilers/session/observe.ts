@@ -6,6 +6,7 @@
  * it looks at; the costs per pass are what observe-cost.test.ts counts (no process while nothing
  * changed).
  */
+import { frozenMark } from '../../api/freeze.js';
 import { currentPause } from '../../api/pause.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -61,6 +62,8 @@ export interface SessionObservation {
     pane?: PaneInfo,
   ): Promise<AgentFacts>;
   git(status: AgentSessionStatus): Promise<{ git?: GitProgress; gitKey?: string }>;
+  /** The freeze mark in force: the session's own, else its project's (api/freeze.ts); none in tests that omit it. */
+  freezeMark?(obj: AgentSession): string | undefined;
   /** Synchronous, so that the count and the reservation that follows it cannot interleave with another worker. */
   admission(key: string, obj: AgentSession, resolved: Resolved, reserved: ReadonlySet<string>): Observed['admission'];
   /** Every tmux session of this object, for deletion. */
@@ -258,6 +261,16 @@ export class SessionObserver implements SessionObservation {
 
   async panesOf(uid: string): Promise<PaneInfo[]> {
     return (await this.d.panes.snapshot(uid)).byUid(uid);
+  }
+
+  freezeMark(obj: AgentSession): string | undefined {
+    const own = frozenMark(obj);
+    if (own) return `${own} (session)`;
+    const project = obj.spec?.projectRef
+      ? (this.d.projects.get(obj.metadata.namespace, obj.spec.projectRef) as Project | undefined)
+      : undefined;
+    const mark = frozenMark(project);
+    return mark ? `${mark} (project ${project!.metadata.name})` : undefined;
   }
 
   projectPath(obj: AgentSession): string | undefined {

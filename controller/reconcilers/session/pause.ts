@@ -10,7 +10,10 @@
  *  - BudgetExceeded: the SessionPolicy's budget is exceeded (policy reconciler, status.budget) and
  *    its action is Pause: the run is paused at its next idle point (never mid-turn) and resumes
  *    the same way once the window has room or the budget was raised. Action Stop is not a pause:
- *    {@link budgetStopDue} tells the plan to stop the run at its next idle point.
+ *    {@link budgetStopDue} tells the plan to stop the run at its next idle point. With the budget's
+ *    `enforce: Hard`, a busy agent is not waited for: its turn is interrupted (the Agent's
+ *    interruptKeys) and the run paused at once (then stopped at idle for action Stop), the overshoot
+ *    in the Event; an agent busy again while the budget is exceeded is interrupted again, never resumed.
  * A pause the agent ends by itself (it is busy again and reports no limit) ends at once. While
  * paused nothing else is sent to the run (the assessment's interventions and the autopilot skip
  * it), it does not fail, and nothing restarts it. The due time is in status, so the work queue's
@@ -19,7 +22,7 @@
 import { isTrue } from '../../api/conditions.js';
 import { formatDuration, parseDuration } from '../../api/duration.js';
 import type { AgentSessionStatus, DeliveryResult, PauseStatus, SessionPolicy } from '../../api/kinds.js';
-import { currentPause, budgetExceeded, clock, RATE_LIMIT_DEFAULTS } from '../../api/pause.js';
+import { currentPause, budgetExceeded, clock, RATE_LIMIT_DEFAULTS, shortCount } from '../../api/pause.js';
 import type { EventType } from '../../client/events.js';
 import type { ScreenReading } from './agent-state.js';
 import { parseResetTime } from './reset-time.js';
@@ -54,7 +57,12 @@ export interface PauseOutput {
   forgetResume?: boolean;
   /** Look again after this long. */
   dueMs?: number;
+  /** A Hard budget: interrupt the busy agent's turn now (its Agent's interruptKeys). */
+  interrupt?: boolean;
 }
+
+/** A Hard budget's interrupt that the agent did not act on (still busy) is sent again after this. */
+export const INTERRUPT_AGAIN_MS = 60_000;
 
 const iso = (t: number) => new Date(t).toISOString();
 const clip = (s: string, n = 200) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -114,9 +122,12 @@ export function planPause(i: PauseInput): PauseOutput {
   const rl = i.policy?.spec?.rateLimit ?? {};
   const quota = isTrue(s.conditions, 'QuotaExhausted') || statuslineReset(s, i.now) !== undefined;
   const state = s.agent?.run === s.run ? s.agent?.state : undefined;
+  const hard = i.policy?.spec?.budget?.enforce === 'Hard' && budgetExceeded(i.policy);
   if (!cur) {
     if (i.resumed) out.forgetResume = true;
     if (quota && rl.pause !== false) return enterRateLimited(i, out);
+    // enforce Hard: a busy agent does not get to finish its turn (one turn can last hours).
+    if (hard && state === 'busy') return enterBudget(i, i.policy!, out, true);
     if (
       state === 'idle' &&
       i.policy &&
@@ -127,6 +138,16 @@ export function planPause(i: PauseInput): PauseOutput {
     return out;
   }
   out.pause = { ...cur };
+  // Held by a Hard budget that is still exceeded: an agent busy again is interrupted again, never resumed.
+  if (cur.reason === 'BudgetExceeded' && cur.interruptedAt && hard) {
+    const again = Date.parse(cur.interruptedAt) + INTERRUPT_AGAIN_MS - i.now;
+    if (state === 'busy' && again <= 0) {
+      out.pause.interruptedAt = iso(i.now);
+      out.interrupt = true;
+      out.dueMs = INTERRUPT_AGAIN_MS;
+    } else if (state === 'busy') out.dueMs = again;
+    return out;
+  }
   // The agent went on by itself (a person typed, or it retried): the pause is over.
   if (state === 'busy' && !quota)
     return resume(i, out, cur.continueSentAt ? 'continue message taken' : 'went on by itself');
@@ -199,13 +220,33 @@ function enterRateLimited(i: PauseInput, out: PauseOutput): PauseOutput {
   return out;
 }
 
-function enterBudget(i: PauseInput, policy: SessionPolicy, out: PauseOutput): PauseOutput {
-  const message = budgetMessage(policy, 'paused at an idle point');
+function enterBudget(i: PauseInput, policy: SessionPolicy, out: PauseOutput, interrupt = false): PauseOutput {
+  const stop = policy.spec?.budget?.action === 'Stop';
+  const message = interrupt
+    ? `${budgetMessage(policy, `interrupted mid-turn and ${stop ? 'stopping' : 'paused'} (enforce Hard)`)}` +
+      `; overshoot ${overshoot(policy)}`
+    : budgetMessage(policy, 'paused at an idle point');
   // A budget pause keeps its slot: when the window has room, its run goes on before new ones start.
   out.pause = { run: i.status.run ?? 0, reason: 'BudgetExceeded', since: iso(i.now), message, holdsSlot: true };
+  if (interrupt) {
+    out.pause.interruptedAt = iso(i.now);
+    out.interrupt = true;
+    out.dueMs = INTERRUPT_AGAIN_MS;
+  }
   out.reason = { reason: 'BudgetExceeded', message };
   out.events.push({ type: 'Warning', reason: 'BudgetExceeded', message });
   return out;
+}
+
+/** How far past its limits the policy's use is ("+312k tokens, +$1.94"), when the interrupt is sent. */
+function overshoot(policy: SessionPolicy): string {
+  const b = policy.status?.budget;
+  const spec = policy.spec?.budget ?? {};
+  const parts: string[] = [];
+  if (b && spec.maxTokens !== undefined)
+    parts.push(`+${shortCount(Math.max(0, b.usedTokens - spec.maxTokens))} tokens`);
+  if (b && spec.maxCostUSD !== undefined) parts.push(`+$${Math.max(0, b.usedCostUSD - spec.maxCostUSD).toFixed(2)}`);
+  return parts.join(', ') || 'unknown';
 }
 
 function resume(i: PauseInput, out: PauseOutput, how: string): PauseOutput {

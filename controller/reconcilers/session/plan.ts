@@ -869,6 +869,10 @@ function pauseInto(p: Step): number | undefined {
     p.cond('Paused', 'False', 'NotPaused', `run ${s.run} is not paused`); // its run ended while paused
   for (const e of r.events) p.event(e.type, e.reason, e.message);
   const run = s.run ?? 0;
+  const pane = p.observed.paneInfo;
+  // A Hard budget interrupts the turn: keys, not text (the pause holds the run, or the Stop follows at idle).
+  if (r.interrupt && pane && !pane.dead)
+    p.fx.push({ type: 'SendKeys', paneId: pane.paneId, keys: i.resolved.agent?.interruptKeys ?? ['C-c'] });
   if (r.sendContinue) p.fx.push({ type: 'SendContinue', run, text: r.sendContinue });
   if (r.forgetResume) p.fx.push({ type: 'ResumeRecorded', run });
   if (r.sendContinue) p.wsLog('INFO', `pause over: sending the continue message`);

@@ -27,6 +27,8 @@ import { ACTIVE_PHASES, type Phase } from './machine.js';
 import { type ObserverDeps, SessionObserver, type SessionObservation } from './observe.js';
 import { type Continuation, gitKey, type Observed, plan, planFinalize } from './plan.js';
 import { boundTo, takeOver } from './epoch.js';
+import { planFreeze } from './freeze.js';
+import { continueRun, stopRun } from '../../observers/process.js';
 
 export { SESSION_FINALIZER } from './actuator.js';
 export type { SessionMetricsHooks } from '../../api/metrics-hooks.js';
@@ -46,6 +48,9 @@ export type SessionDeps = ObserverDeps &
     /** This node's name: only sessions bound to it are reconciled (unset: every session, as in unit tests). */
     node?: string;
   };
+
+/** A frozen session is looked at again this often (the thaw itself wakes it through its watch). */
+const FROZEN_RECHECK_MS = 30_000;
 
 /** Plan steps one pass may take (a launch is three: prepare, record and start, go on). */
 const MAX_STEPS = 12;
@@ -79,6 +84,12 @@ export class SessionReconciler implements Reconciler {
       const finalizers = [...(obj.metadata.finalizers ?? []), SESSION_FINALIZER];
       await this.d.store.update({ ...obj, metadata: { ...obj.metadata, finalizers } });
       return { requeueAfterMs: 0 };
+    }
+    // Frozen (orchctl freeze): the pass only holds it; thawed: it is continued, then a fresh pass.
+    const mark = this.observer.freezeMark?.(obj);
+    if (mark || obj.status?.frozen) {
+      const r = await this.freezePass(key, obj, mark);
+      if (r) return r;
     }
     const resolved = this.observer.resolve(obj);
     const held: EventNote[] = [];
@@ -136,6 +147,22 @@ export class SessionReconciler implements Reconciler {
       if (!isBindingFenced(e)) throw e;
       this.d.log.info(`agentsession ${obj.metadata.namespace}/${obj.metadata.name}: ${(e as Error).message}`);
     }
+  }
+
+  /** The freeze pass (freeze.ts); undefined when the session is neither frozen nor being thawed. */
+  private async freezePass(key: string, obj: AgentSession, mark: string | undefined): Promise<Result | undefined> {
+    const status = obj.status ?? {};
+    const pane = (await this.observer.panesOf(obj.metadata.uid!)).find(
+      (p) => p.key === `${key}#${status.run ?? 0}` && !p.dead,
+    );
+    const out = planFreeze({ status, mark, pane, now: Date.now() });
+    if (!out.hold && !status.frozen) return undefined;
+    if (out.signal === 'SIGSTOP' && pane) stopRun(pane.pid);
+    else if (out.signal === 'SIGCONT' && pane) continueRun(pane.pid);
+    await this.write(obj, out.status, out.events);
+    // Held: looked at again now and then (SIGSTOP once more, in case something sent SIGCONT);
+    // thawed: the next pass starts from the status just written.
+    return { requeueAfterMs: out.hold ? FROZEN_RECHECK_MS : 0 };
   }
 
   private async finalize(key: string, obj: AgentSession): Promise<Result | undefined> {

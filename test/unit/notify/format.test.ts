@@ -208,6 +208,7 @@ describe('command', () => {
       ORCHCTL_NOTIFICATION_TIER_NAME: 'action',
       ORCHCTL_NOTIFICATION_TITLE: 'a b',
       ORCHCTL_NOTIFICATION_IDEMPOTENCY_KEY: 'k1',
+      ORCHCTL_NOTIFICATION_KEY: 'k1',
       ORCHCTL_NOTIFICATION_LINK: '',
     });
   });

@@ -108,7 +108,8 @@ function systemPrompt(input: PlannerInput, fence: Fence): string {
       `${DEFAULTS.youngSessionWindow} by default) unless its run failed.`,
     '4. A failed run is recovered by its error class: Transient, Dependency or Logic - restart that session ' +
       'with a prompt that names the error (Dependency: install what is missing first; Logic: fix the failing ' +
-      'tests or build), while its recovery restarts are below the maximum; Auth or Unknown, retries used up, ' +
+      'tests or build), while its recovery restarts are below the maximum; TimeBox (stopped at its time box) - ' +
+      'restart it to continue where it stopped; Auth or Unknown, retries used up, ' +
       'or ESCALATED - no restart: notify, saying what a person must do.',
     '5. Act only on projects named in the state, at most one proposal per project; never invent project or ' +
       'session names. When nothing needs doing, answer with no decisions.',

@@ -445,7 +445,7 @@ describe('classifyFailure: the status facts', () => {
     expect(classifyFailure(plain)).toMatchObject({ class: 'Transient', rule: 'quota' });
   });
 
-  it('a run that hit its time box is Logic (it was working), unless its tail shows the network', () => {
+  it('a run stopped at its time box is TimeBox (not Logic) whatever its tail shows; only Auth wins over it', () => {
     const st = failed('● Editing src/a.ts', {
       phase: 'TimedOut',
       reason: 'TimedOut',
@@ -453,11 +453,13 @@ describe('classifyFailure: the status facts', () => {
       message: 'stopped after the time box of 45m, 2 commits',
     });
     expect(classifyFailure(st)).toMatchObject({
-      class: 'Logic',
+      class: 'TimeBox',
       rule: 'time-box',
       evidence: 'stopped after the time box of 45m, 2 commits',
     });
-    expect(classifyFailure({ ...st, lastOutput: 'API Error: Connection error.' }).class).toBe('Transient');
+    expect(classifyFailure({ ...st, lastOutput: 'Tests  1 failed | 40 passed' }).class).toBe('TimeBox');
+    expect(classifyFailure({ ...st, lastOutput: 'API Error: Connection error.' }).class).toBe('TimeBox');
+    expect(classifyFailure({ ...st, lastOutput: 'Error: 401 Unauthorized - invalid x-api-key' }).class).toBe('Auth');
   });
 
   it("the detector's newest test signal of the run decides when the output says nothing", () => {

@@ -11,6 +11,7 @@ import {
   type World,
 } from '../../../../controller/reconcilers/autopilot/plan.js';
 import type { Proposal } from '../../../../controller/reconcilers/autopilot/types.js';
+import { FROZEN_ANNOTATION } from '../../../../controller/api/freeze.js';
 import { autopilot, MIN, project, session, T0, world } from '../../../support/autopilot-world.js';
 
 /** One proposal through the guardrails and the gate. */
@@ -244,6 +245,16 @@ describe('projectSelector (docs/controller.md, "Selectors")', () => {
     expect(names({})).toEqual([]);
     expect(names({ projectSelector: {} })).toEqual(['a', 'b']);
     expect(names({ projectSelector: { matchLabels: { team: 'web' } } })).toEqual(['a']);
+  });
+
+  it('a frozen project (orchctl freeze) is not selected: no start, stop, restart or recovery there', () => {
+    const frozen = project('a');
+    frozen.metadata.annotations = { [FROZEN_ANNOTATION]: '2026-11-24T12:00:00Z by orchctl freeze' };
+    const names = selectedProjects({
+      autopilot: { ...autopilot(), spec: { projectSelector: {} } },
+      projects: [frozen, project('b')],
+    });
+    expect(names.map((p) => p.metadata.name)).toEqual(['b']);
   });
 });
 

@@ -62,6 +62,9 @@ interface PassOptions {
   policy?: SessionPolicy;
   events?: AgentEvent[];
   resumed?: Observed['resumed'];
+  /** The run's live pane (keys go to it). */
+  pane?: boolean;
+  agentSpec?: AgentSpec;
 }
 function pass(status: AgentSessionStatus, reading: ScreenReading | undefined, o: PassOptions = {}): PlanOutput {
   const now = o.now ?? T0;
@@ -79,8 +82,14 @@ function pass(status: AgentSessionStatus, reading: ScreenReading | undefined, o:
     agent: facts,
     gitKey: gitKey(status),
     ...(o.resumed ? { resumed: o.resumed } : {}),
+    ...(o.pane ? { paneInfo: { paneId: '%7', dead: false, pid: 4242 } as Observed['paneInfo'] } : {}),
   };
-  const resolved = { agent, workdir: '/repo', policy: o.policy, effective: effective(obj.spec ?? {}, o.policy) };
+  const resolved = {
+    agent: o.agentSpec ?? agent,
+    workdir: '/repo',
+    policy: o.policy,
+    effective: effective(obj.spec ?? {}, o.policy),
+  };
   const out = plan({ key: 'default/s', obj: { ...obj, status }, status, observed, resolved, now });
   expect(out.done).toBe(true);
   return out;
@@ -305,6 +314,53 @@ describe('budget pause and stop', () => {
     // The window has room (or the budget was raised): the continue message.
     const room = pass(held.status, screen('idle'), { policy: roomy(), now: T0 + 3601_000 });
     expect(sent(room)).toEqual(['Continue where you left off.']);
+  });
+
+  const hard = (action?: 'Pause' | 'Stop') => {
+    const p = exceeded(action);
+    p.spec!.budget!.enforce = 'Hard';
+    return p;
+  };
+  const keys = (out: PlanOutput) => out.effects.flatMap((e) => (e.type === 'SendKeys' ? [e.keys] : []));
+
+  it('enforce Hard: a busy agent is interrupted (its interruptKeys) and paused at once, the overshoot recorded', () => {
+    const claude: AgentSpec = { ...agent, interruptKeys: ['Escape'] };
+    const busy = pass(running, screen('busy'), { policy: hard(), pane: true, agentSpec: claude });
+    expect(keys(busy)).toEqual([['Escape']]);
+    expect(busy.status.pause).toMatchObject({ reason: 'BudgetExceeded', interruptedAt: at(T0) });
+    expect(events(busy)).toEqual([
+      'BudgetExceeded: interrupted mid-turn and paused (enforce Hard): SessionPolicy "team" budget exceeded ' +
+        '(1.2k/1k in 24h); overshoot +200 tokens',
+    ]);
+    // Still busy a moment later (the interrupt is on its way): not resumed, not interrupted again yet.
+    const soon = pass(busy.status, screen('busy'), { policy: hard(), pane: true, now: T0 + 5000 });
+    expect(keys(soon)).toEqual([]);
+    expect(soon.status.pause?.reason).toBe('BudgetExceeded');
+    expect(events(soon)).toEqual([]);
+    // Still busy past INTERRUPT_AGAIN_MS: interrupted once more, still one BudgetExceeded.
+    const later = pass(soon.status, screen('busy'), { policy: hard(), pane: true, now: T0 + 61_000 });
+    expect(keys(later)).toEqual([['C-c']]);
+    expect(later.status.pause?.interruptedAt).toBe(at(T0 + 61_000));
+    expect(events(later)).toEqual([]);
+    // Idle and held; the window has room: the continue message, as for any budget pause.
+    const room = pass(later.status, screen('idle'), { policy: roomy(), pane: true, now: T0 + 120_000 });
+    expect(sent(room)).toEqual(['Continue where you left off.']);
+  });
+
+  it('enforce IdlePoint (the default) never interrupts a busy agent', () => {
+    const busy = pass(running, screen('busy'), { policy: exceeded(), pane: true });
+    expect(keys(busy)).toEqual([]);
+    expect(busy.status.pause).toBeUndefined();
+  });
+
+  it('enforce Hard with action Stop: interrupted, then stopped once idle', () => {
+    const busy = pass(running, screen('busy'), { policy: hard('Stop'), pane: true });
+    expect(keys(busy)).toEqual([['C-c']]);
+    expect(events(busy)[0]).toMatch(/^BudgetExceeded: interrupted mid-turn and stopping \(enforce Hard\)/);
+    const idle = pass(busy.status, screen('idle'), { policy: hard('Stop'), pane: true, now: T0 + 1000 });
+    const stop = pass(idle.status, screen('idle'), { policy: hard('Stop'), pane: true, now: T0 + 2000 });
+    expect(stop.status.phase).toBe('Stopping');
+    expect(stop.status.lifecycle?.stopReason).toBe('BudgetExceeded');
   });
 
   it('action Stop: the run is stopped at an idle point, reason BudgetExceeded, and not restarted', () => {

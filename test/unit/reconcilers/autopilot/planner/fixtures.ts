@@ -12,7 +12,7 @@ export function project(name: string, over: Partial<ProjectView> = {}): ProjectV
     idleDays: 0.5,
     sessions: [],
     recentOutcomes: [],
-    errorRetries: { count: 0, max: 3 },
+    errorRetries: { count: 0, max: 3, timeBoxes: 0, maxTimeBoxes: 3 },
     ...over,
   };
 }
@@ -56,7 +56,7 @@ export function world(notes = 'Ship the CSV export; then tidy the docs.'): Plann
         class: 'Transient',
         evidence: 'Error: connect ETIMEDOUT 203.0.113.7:443',
       },
-      errorRetries: { count: 1, max: 3 },
+      errorRetries: { count: 1, max: 3, timeBoxes: 0, maxTimeBoxes: 3 },
       recentOutcomes: [{ score: 2, recommendation: 'retry', time: '2026-06-02T06:31:00Z', summary: 'Network failed.' }],
     }),
     project('prod', { priority: 4, protected: true, stale: true, idleDays: 9 }),
