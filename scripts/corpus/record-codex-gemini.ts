@@ -153,8 +153,10 @@ async function codex(approval: boolean, tag: string): Promise<void> {
     await settle(pane, () => pane.capture().includes('Ask Codex to do anything'), 'the input line');
     await submit(pane, () => fake.responses().length);
     const rollout = () => {
-      const found = execFileSync('find', [path.join(home, 'sessions'), '-name', 'rollout-*.jsonl'], { encoding: 'utf8' });
-      return found.trim().split('\n')[0] ?? '';
+      const dir = path.join(home, 'sessions');
+      const names = fs.existsSync(dir) ? (fs.readdirSync(dir, { recursive: true }) as string[]) : [];
+      const found = names.find((n) => /(^|\/)rollout-[^/]*\.jsonl$/.test(n));
+      return found ? path.join(dir, found) : '';
     };
     const done = () => lines(rollout()).some((l) => (l.payload as { type?: string })?.type === 'task_complete');
     if (approval) {
