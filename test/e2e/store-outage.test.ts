@@ -1,0 +1,56 @@
+/**
+ * A control plane outlives an etcd outage (issue 26, item 2): a real 3-member etcd, two control
+ * planes (`controller --no-node`, the built CLI), every member killed for 20 s. Neither process
+ * exits; each says in its log and /readyz that the store does not answer; once the members are
+ * back the leader leads again, and the standby takes over when the leader is then killed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MultiHost, startMultiHost } from '../support/multihost.js';
+
+const OUTAGE_MS = 20_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let mh: MultiHost;
+
+async function readyz(url: string): Promise<{ status: number; text: string }> {
+  const r = await fetch(`${url}/readyz`);
+  return { status: r.status, text: await r.text() };
+}
+
+describe('a control plane and its standby through an etcd outage', () => {
+  beforeAll(async () => {
+    mh = await startMultiHost({ nodes: [], controllers: 2, controllerMetrics: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    await mh?.stop();
+  }, 60_000);
+
+  it('every etcd member down for 20 s: neither control plane exits, both say why; the standby still takes over', async () => {
+    const [cp0, cp1] = mh.controllers;
+    await mh.waitFor('the standby standing by', async () => cp1.find('standing by') >= 0);
+    const from = [cp0.log.length, cp1.log.length];
+    await Promise.all([0, 1, 2].map((m) => mh.cluster.kill(m)));
+    await sleep(OUTAGE_MS);
+    expect(cp0.alive, cp0.tail()).toBe(true);
+    expect(cp1.alive, cp1.tail()).toBe(true);
+    expect(cp1.find('the store does not answer', from[1]), cp1.tail()).toBeGreaterThanOrEqual(0);
+    expect(cp0.find('the store does not answer', from[0]), cp0.tail()).toBeGreaterThanOrEqual(0);
+    for (const cp of [cp0, cp1]) {
+      const r = await readyz(cp.metricsUrl!);
+      expect(r.status).toBe(503);
+      expect(r.text).toMatch(/the store has not answered for \d+s/);
+    }
+    await Promise.all([0, 1, 2].map((m) => mh.cluster.restart(m)));
+
+    await mh.waitFor('the leader ready again', async () => (await readyz(cp0.metricsUrl!)).status === 200, 30_000);
+    expect(await mh.leader()).toBe(cp0);
+    await mh.waitFor('the standby standing by again', async () => {
+      const r = await readyz(cp1.metricsUrl!);
+      return r.text.includes('standing by');
+    });
+    await cp0.kill('SIGKILL');
+    await mh.waitFor('the standby leading', async () => (await mh.leader()) === cp1, 30_000);
+    await mh.waitFor('the standby ready', async () => (await readyz(cp1.metricsUrl!)).status === 200, 30_000);
+  }, 150_000);
+});
