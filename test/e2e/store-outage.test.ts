@@ -2,7 +2,8 @@
  * A control plane outlives an etcd outage (issue 26, item 2): a real 3-member etcd, two control
  * planes (`controller --no-node`, the built CLI), every member killed for 20 s. Neither process
  * exits; each says in its log and /readyz that the store does not answer; once the members are
- * back the leader leads again, and the standby takes over when the leader is then killed.
+ * back the leader leads again, and the standby takes over when the leader is then killed. And such
+ * a control plane runs nothing in tmux, so its log names no tmux socket (issue 26 item 4).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MultiHost, startMultiHost } from '../support/multihost.js';
@@ -17,7 +18,7 @@ async function readyz(url: string): Promise<{ status: number; text: string }> {
   return { status: r.status, text: await r.text() };
 }
 
-describe('a control plane and its standby through an etcd outage', () => {
+describe('control planes without a node (--no-node) on etcd', () => {
   beforeAll(async () => {
     mh = await startMultiHost({ nodes: [], controllers: 2, controllerMetrics: true });
   }, 120_000);
@@ -53,4 +54,16 @@ describe('a control plane and its standby through an etcd outage', () => {
     await mh.waitFor('the standby leading', async () => (await mh.leader()) === cp1, 30_000);
     await mh.waitFor('the standby ready', async () => (await readyz(cp1.metricsUrl!)).status === 200, 30_000);
   }, 150_000);
+
+  it('a --no-node control plane names no tmux socket, and on SIGTERM promises no tmux sessions', async () => {
+    const cp = (await mh.leader())!;
+    const acquired = cp.log[cp.find('acquired the lease')];
+    expect(acquired).toContain('store ');
+    expect(acquired).not.toContain('tmux');
+    const from = cp.log.length;
+    await cp.kill('SIGTERM');
+    const bye = cp.log[cp.find('SIGTERM: shutting down', from)];
+    expect(bye).toBeDefined();
+    expect(bye).not.toContain('tmux');
+  }, 30_000);
 });

@@ -117,7 +117,9 @@ export async function runProcess(
     throw e;
   }
   const stop = (sig: string) => {
-    log.info(`${sig}: shutting down (tmux sessions keep running and are adopted on the next start)`);
+    // A control plane without a node agent (--no-node) runs nothing in tmux: nothing to adopt.
+    const runs = roles.node === false ? '' : ' (tmux sessions keep running and are adopted on the next start)';
+    log.info(`${sig}: shutting down${runs}`);
     void m.stop();
   };
   // `on`, not `once`: a repeated signal during shutdown must not kill the process before the
