@@ -86,7 +86,7 @@ it.runIf(etcdAvailable)(
   120_000,
 );
 
-it("the shipped etcd unit compacts automatically, allows orchctl's transactions and displaces Debian's etcd.service", () => {
+it("the shipped etcd unit compacts, allows orchctl's transactions and displaces Debian's etcd.service", () => {
   const unit = fs.readFileSync(path.join(ROOT, 'manifests/systemd/etcd-member.service'), 'utf8');
   const exec = unit.slice(unit.indexOf('ExecStart='), unit.indexOf('Restart='));
   expect(exec).toContain('--auto-compaction-mode periodic --auto-compaction-retention 1h');
