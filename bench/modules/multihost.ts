@@ -369,7 +369,8 @@ async function raftLeaderKills(mh: MultiHost): Promise<Record<string, unknown>[]
     await mh.waitFor(`${name} bound`, async () => !!(await mh.session(name))?.status?.binding, 60_000);
     const boundMs = Date.now() - t0;
     await sleep(2 * 4000); // two default leases past the kill: a lapse or a takeover would have happened
-    const trouble = leader.log.slice(from).filter((l) => /could not renew|was not renewed|lost the/.test(l));
+    const troubleRe = /could not renew|does not answer|was not renewed|lost the/;
+    const trouble = leader.log.slice(from).filter((l) => troubleRe.test(l));
     out.push({
       boundMs,
       keptLeading: leader.alive && (await mh.leader()) === leader,
