@@ -49,7 +49,7 @@ export function controllerLeaseTiming(seconds: number): LeaseTiming {
 }
 
 /**
- * The default controller lease: 4 s, so a hung leader is replaced within ~4.1 s (the goal is 5 s),
+ * The default controller lease: 4 s, so a hung leader is replaced within ~4.2 s (the goal is 5 s),
  * while an etcd election (1–2.8 s of stalled writes here) leaves it renewals to spare; 3 s left
  * none. docs/benchmarks.md (multihost-failover) measures it against the old 15 s.
  */
