@@ -309,6 +309,50 @@ describe('a node lost', () => {
   }, 30_000);
 });
 
+describe('a lost node counts what is bound there now', () => {
+  it("its SESSIONS counts the sessions still bound, not the lost node's last count (11, then 2, then 0)", async () => {
+    await addNode('n1', {}, 24, []);
+    await addNode('n2', {}, 24, []);
+    for (const name of ['a', 'b']) await addSession(name, { nodeName: 'n1', restartPolicy: 'Always' });
+    const m = await startScheduler();
+    for (const name of ['a', 'b'])
+      await until(`${name} bound`, async () => (await get(name)).status?.binding?.nodeName === 'n1');
+    for (const name of ['a', 'b']) {
+      const s = await get(name);
+      const unpinned = await store.update({ ...s, spec: { ...s.spec, nodeName: undefined } });
+      await store.updateStatus({ ...unpinned, status: { ...s.status, phase: 'Running', lifecycle: { epoch: 1 } } });
+    }
+    // What n1 wrote last before it was lost: a count from another time.
+    const n1 = (await store.get({ kind: 'Node', namespace: '', name: 'n1' })) as Node;
+    await store.updateStatus({ ...n1, status: { ...n1.status, sessions: 11 } });
+    let now = Date.now();
+    const lc = new NodeLifecycleReconciler({
+      store,
+      nodes: m.informer('Node'),
+      sessions: m.informer('AgentSession'),
+      recorder: new EventRecorder(store, 'orchctl-node-lifecycle'),
+      now: () => now,
+    });
+    const count = async () => ((await store.get({ kind: 'Node', namespace: '', name: 'n1' })) as Node).status?.sessions;
+    await until('cache has the runs and the count', async () => {
+      const node = m.informer('Node').get('', 'n1') as Node | undefined;
+      const runs = (m.informer('AgentSession').list() as AgentSession[]).every((s) => s.status?.phase === 'Running');
+      return runs && node?.status?.sessions === 11;
+    });
+    await lc.reconcile('/n1');
+    expect(await count()).toBe(11); // Ready: the node's own count stands
+    now += 16_000; // n1 stops renewing
+    await lc.reconcile('/n1');
+    expect(await count()).toBe(2);
+    await until('cache sees NodeLost', async () =>
+      (m.informer('AgentSession').list() as AgentSession[]).every((s) => cond(s, 'NodeLost')),
+    );
+    now += 25_000; // past the grace: both moved
+    await lc.reconcile('/n1');
+    expect(await count()).toBe(0);
+  }, 30_000);
+});
+
 describe('binding races', () => {
   async function world() {
     await addNode('n1', {}, 10, []);
