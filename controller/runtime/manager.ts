@@ -83,6 +83,8 @@ export interface RoleLease {
   onRenewed?(): void;
   /** The lease had lapsed and is held again: runs before any controller of the role reconciles. */
   onLapse?(): Promise<void>;
+  /** A renewal failed because the store did not answer (a node agent: hold the fuse if no one can write). */
+  onStoreUnavailable?(): void;
 }
 
 const CONTROLLER_ROLE: RoleLease = { name: CONTROLLER_LEASE, timing: CONTROLLER_LEASE_TIMING, what: 'controller' };
@@ -159,6 +161,8 @@ export class Manager {
   private cachesFilled = false;
   /** Since when (this process's clock, ms) and why the store has not answered this role's lease calls. */
   private storeDown?: { since: number; why: string };
+  /** When the store last came back after this role could not write to it (an outage, a lapsed lease). */
+  private storeBackAt?: number;
   private markStopped!: () => void;
   /** Resolves when stop() is called: run() returns then. */
   private readonly stoppedPromise = new Promise<void>((resolve) => (this.markStopped = resolve));
@@ -337,6 +341,7 @@ export class Manager {
   /** The store answered a lease call: say so once after an outage. */
   private storeAnswered(): void {
     if (!this.storeDown) return;
+    this.storeBackAt = Date.now();
     const s = Math.round((Date.now() - this.storeDown.since) / 1000);
     this.log.info(`the store answers again (after ${s}s) for the ${this.lease.what} lease`);
     this.storeDown = undefined;
@@ -355,6 +360,15 @@ export class Manager {
         `the store does not answer for the ${this.lease.what} lease (${Math.round((now - since) / 1000)}s): ` +
           `${why}; retrying in ${Math.round(retryMs / 100) / 10}s`,
       );
+  }
+
+  /**
+   * When this role last regained the store after it could not write to it (its lease calls failing
+   * or its lease lapsed), its own clock; undefined if that never happened. Node lifecycle counts no
+   * node lost for time before it: nobody could have renewed anything then.
+   */
+  storeReturnedAt(): number | undefined {
+    return this.storeBackAt;
   }
 
   /** Whether the lease went unrenewed for its whole duration (another holder may have taken over meanwhile). */
@@ -378,6 +392,7 @@ export class Manager {
     const gap = Math.round((Date.now() - this.renewedAt) / 1000);
     this.log.warn(`the ${this.lease.what} lease ${this.lease.name} was not renewed for ${gap}s; taking it back`);
     if (!(await this.renewOnce())) throw new Error(`lost the lease ${this.lease.name}`);
+    this.storeBackAt = Date.now();
     await this.lease.onLapse?.();
   }
 
@@ -397,8 +412,10 @@ export class Manager {
         this.stop().catch(() => undefined);
         return;
       }
-      if (isStoreUnavailable(e)) this.storeFailed(e, this.lease.timing.renewMs);
-      else this.log.error(`could not renew the ${this.lease.what} lease`, e);
+      if (isStoreUnavailable(e)) {
+        this.storeFailed(e, this.lease.timing.renewMs);
+        this.lease.onStoreUnavailable?.();
+      } else this.log.error(`could not renew the ${this.lease.what} lease`, e);
     }
   }
 

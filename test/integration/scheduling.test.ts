@@ -309,6 +309,45 @@ describe('a node lost', () => {
   }, 30_000);
 });
 
+describe('a store outage is not a node lost', () => {
+  it('no node is judged lost for time the control plane could not write: its lease counts from the return', async () => {
+    await addNode('n1', {}, 10, []);
+    await addNode('n2', {}, 10, []);
+    await addSession('kept', { nodeName: 'n1', restartPolicy: 'Always' });
+    const m = await startScheduler();
+    await until('kept bound', async () => (await get('kept')).status?.binding?.nodeName === 'n1');
+    const s = await get('kept');
+    await store.updateStatus({ ...s, status: { ...s.status, phase: 'Running', lifecycle: { epoch: 1 } } });
+    let now = Date.now();
+    let back: number | undefined;
+    const lc = new NodeLifecycleReconciler({
+      store,
+      nodes: m.informer('Node'),
+      sessions: m.informer('AgentSession'),
+      recorder: new EventRecorder(store, 'orchctl-node-lifecycle'),
+      now: () => now,
+      storeReturnedAt: () => back,
+    });
+    await until('cache has the run', async () =>
+      (m.informer('AgentSession').list() as AgentSession[]).every((x) => x.status?.phase === 'Running'),
+    );
+    await lc.reconcile('/n1');
+    // 60 s without quorum: nobody renewed anything, this control plane included. The store is back now.
+    now += 60_000;
+    back = now;
+    await lc.reconcile('/n1');
+    const node = (await store.get({ kind: 'Node', namespace: '', name: 'n1' })) as Node;
+    expect(cond(node, 'Ready')).toMatchObject({ status: 'True' });
+    expect(await eventsOf('kept', 'NodeLost')).toHaveLength(0);
+    // Still silent a full lease after the return: lost then, as any node.
+    now += 16_000;
+    await lc.reconcile('/n1');
+    const lost = (await store.get({ kind: 'Node', namespace: '', name: 'n1' })) as Node;
+    expect(cond(lost, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'NodeStatusUnknown' });
+    expect((await get('kept')).status?.binding?.nodeName).toBe('n1'); // the grace counts from the return too
+  }, 30_000);
+});
+
 describe('a lost node counts what is bound there now', () => {
   it("its SESSIONS counts the sessions still bound, not the lost node's last count (11, then 2, then 0)", async () => {
     await addNode('n1', {}, 24, []);

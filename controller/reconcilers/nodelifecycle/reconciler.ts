@@ -34,6 +34,20 @@ export interface NodeLifecycleDeps {
   /** Options of every session write (the control plane's lease fence). */
   txnOptions?: () => TxnOptions;
   now?: () => number;
+  /** When this control plane last regained the store after it could not write (runtime/manager.ts). */
+  storeReturnedAt?: () => number | undefined;
+}
+
+/**
+ * A node's last sign of life, seen no earlier than the store's return after this control plane could
+ * not write (issue 26 item 1): while the store had no quorum no node could renew its lease either, so
+ * that time is not the node's silence. As Kubernetes' node lifecycle stops evicting when a whole zone
+ * is unhealthy: a control-plane problem is not a node problem. The node gets a full lease (and grace)
+ * from the store's return.
+ */
+export function sinceStoreReturned(prev: Probe | undefined, back: number | undefined): Probe | undefined {
+  if (!prev || back === undefined || prev.seenAt >= back) return prev;
+  return { ...prev, seenAt: back };
 }
 
 /** Looking again this soon after a write lost a race (someone changed the session meanwhile). */
@@ -61,7 +75,7 @@ export class NodeLifecycleReconciler {
     const r = planNodeLifecycle({
       node,
       lease,
-      prev: this.probes.get(name),
+      prev: sinceStoreReturned(this.probes.get(name), this.d.storeReturnedAt?.()),
       sessions,
       now,
       graceMs: this.d.graceMs ?? DEFAULT_GRACE_MS,
