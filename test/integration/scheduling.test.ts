@@ -310,7 +310,7 @@ describe('a node lost', () => {
 });
 
 describe('a store outage is not a node lost', () => {
-  it('no node is judged lost for time the control plane could not write: its lease counts from the return', async () => {
+  it('no node judged lost for time the control plane could not write: its lease counts from the return', async () => {
     await addNode('n1', {}, 10, []);
     await addNode('n2', {}, 10, []);
     await addSession('kept', { nodeName: 'n1', restartPolicy: 'Always' });
