@@ -56,8 +56,8 @@ const wantsRestartAlways = (e: LifecycleEvent) =>
 const restartFrom = <G extends 'always' | 'onFailure'>(covered: G) =>
   ({
     RESTART: [
-      // A run the node's fuse hung up starts again at once, uncounted: the agent did not fail.
-      { guard: `${covered}Fenced`, target: 'Pending' },
+      // A run the node's fuse hung up is restarted after the usual backoff, uncounted: the agent did not fail.
+      { guard: `${covered}Fenced`, target: 'Backoff', actions: 'scheduleRestart' },
       { guard: `${covered}UnderCap`, target: 'Backoff', actions: ['countRestart', 'scheduleRestart'] },
       { guard: `${covered}CapReached`, actions: 'escalate' },
     ],

@@ -286,7 +286,10 @@ function act(p: Step, action: string, ev: LifecycleEvent): void {
     case 'scheduleRestart': {
       const delay = backoffMs(e, Math.max(0, (p.snap.context.restarts ?? 1) - 1));
       s.nextRestartTime = iso(i.now + delay);
-      s.message = `restart ${p.snap.context.restarts}/${e.maxRestarts} in ${formatDuration(delay)}`;
+      s.message =
+        s.reason === FENCED_REASON
+          ? `restart (not counted: the node's fuse hung it up) in ${formatDuration(delay)}`
+          : `restart ${p.snap.context.restarts}/${e.maxRestarts} in ${formatDuration(delay)}`;
       p.event('Normal', SessionReason.BackOff, `Restarting after ${s.reason ?? 'failure'}: ${s.message}`);
       return;
     }
@@ -654,7 +657,7 @@ function endReason(p: Step, to: Phase, ev: LifecycleEvent): EventType {
     return set(
       FENCED_REASON,
       `the node's fuse hung up the agent (exit code ${s.exitCode}): the node lease went unrenewed; ` +
-        'started again without counting a restart',
+        'restarted without counting a restart',
     );
   if (to === 'Succeeded') return set('Completed', `agent exited with code 0${commits}`, 'Normal');
   if (to === 'Failed' && s.exitCode === -1)
