@@ -61,7 +61,7 @@ export interface ControllerAppOptions {
   node?: NodeAgentOptions | false;
   /** From a lost node's last renewal to moving its sessions (control plane; default 40 s). */
   nodeGraceMs?: number;
-  /** The controller lease, whole seconds (`--leader-lease`, checked by the CLI; default 15). */
+  /** The controller lease, whole seconds (`--leader-lease`, checked by the CLI; default 4). */
   leaderLeaseSeconds?: number;
   /** orchctl's version, as the Node reports it. */
   version: string;
@@ -103,7 +103,8 @@ export class ControllerApp {
     this.nodeName = node ? (node.name ?? defaultNodeName(this.home)) : undefined;
     const identity = holderIdentity(this.nodeName);
     this.identity = identity;
-    const describe = `store ${describeChoice(this.where)}, tmux socket ${this.tmux.socket}`;
+    // A control plane without a node agent touches no tmux: no socket to name.
+    const describe = `store ${describeChoice(this.where)}${node ? `, tmux socket ${this.tmux.socket}` : ''}`;
     const instrument = (name: string) =>
       name === this.metrics.runtime.controller
         ? {

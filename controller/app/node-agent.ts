@@ -119,8 +119,10 @@ export function nodeLeaseHooks(
   mgr: () => Manager,
   d: Pick<NodeAgentDeps, 'name' | 'log' | 'tmux' | 'panes'> & { fuse: () => Fuse | undefined },
 ) {
+  const hold = { held: false, busy: undefined as Promise<void> | undefined };
   return {
     onRenewed: () => {
+      hold.held = false;
       const fuse = d.fuse();
       if (fuse) fs.writeFileSync(fuse.heartbeatFile, `${new Date().toISOString()}\n`);
     },
@@ -128,7 +130,41 @@ export function nodeLeaseHooks(
       const m = mgr();
       await sweep(m, { ...d, storeUid: await m.store.uid() });
     },
+    onStoreUnavailable: () => {
+      if (!d.fuse() || hold.busy) return;
+      hold.busy = holdFuse(mgr(), d, hold).finally(() => (hold.busy = undefined));
+    },
   };
+}
+
+/**
+ * The renewal failed: the fuse holds (the heartbeat is touched) while the store says that nobody at
+ * all can write — every etcd member down or without a leader — since then no control plane can
+ * move a session either and hanging up the runs would only kill work (issue 26 item 1). A member
+ * that does not answer may be on the far side of a partition from a cluster that can still act:
+ * then nothing is touched and the fuse fires as before. A stopped (SIGSTOP) agent touches nothing.
+ */
+async function holdFuse(
+  m: Manager,
+  d: { name: string; log: NodeAgentDeps['log']; fuse: () => Fuse | undefined },
+  hold: { held: boolean },
+): Promise<void> {
+  const fuse = d.fuse();
+  if (!fuse || !m.store.cannotCommit) return;
+  let none = false;
+  try {
+    none = await m.store.cannotCommit();
+  } catch {
+    none = false;
+  }
+  if (!none) {
+    if (hold.held) d.log.warn(`node ${d.name}: the store may be writable elsewhere; the fuse no longer holds`);
+    hold.held = false;
+    return;
+  }
+  fs.writeFileSync(fuse.heartbeatFile, `${new Date().toISOString()}\n`);
+  if (!hold.held) d.log.warn(`node ${d.name}: no etcd member has a leader; the fuse holds (nobody can move a session)`);
+  hold.held = true;
 }
 
 async function sweep(

@@ -26,6 +26,7 @@ abstract class StoreView implements Store {
   releaseLease: Store['releaseLease'] = (name, holder) => this.inner.releaseLease(name, holder);
   getLease: Store['getLease'] = (name) => this.inner.getLease(name);
   close: Store['close'] = () => this.inner.close();
+  cannotCommit: Store['cannotCommit'] = () => this.inner.cannotCommit?.() ?? Promise.resolve(false);
 
   async create(object: Resource): Promise<Resource> {
     return (await this.txn([{ op: 'create', object }]))[0];

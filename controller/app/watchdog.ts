@@ -54,12 +54,14 @@ export const WATCHDOG_SCRIPT = [
   '  o=; read -r o < "$4" 2>/dev/null; [ "$o" = $$ ] || exit 0',
   '  m=$(stat -c %Y "$1" 2>/dev/null || stat -f %m "$1" 2>/dev/null || echo 0)',
   '  [ $(($(date +%s) - m)) -le "$3" ] && continue',
-  '  live=',
-  '  for x in $(tmux -L "$2" list-panes -a -F \'#{pane_dead}:#{pane_pid}:#{@orchctl-uid}\' 2>/dev/null); do',
+  '  live=; ids=',
+  '  for x in $(tmux -L "$2" list-panes -a -F \'#{pane_dead}:#{pane_pid}:#{pane_id}:#{@orchctl-uid}\' 2>/dev/null); do',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: sh parameter expansions, run by the watchdog's shell
-  '    case $x in 0:*:?*) x=${x#0:}; live="$live ${x%%:*}" ;; esac',
+  '    case $x in 0:*:*:?*) x=${x#0:}; live="$live ${x%%:*}"; x=${x#*:}; ids="$ids ${x%%:*}" ;; esac',
   '  done',
   '  [ -n "$live" ] || continue',
+  // Tagged before the hangup: the node sees the run was fenced, not failed (no restart counted).
+  '  for i in $ids; do tmux -L "$2" set-option -p -t "$i" @orchctl-fused 1 2>/dev/null; done',
   '  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) heartbeat older than $3 s: hung up the runs in panes$live" >> "$5"',
   '  for p in $live; do kill -s HUP -- -"$p" 2>/dev/null; done',
   '  sleep 2',

@@ -152,7 +152,10 @@ export function buildProgram(): Command {
       "rename this home's node: rebind its sessions to --node-name and adopt their runs (docs/multi-host.md)",
     )
     .option('--node-lost-grace <duration>', "a lost node's sessions move (or fail) this long after it was seen", '40s')
-    .option('--leader-lease <duration>', 'the controller lease, 3s to 60s: a standby takes over this long after a hang')
+    .option(
+      '--leader-lease <duration>',
+      'the controller lease, 3s to 60s (default 4s): a standby takes over this long after a hang',
+    )
     .option('--manifests <dir>', 'also apply this directory (recursively) now and on every change')
     .option('--workers <n>', 'concurrent session reconciles', '4')
     .option('--resync <duration>', 'period of the full resync', '30s')

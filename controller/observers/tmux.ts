@@ -27,6 +27,8 @@ export const LOG_OPTION = '@orchctl-log';
 export const STORE_OPTION = '@orchctl-store';
 /** The binding epoch a run was started under (several nodes: a node's stale-run sweep reads it). */
 export const EPOCH_OPTION = '@orchctl-epoch';
+/** Set on a pane by the node's watchdog (app/watchdog.ts) before it hangs up its run. */
+export const FUSED_OPTION = '@orchctl-fused';
 export const DIED_CHANNEL = 'orchctl-pane-died';
 /** tmux refuses a client command much over 16 KB ("command too long"); leave room for the log path. */
 const MAX_COMMAND_BYTES = 15_000;
@@ -47,6 +49,7 @@ const FIELDS = [
   STORE_OPTION,
   EPOCH_OPTION,
   'pane_dead_time',
+  FUSED_OPTION,
 ] as const;
 const FORMAT = FIELDS.map((f) => `#{${f}}`).join('\x1f');
 
@@ -70,6 +73,8 @@ export interface PaneInfo {
   store: string;
   /** The binding epoch its run was started under ('' when unbound, or launched by an older orchctl). */
   epoch: string;
+  /** The node's fuse hung up its run (the watchdog tagged it first). */
+  fused: boolean;
 }
 
 export interface LaunchSpec {
@@ -153,6 +158,7 @@ export class Tmux {
         serverPid: Number(f[11]),
         store: f[12] ?? '',
         epoch: f[13] ?? '',
+        fused: !!f[15],
         ...(dead && /^\d+$/.test(f[14] ?? '') ? { deadAt: Number(f[14]) } : {}),
       });
     }

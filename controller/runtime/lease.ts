@@ -1,6 +1,6 @@
 /**
  * Store leases, one holder each (controller-runtime's leader election): the control plane's
- * `orchctl-controller` (15 s by default, `--leader-lease`; renewed every 2 s, a standby looks as
+ * `orchctl-controller` (4 s by default, `--leader-lease`; renewed every 0.8 s, a standby looks as
  * often) and a node agent's `orchctl-node-<name>` (15 s, renewed every 5 s: the node's heartbeat;
  * one agent per node name).
  * A lease left by a process that was killed on this same host is taken over at once when its
@@ -48,7 +48,13 @@ export function controllerLeaseTiming(seconds: number): LeaseTiming {
   return { seconds, renewMs: Math.min(2000, Math.max(500, (seconds * 1000) / 5)) };
 }
 
-export const CONTROLLER_LEASE_TIMING: LeaseTiming = controllerLeaseTiming(15);
+/**
+ * The default controller lease: 4 s, so a hung leader is replaced within ~4.2 s (the goal is 5 s),
+ * while an etcd election (1–2.8 s of stalled writes here) leaves it renewals to spare; 3 s left
+ * none. docs/benchmarks.md (multihost-failover) measures it against the old 15 s.
+ */
+export const DEFAULT_LEADER_LEASE_SECONDS = 4;
+export const CONTROLLER_LEASE_TIMING: LeaseTiming = controllerLeaseTiming(DEFAULT_LEADER_LEASE_SECONDS);
 
 /**
  * `<node>@<host>_<pid>_<random>` (no `<node>@` for a control plane without a node). The node name

@@ -83,6 +83,8 @@ export interface RoleLease {
   onRenewed?(): void;
   /** The lease had lapsed and is held again: runs before any controller of the role reconciles. */
   onLapse?(): Promise<void>;
+  /** A renewal failed because the store did not answer (a node agent: hold the fuse if no one can write). */
+  onStoreUnavailable?(): void;
 }
 
 const CONTROLLER_ROLE: RoleLease = { name: CONTROLLER_LEASE, timing: CONTROLLER_LEASE_TIMING, what: 'controller' };
@@ -131,6 +133,11 @@ interface Hook {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The store did not answer (timed out, no member, no leader): a reason to wait and retry, not to exit. */
+function isStoreUnavailable(e: unknown): boolean {
+  return isApiError(e) && (e.reason === 'Timeout' || e.reason === 'Unavailable');
+}
+
 export class Manager {
   readonly store: Store;
   readonly log: Logger;
@@ -152,6 +159,10 @@ export class Manager {
   private stopped = false;
   private leading = false;
   private cachesFilled = false;
+  /** Since when (this process's clock, ms) and why the store has not answered this role's lease calls. */
+  private storeDown?: { since: number; why: string };
+  /** When the store last came back after this role could not write to it (an outage, a lapsed lease). */
+  private storeBackAt?: number;
   private markStopped!: () => void;
   /** Resolves when stop() is called: run() returns then. */
   private readonly stoppedPromise = new Promise<void>((resolve) => (this.markStopped = resolve));
@@ -279,27 +290,85 @@ export class Manager {
   /** /readyz: ready only while this process leads and its caches are filled. */
   readiness(): Readiness {
     if (this.stopped) return { ready: false, reason: 'shutting down' };
-    if (!this.leading) return { ready: false, reason: `standing by for the ${this.lease.what} lease` };
+    const down = this.storeDown;
+    const unreachable = down
+      ? `the store has not answered for ${Math.round((Date.now() - down.since) / 1000)}s (${down.why}); retrying`
+      : undefined;
+    if (!this.leading) return { ready: false, reason: unreachable ?? `standing by for the ${this.lease.what} lease` };
+    if (unreachable) return { ready: false, reason: unreachable };
     if (!this.cachesFilled) return { ready: false, reason: 'filling the informer caches' };
     return { ready: true, reason: `leading as ${this.identity}` };
   }
 
-  /** Waits for the lease (standby while another live holder has it). */
+  /**
+   * Waits for the lease (standby while another live holder has it). A store that does not answer
+   * (an outage, a lost quorum) is waited out, with backoff, never a reason to exit: a standby that
+   * exits leaves nothing to take over when the store comes back (without a supervisor).
+   */
   private async lead(): Promise<void> {
     const { name, timing, what } = this.lease;
+    const look = Math.min(2000, timing.renewMs);
     let said = false;
+    let backoff = look;
     while (!this.stopped) {
-      if (await acquireLease(this.store, this.identity, timing.seconds, name)) return;
-      if (!said) {
-        const cur = await this.store.getLease(name);
-        const lease = name === CONTROLLER_LEASE ? 'the lease' : `the lease ${name}`;
-        this.log.info(`another ${what} (${cur?.holderIdentity}) holds ${lease}; standing by`);
-        if (this.opts.once)
-          throw new Error(`another ${what} (${cur?.holderIdentity}) is running on this store; --once needs ${lease}`);
-        said = true;
+      try {
+        if (await acquireLease(this.store, this.identity, timing.seconds, name)) {
+          this.storeAnswered();
+          return;
+        }
+        this.storeAnswered();
+        backoff = look;
+        if (!said) {
+          const cur = await this.store.getLease(name);
+          const lease = name === CONTROLLER_LEASE ? 'the lease' : `the lease ${name}`;
+          this.log.info(`another ${what} (${cur?.holderIdentity}) holds ${lease}; standing by`);
+          if (this.opts.once)
+            throw new Error(`another ${what} (${cur?.holderIdentity}) is running on this store; --once needs ${lease}`);
+          said = true;
+        }
+      } catch (e) {
+        if (this.opts.once || !isStoreUnavailable(e)) throw e;
+        this.storeFailed(e, backoff);
+        // Back off up to 10 s: a long outage is not hammered, and a store back is noticed within 10 s.
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, 10_000);
+        continue;
       }
-      await sleep(Math.min(2000, timing.renewMs));
+      await sleep(look);
     }
+  }
+
+  /** The store answered a lease call: say so once after an outage. */
+  private storeAnswered(): void {
+    if (!this.storeDown) return;
+    this.storeBackAt = Date.now();
+    const s = Math.round((Date.now() - this.storeDown.since) / 1000);
+    this.log.info(`the store answers again (after ${s}s) for the ${this.lease.what} lease`);
+    this.storeDown = undefined;
+  }
+
+  /** A lease call failed because the store did not answer: log it (once, then every minute) and keep retrying. */
+  private storeFailed(e: unknown, retryMs: number): void {
+    const why = (e as Error)?.message ?? String(e);
+    const now = Date.now();
+    const first = !this.storeDown;
+    if (first) this.storeDown = { since: now, why };
+    else this.storeDown!.why = why;
+    const since = this.storeDown!.since;
+    if (first || Math.floor((now - since) / 60_000) !== Math.floor((now - retryMs - since) / 60_000))
+      this.log.warn(
+        `the store does not answer for the ${this.lease.what} lease (${Math.round((now - since) / 1000)}s): ` +
+          `${why}; retrying in ${Math.round(retryMs / 100) / 10}s`,
+      );
+  }
+
+  /**
+   * When this role last regained the store after it could not write to it (its lease calls failing
+   * or its lease lapsed), its own clock; undefined if that never happened. Node lifecycle counts no
+   * node lost for time before it: nobody could have renewed anything then.
+   */
+  storeReturnedAt(): number | undefined {
+    return this.storeBackAt;
   }
 
   /** Whether the lease went unrenewed for its whole duration (another holder may have taken over meanwhile). */
@@ -323,6 +392,7 @@ export class Manager {
     const gap = Math.round((Date.now() - this.renewedAt) / 1000);
     this.log.warn(`the ${this.lease.what} lease ${this.lease.name} was not renewed for ${gap}s; taking it back`);
     if (!(await this.renewOnce())) throw new Error(`lost the lease ${this.lease.name}`);
+    this.storeBackAt = Date.now();
     await this.lease.onLapse?.();
   }
 
@@ -331,6 +401,7 @@ export class Manager {
     try {
       if (this.recovering || this.lapsed()) await this.held();
       else await this.renewOnce();
+      this.storeAnswered();
     } catch (e) {
       if (this.stopped) return;
       if (isApiError(e, 'StoreLost')) {
@@ -341,7 +412,10 @@ export class Manager {
         this.stop().catch(() => undefined);
         return;
       }
-      this.log.error(`could not renew the ${this.lease.what} lease`, e);
+      if (isStoreUnavailable(e)) {
+        this.storeFailed(e, this.lease.timing.renewMs);
+        this.lease.onStoreUnavailable?.();
+      } else this.log.error(`could not renew the ${this.lease.what} lease`, e);
     }
   }
 

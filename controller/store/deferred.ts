@@ -37,6 +37,7 @@ export class DeferredStore implements Store {
     (await this.opening).tryAcquireLease(name, holder, seconds);
   releaseLease = async (name: string, holder: string) => (await this.opening).releaseLease(name, holder);
   getLease = async (name: string) => (await this.opening).getLease(name);
+  cannotCommit = async () => (await (await this.opening).cannotCommit?.()) ?? false;
 
   /** Starts the real watch once the store is open; a close before that means it never starts. */
   watch(opts: WatchOptions, onEvent: (ev: WatchEvent) => void, onError?: (err: Error) => void): WatchHandle {

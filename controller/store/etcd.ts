@@ -14,6 +14,7 @@ import { checkEndpoints, connectEtcd, type EtcdTls, withDeadline } from './etcd-
 import { EtcdKeys, rangeEnd } from './etcd-keys.js';
 import { EtcdLeases } from './etcd-leases.js';
 import { decodeObject, EtcdTxn } from './etcd-txn.js';
+import { clusterCannotCommit } from './etcd-quorum.js';
 import { watchObjects } from './etcd-watch.js';
 import type {
   DeleteOptions,
@@ -71,6 +72,12 @@ export class EtcdStore implements Store {
   /** `etcd http://a:2379,http://b:2379 /orchctl/`, for messages. */
   describe(): string {
     return `etcd ${this.endpoints.join(',')} ${this.prefix}`;
+  }
+
+  /** Every member refuses or has no leader: the cluster as a whole cannot commit (etcd-quorum.ts). */
+  cannotCommit(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    return clusterCannotCommit(this.endpoints, this.opts.tls);
   }
 
   private call<T>(what: string, fn: (deadline: number) => Promise<T>): Promise<T> {

@@ -148,4 +148,9 @@ export interface Store {
   releaseLease(name: string, holder: string): Promise<void>;
   getLease(name: string): Promise<LeaseRecord | undefined>;
   close(): Promise<void>;
+  /**
+   * Whether no one can write to this store at all now (etcd: every member down or without a leader),
+   * as opposed to this process being cut off from it. Absent: the store cannot tell (one SQLite file).
+   */
+  cannotCommit?(): Promise<boolean>;
 }

@@ -309,6 +309,89 @@ describe('a node lost', () => {
   }, 30_000);
 });
 
+describe('a store outage is not a node lost', () => {
+  it('no node judged lost for time the control plane could not write: its lease counts from the return', async () => {
+    await addNode('n1', {}, 10, []);
+    await addNode('n2', {}, 10, []);
+    await addSession('kept', { nodeName: 'n1', restartPolicy: 'Always' });
+    const m = await startScheduler();
+    await until('kept bound', async () => (await get('kept')).status?.binding?.nodeName === 'n1');
+    const s = await get('kept');
+    await store.updateStatus({ ...s, status: { ...s.status, phase: 'Running', lifecycle: { epoch: 1 } } });
+    let now = Date.now();
+    let back: number | undefined;
+    const lc = new NodeLifecycleReconciler({
+      store,
+      nodes: m.informer('Node'),
+      sessions: m.informer('AgentSession'),
+      recorder: new EventRecorder(store, 'orchctl-node-lifecycle'),
+      now: () => now,
+      storeReturnedAt: () => back,
+    });
+    await until('cache has the run', async () =>
+      (m.informer('AgentSession').list() as AgentSession[]).every((x) => x.status?.phase === 'Running'),
+    );
+    await lc.reconcile('/n1');
+    // 60 s without quorum: nobody renewed anything, this control plane included. The store is back now.
+    now += 60_000;
+    back = now;
+    await lc.reconcile('/n1');
+    const node = (await store.get({ kind: 'Node', namespace: '', name: 'n1' })) as Node;
+    expect(cond(node, 'Ready')).toMatchObject({ status: 'True' });
+    expect(await eventsOf('kept', 'NodeLost')).toHaveLength(0);
+    // Still silent a full lease after the return: lost then, as any node.
+    now += 16_000;
+    await lc.reconcile('/n1');
+    const lost = (await store.get({ kind: 'Node', namespace: '', name: 'n1' })) as Node;
+    expect(cond(lost, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'NodeStatusUnknown' });
+    expect((await get('kept')).status?.binding?.nodeName).toBe('n1'); // the grace counts from the return too
+  }, 30_000);
+});
+
+describe('a lost node counts what is bound there now', () => {
+  it("its SESSIONS counts the sessions still bound, not the lost node's last count (11, then 2, then 0)", async () => {
+    await addNode('n1', {}, 24, []);
+    await addNode('n2', {}, 24, []);
+    for (const name of ['a', 'b']) await addSession(name, { nodeName: 'n1', restartPolicy: 'Always' });
+    const m = await startScheduler();
+    for (const name of ['a', 'b'])
+      await until(`${name} bound`, async () => (await get(name)).status?.binding?.nodeName === 'n1');
+    for (const name of ['a', 'b']) {
+      const s = await get(name);
+      const unpinned = await store.update({ ...s, spec: { ...s.spec, nodeName: undefined } });
+      await store.updateStatus({ ...unpinned, status: { ...s.status, phase: 'Running', lifecycle: { epoch: 1 } } });
+    }
+    // What n1 wrote last before it was lost: a count from another time.
+    const n1 = (await store.get({ kind: 'Node', namespace: '', name: 'n1' })) as Node;
+    await store.updateStatus({ ...n1, status: { ...n1.status, sessions: 11 } });
+    let now = Date.now();
+    const lc = new NodeLifecycleReconciler({
+      store,
+      nodes: m.informer('Node'),
+      sessions: m.informer('AgentSession'),
+      recorder: new EventRecorder(store, 'orchctl-node-lifecycle'),
+      now: () => now,
+    });
+    const count = async () => ((await store.get({ kind: 'Node', namespace: '', name: 'n1' })) as Node).status?.sessions;
+    await until('cache has the runs and the count', async () => {
+      const node = m.informer('Node').get('', 'n1') as Node | undefined;
+      const runs = (m.informer('AgentSession').list() as AgentSession[]).every((s) => s.status?.phase === 'Running');
+      return runs && node?.status?.sessions === 11;
+    });
+    await lc.reconcile('/n1');
+    expect(await count()).toBe(11); // Ready: the node's own count stands
+    now += 16_000; // n1 stops renewing
+    await lc.reconcile('/n1');
+    expect(await count()).toBe(2);
+    await until('cache sees NodeLost', async () =>
+      (m.informer('AgentSession').list() as AgentSession[]).every((s) => cond(s, 'NodeLost')),
+    );
+    now += 25_000; // past the grace: both moved
+    await lc.reconcile('/n1');
+    expect(await count()).toBe(0);
+  }, 30_000);
+});
+
 describe('binding races', () => {
   async function world() {
     await addNode('n1', {}, 10, []);

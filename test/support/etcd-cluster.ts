@@ -63,7 +63,8 @@ function installExitHook(): void {
   });
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port of 127.0.0.1 that nothing listens on now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();

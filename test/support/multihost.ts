@@ -30,7 +30,7 @@ import { nodeLeaseName } from '../../controller/reconcilers/nodelifecycle/plan.j
 import { CONTROLLER_LEASE } from '../../controller/runtime/lease.js';
 import { EtcdStore } from '../../controller/store/etcd.js';
 import type { LeaseRecord } from '../../controller/store/store.js';
-import { type EtcdCluster, startEtcdCluster } from './etcd-cluster.js';
+import { type EtcdCluster, freePort, startEtcdCluster } from './etcd-cluster.js';
 import { pollFor } from './until.js';
 
 const ROOT = packageRoot();
@@ -57,6 +57,8 @@ export interface MultiHostOptions {
   nodeArgs?: string[];
   /** Extra flags of every control plane. */
   controllerArgs?: string[];
+  /** Serve each control plane's /metrics and /readyz on a port of its own (Proc.metricsUrl). */
+  controllerMetrics?: boolean;
   /** An etcd cluster to use (default: a new one, stopped by stop()). */
   cluster?: EtcdCluster;
 }
@@ -76,6 +78,8 @@ export class Proc {
     readonly home: string,
     /** The node agent's tmux socket (-L); undefined for a control plane. */
     readonly socket?: string,
+    /** http://127.0.0.1:PORT of its /metrics and /readyz, when served. */
+    readonly metricsUrl?: string,
   ) {}
 
   get pid(): number | undefined {
@@ -269,6 +273,8 @@ export async function startMultiHost(opts: MultiHostOptions): Promise<MultiHost>
   for (let i = 0; i < (opts.controllers ?? 2); i++) {
     const args = ['controller', '--no-node', '--log-format', 'json'];
     if (opts.nodeLostGrace) args.push('--node-lost-grace', opts.nodeLostGrace);
+    const port = opts.controllerMetrics ? await freePort() : undefined;
+    if (port) args.push('--metrics-addr', `127.0.0.1:${port}`);
     const h = home(`cp-${i}`);
     controllers.push(
       new Proc(
@@ -277,6 +283,8 @@ export async function startMultiHost(opts: MultiHostOptions): Promise<MultiHost>
         // A control plane touches no tmux; its own socket all the same, so nothing can reach a node's.
         { ...env, ORCHCTL_STORE: storeUrl, ORCHCTL_HOME: h, ORCHCTL_TMUX_SOCKET: `orchctl-mh-${process.pid}-cp${i}` },
         h,
+        undefined,
+        port ? `http://127.0.0.1:${port}` : undefined,
       ),
     );
   }

@@ -120,7 +120,9 @@ export async function runProcess(
     throw e;
   }
   const stop = (sig: string) => {
-    log.info(`${sig}: shutting down (tmux sessions keep running and are adopted on the next start)`);
+    // A control plane without a node agent (--no-node) runs nothing in tmux: nothing to adopt.
+    const runs = roles.node === false ? '' : ' (tmux sessions keep running and are adopted on the next start)';
+    log.info(`${sig}: shutting down${runs}`);
     // Its failure (a store lost under it) is reported once, by the `await m.stop()` below.
     m.stop().catch(() => undefined);
   };

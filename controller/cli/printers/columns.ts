@@ -2,6 +2,7 @@
 import type { KindInfo, PrinterColumn } from '../../api/crds.js';
 import { age } from '../../api/duration.js';
 import type { AgentSession } from '../../api/session.js';
+import { nodeNotReady } from './node-not-ready.js';
 import { pausedCell } from './paused.js';
 import type { Resource } from '../../api/types.js';
 import { evalPath, simpleKeys, valueAt } from '../jsonpath.js';
@@ -35,6 +36,8 @@ interface ColumnPlan {
   first: boolean;
   /** An AgentSession's phase: Pending rather than <none> before a controller has seen it. */
   phase: boolean;
+  /** An AgentSession's message: NodeNotReady while its node is not Ready (node-not-ready.ts). */
+  sessionMessage: boolean;
   /** A cell its jsonPath cannot give (a Node's STATUS, CPU, MEMORY: nodes.ts). */
   computed?: (o: Resource) => string;
 }
@@ -55,6 +58,7 @@ function columnPlans(kind: KindInfo, wide: boolean): ColumnPlan[] {
     message: /^(message|why)$/i.test(col.name),
     first: /^why$/i.test(col.name),
     phase: col.jsonPath === '.status.phase',
+    sessionMessage: col.jsonPath === '.status.message',
     computed: computedCell(kind.kind, col.name) ?? sessionCell(kind.kind, col.name),
   }));
   return byWidth[key];
@@ -113,6 +117,9 @@ export function rows(kind: KindInfo, objs: Resource[], opts: TableOptions): stri
       if (obj.metadata.deletionTimestamp && plan.status) v = 'Terminating';
       // A session no controller has looked at yet is Pending (what it will be), not "<none>".
       else if (v === '<none>' && plan.phase && obj.kind === 'AgentSession') v = 'Pending';
+      // A run on a node that is not Ready: Unknown, as kubectl shows a pod on a lost node.
+      else if ((plan.phase || plan.sessionMessage) && obj.kind === 'AgentSession' && nodeNotReady(obj as AgentSession))
+        v = plan.phase ? 'Unknown' : `NodeNotReady: ${nodeNotReady(obj as AgentSession)}`;
       // A paused run says why and until when, as kubectl shows a pod's reason in place of its phase.
       else if (plan.phase && obj.kind === 'AgentSession') v = pausedCell(obj as AgentSession) ?? v;
       // Long free text (an Event's message) would make every row hundreds of columns wide: cut it

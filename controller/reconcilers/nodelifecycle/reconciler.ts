@@ -11,7 +11,7 @@
  * is to go on elsewhere is ended in the same unbinding write (Pending, reason NodeLost), never left
  * Running with no pane while the session waits for another node.
  */
-import { type ConditionInput, setCondition } from '../../api/conditions.js';
+import { type ConditionInput, getCondition, setCondition } from '../../api/conditions.js';
 import { isApiError } from '../../api/errors.js';
 import type { Node } from '../../api/node.js';
 import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
@@ -34,6 +34,20 @@ export interface NodeLifecycleDeps {
   /** Options of every session write (the control plane's lease fence). */
   txnOptions?: () => TxnOptions;
   now?: () => number;
+  /** When this control plane last regained the store after it could not write (runtime/manager.ts). */
+  storeReturnedAt?: () => number | undefined;
+}
+
+/**
+ * A node's last sign of life, seen no earlier than the store's return after this control plane could
+ * not write (issue 26 item 1): while the store had no quorum no node could renew its lease either, so
+ * that time is not the node's silence. As Kubernetes' node lifecycle stops evicting when a whole zone
+ * is unhealthy: a control-plane problem is not a node problem. The node gets a full lease (and grace)
+ * from the store's return.
+ */
+export function sinceStoreReturned(prev: Probe | undefined, back: number | undefined): Probe | undefined {
+  if (!prev || back === undefined || prev.seenAt >= back) return prev;
+  return { ...prev, seenAt: back };
 }
 
 /** Looking again this soon after a write lost a race (someone changed the session meanwhile). */
@@ -61,20 +75,29 @@ export class NodeLifecycleReconciler {
     const r = planNodeLifecycle({
       node,
       lease,
-      prev: this.probes.get(name),
+      prev: sinceStoreReturned(this.probes.get(name), this.d.storeReturnedAt?.()),
       sessions,
       now,
       graceMs: this.d.graceMs ?? DEFAULT_GRACE_MS,
     });
     this.probes.set(name, r.probe);
-    if (r.ready) await this.writeReady(node, r.ready, now);
+    const current = (r.ready && (await this.writeReady(node, r.ready, now))) || node;
     let raced = false;
-    for (const a of r.sessions) if (!(await this.act(name, a, now))) raced = true;
+    let unbound = 0;
+    for (const a of r.sessions) {
+      if (!(await this.act(name, a, now))) raced = true;
+      else if (a.type === 'Unbind' || a.type === 'Fail') unbound++;
+    }
+    // A lost node writes nothing: its count of sessions is the control plane's to keep, so `get
+    // nodes` counts the sessions bound there now, not what the node last wrote before it was lost.
+    const bound = sessions.length - unbound;
+    if (getCondition(current.status?.conditions, 'Ready')?.status === 'Unknown' && current.status?.sessions !== bound)
+      await writeStatusMerged(this.d.store, current, { ...current.status, sessions: bound });
     const next = raced ? RETRY_MS : r.requeueAfterMs;
     return next !== undefined ? { requeueAfterMs: Math.max(next, 1) } : undefined;
   }
 
-  private async writeReady(node: Node, ready: ConditionInput, now: number): Promise<void> {
+  private async writeReady(node: Node, ready: ConditionInput, now: number): Promise<Node | undefined> {
     const conditions: Condition[] = structuredClone(node.status?.conditions ?? []);
     setCondition(conditions, ready, new Date(now).toISOString());
     const lost = ready.status === 'Unknown';
@@ -85,7 +108,7 @@ export class NodeLifecycleReconciler {
       message: `Node ${node.metadata.name} status is now: ${what} (${ready.message})`,
     } as const;
     // The Event in the transaction of the condition it tells of: never one without the other.
-    await writeStatusMerged(this.d.store, node, { ...node.status, conditions }, 8, undefined, {
+    return await writeStatusMerged(this.d.store, node, { ...node.status, conditions }, 8, undefined, {
       recorder: this.d.recorder,
       events: [event],
     });

@@ -29,6 +29,7 @@ export function setup(mgr: Manager, d: NodeLifecycleSetupDeps): NodeLifecycleRec
     recorder: d.recorder,
     graceMs: d.graceMs,
     txnOptions: d.txnOptions,
+    storeReturnedAt: () => mgr.storeReturnedAt(),
   });
   mgr
     .controller('nodelifecycle', { workers: 1 })

@@ -12,6 +12,8 @@ import type { Condition } from '../../api/types.js';
 import type { HostSnapshot } from '../../observers/host.js';
 import type { LifecycleEvent, Phase, RestartPolicy } from './machine.js';
 
+/** status.reason of a run its node's fuse hung up (app/watchdog.ts). */
+export const FENCED_REASON = 'NodeFenced';
 export const DEFAULT_MAX_RESTARTS = 3; // seed 002's retry cap
 export const DEFAULT_INITIAL_BACKOFF = '10s';
 export const DEFAULT_MAX_BACKOFF = '5m';
@@ -119,13 +121,17 @@ export function admit(
  * What tmux shows for the current run. A dead one says when it ended (`at`, ms) when that is known
  * (the exit-code file's mtime, tmux's pane_dead_time): the run may have ended long before it is noticed.
  */
-export type PaneState = { kind: 'alive' } | { kind: 'dead'; exitCode: number; at?: number } | { kind: 'missing' };
+export type PaneState =
+  | { kind: 'alive' }
+  | { kind: 'dead'; exitCode: number; at?: number; fenced?: boolean }
+  | { kind: 'missing' };
 
 /** EXITED for a dead pane, with when it ended when that is known. */
 const exited = (pane: Extract<PaneState, { kind: 'dead' }>): LifecycleEvent => ({
   type: 'EXITED',
   exitCode: pane.exitCode,
   ...(pane.at !== undefined ? { at: pane.at } : {}),
+  ...(pane.fenced ? { fenced: true } : {}),
 });
 
 export interface ObservedInput {
@@ -225,7 +231,13 @@ export function observedEvent(i: ObservedInput): LifecycleEvent | undefined {
         return undefined;
       if (i.effective.restartPolicy === 'Never') return undefined;
       if (i.phase === 'Succeeded' && i.effective.restartPolicy !== 'Always') return undefined;
-      return { type: 'RESTART', restartPolicy: i.effective.restartPolicy, maxRestarts: i.effective.maxRestarts };
+      return {
+        type: 'RESTART',
+        restartPolicy: i.effective.restartPolicy,
+        maxRestarts: i.effective.maxRestarts,
+        // Hung up by the node's fuse (issue 26): not the agent's failure, so not a counted restart.
+        ...(st.reason === FENCED_REASON ? { fenced: true } : {}),
+      };
     case 'Pending':
       return undefined;
   }

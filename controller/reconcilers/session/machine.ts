@@ -35,12 +35,12 @@ export type LifecycleEvent =
   | { type: 'ADMIT' }
   | { type: 'STARTED' }
   | { type: 'START_FAILED'; reason: string; message: string }
-  | { type: 'EXITED'; exitCode: number /** When it ended (ms), when known. */; at?: number }
+  | { type: 'EXITED'; exitCode: number /** When it ended (ms), when known. */; at?: number; fenced?: boolean }
   | { type: 'GONE' }
   | { type: 'STOP'; reason?: 'BudgetExceeded' }
   | { type: 'TIMEOUT' }
   | { type: 'GRACE_EXPIRED' }
-  | { type: 'RESTART'; restartPolicy: RestartPolicy; maxRestarts: number }
+  | { type: 'RESTART'; restartPolicy: RestartPolicy; maxRestarts: number /** Hung up by a fuse. */; fenced?: boolean }
   | { type: 'RESTART_DUE' }
   | { type: 'NEW_RUN' };
 
@@ -56,6 +56,8 @@ const wantsRestartAlways = (e: LifecycleEvent) =>
 const restartFrom = <G extends 'always' | 'onFailure'>(covered: G) =>
   ({
     RESTART: [
+      // A run the node's fuse hung up is restarted after the usual backoff, uncounted: the agent did not fail.
+      { guard: `${covered}Fenced`, target: 'Backoff', actions: 'scheduleRestart' },
       { guard: `${covered}UnderCap`, target: 'Backoff', actions: ['countRestart', 'scheduleRestart'] },
       { guard: `${covered}CapReached`, actions: 'escalate' },
     ],
@@ -73,6 +75,8 @@ export const sessionMachine = setup({
     stoppedForTimeout: ({ context }) => context.stopReason === 'TimedOut',
     onFailureUnderCap: ({ context, event }) => wantsRestartOnFailure(event) && underCap(context, event),
     onFailureCapReached: ({ context, event }) => wantsRestartOnFailure(event) && !underCap(context, event),
+    onFailureFenced: ({ event }) => wantsRestartOnFailure(event) && !!(event as RestartEvent).fenced,
+    alwaysFenced: ({ event }) => wantsRestartAlways(event) && !!(event as RestartEvent).fenced,
     alwaysUnderCap: ({ context, event }) => wantsRestartAlways(event) && underCap(context, event),
     alwaysCapReached: ({ context, event }) => wantsRestartAlways(event) && !underCap(context, event),
   },

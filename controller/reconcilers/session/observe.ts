@@ -127,7 +127,8 @@ export class SessionObserver implements SessionObservation {
     // The launch wrapper's record wins: it is written even when tmux loses track of the process.
     if (run > 0 && ACTIVE_PHASES.has(phase)) {
       const exit = readExitRecord(this.ws(obj, run));
-      if (exit) o.pane = { kind: 'dead', exitCode: exit.code, at: exit.at };
+      const fenced = o.paneInfo?.fused ? { fenced: true } : {};
+      if (exit) o.pane = { kind: 'dead', exitCode: exit.code, at: exit.at, ...fenced };
     }
     if (o.adopt) {
       const ws = this.ws(obj, Number(o.adopt.pane.key.split('#')[1]));
@@ -373,7 +374,10 @@ function readState(file: string): Record<string, unknown> {
 function paneState(pane: PaneInfo): PaneState {
   if (!pane.dead && !isZombie(pane.pid)) return { kind: 'alive' };
   // tmux's pane_dead_time (whole seconds) says when it ended; the exit-code file, read after, is finer.
-  const at = pane.deadAt !== undefined ? { at: pane.deadAt * 1000 } : {};
+  const at = {
+    ...(pane.deadAt !== undefined ? { at: pane.deadAt * 1000 } : {}),
+    ...(pane.fused ? { fenced: true } : {}),
+  };
   if (pane.exitStatus !== undefined) return { kind: 'dead', exitCode: pane.exitStatus, ...at };
   if (pane.exitSignal !== undefined) return { kind: 'dead', exitCode: 128 + pane.exitSignal, ...at };
   if (pane.serverPid > 0) {

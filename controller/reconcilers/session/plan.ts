@@ -30,7 +30,16 @@ import {
   RESTART_REASON_ANNOTATION,
 } from '../../api/autopilot.js';
 import { type LastStart, RESTART_REASONS, type RestartReason } from '../../api/session.js';
-import { admit, backoffMs, nextLookMs, observedEvent, restartRequested, restartsHeld, wantsRunning } from './decide.js';
+import {
+  admit,
+  backoffMs,
+  FENCED_REASON,
+  nextLookMs,
+  observedEvent,
+  restartRequested,
+  restartsHeld,
+  wantsRunning,
+} from './decide.js';
 import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
 import { MAX_REPORT_BYTES } from '../../observers/report.js';
@@ -277,7 +286,10 @@ function act(p: Step, action: string, ev: LifecycleEvent): void {
     case 'scheduleRestart': {
       const delay = backoffMs(e, Math.max(0, (p.snap.context.restarts ?? 1) - 1));
       s.nextRestartTime = iso(i.now + delay);
-      s.message = `restart ${p.snap.context.restarts}/${e.maxRestarts} in ${formatDuration(delay)}`;
+      s.message =
+        s.reason === FENCED_REASON
+          ? `restart (not counted: the node's fuse hung it up) in ${formatDuration(delay)}`
+          : `restart ${p.snap.context.restarts}/${e.maxRestarts} in ${formatDuration(delay)}`;
       p.event('Normal', SessionReason.BackOff, `Restarting after ${s.reason ?? 'failure'}: ${s.message}`);
       return;
     }
@@ -642,6 +654,12 @@ function endReason(p: Step, to: Phase, ev: LifecycleEvent): EventType {
     return type;
   };
   if (ev.type === 'START_FAILED') return set(ev.reason, ev.message);
+  if (to === 'Failed' && ev.type === 'EXITED' && ev.fenced)
+    return set(
+      FENCED_REASON,
+      `the node's fuse hung up the agent (exit code ${s.exitCode}): the node lease went unrenewed; ` +
+        'restarted without counting a restart',
+    );
   if (to === 'Succeeded') return set('Completed', `agent exited with code 0${commits}`, 'Normal');
   if (to === 'Failed' && s.exitCode === -1)
     return set('ExitStatusUnknown', `the agent's process ended but tmux recorded no exit status${commits}`);

@@ -106,7 +106,7 @@ const live = async () => (await panes()).filter((p) => !p.dead);
 const children = (pid: number) =>
   fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
 
-it('a stale heartbeat hangs up every run, SIGKILLs what ignores it, keeps the panes and writes fused', async () => {
+it('a stale heartbeat hangs up every run, SIGKILLs what ignores it, keeps the panes tagged fused', async () => {
   await launch(1, 'exec sleep 600');
   // A straggler: the agent ignores the hangup (and its sleep inherits that).
   await launch(2, `trap '' HUP; echo $$ > ${dir}/straggler; sleep 600`);
@@ -123,6 +123,9 @@ it('a stale heartbeat hangs up every run, SIGKILLs what ignores it, keeps the pa
   const after = await panes();
   expect(after.filter((p) => p.uid && p.dead)).toHaveLength(2); // kept for the run's end and the sweep
   expect(after.find((p) => p.session === 'other')?.dead).toBe(false);
+  // Tagged: the node restarts such a run without counting a restart (not the agent's failure).
+  expect(after.filter((p) => p.uid).map((p) => p.fused)).toEqual([true, true]);
+  expect(after.find((p) => p.session === 'other')?.fused).toBe(false);
   expect(fs.existsSync(path.join(dir, 'ws-1', 'exit-code'))).toBe(false); // hung up, as a tmux kill does
   const fused = fs.readFileSync(fuse.fusedFile, 'utf8').trim().split('\n');
   expect(fused).toHaveLength(1);

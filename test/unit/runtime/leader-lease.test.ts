@@ -21,7 +21,7 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 it('renews every fifth of the lease, at least every 2 s and at most every 0.5 s', () => {
-  expect(CONTROLLER_LEASE_TIMING).toEqual({ seconds: 15, renewMs: 2000 }); // the default is unchanged
+  expect(CONTROLLER_LEASE_TIMING).toEqual({ seconds: 4, renewMs: 800 }); // the default: failover within 5 s
   expect(controllerLeaseTiming(60)).toEqual({ seconds: 60, renewMs: 2000 });
   expect(controllerLeaseTiming(10)).toEqual({ seconds: 10, renewMs: 2000 });
   expect(controllerLeaseTiming(4)).toEqual({ seconds: 4, renewMs: 800 });

@@ -109,6 +109,7 @@ export const RUN_FAILED_REASONS: ReadonlySet<string> = new Set([
   'Error',
   'TimedOut',
   'ExitStatusUnknown',
+  'NodeFenced',
   'TmuxSessionLost',
   'CommandNotFound',
 ]);

@@ -88,6 +88,39 @@ describe('rows', () => {
     const fresh: Resource = { apiVersion: 'orchctl.io/v1alpha1', kind: 'AgentSession', metadata: { name: 's' } };
     expect(row(sessions, fresh, {})).toEqual(['s', 'Pending']);
   });
+
+  it('a run on a node that is not Ready shows Unknown with NodeNotReady, not Running in its tmux session', () => {
+    const sessions = kindWith(
+      [
+        { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+        { name: 'Message', type: 'string', jsonPath: '.status.message' },
+      ],
+      'AgentSession',
+    );
+    const lost = (status: string, phase = 'Running'): Resource => ({
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'AgentSession',
+      metadata: { name: 's' },
+      status: {
+        phase,
+        message: 'running in tmux session orchctl-default-s',
+        binding: { nodeName: 'n1', epoch: 1 },
+        conditions: [{ type: 'NodeLost', status, reason: 'NodeLost', message: 'node n1 stopped renewing its lease' }],
+      },
+    });
+    expect(row(sessions, lost('True'), {})).toEqual([
+      's',
+      'Unknown',
+      'NodeNotReady: node n1 stopped renewing its lease',
+    ]);
+    // Its node back (NodeLost=False), or a run already over: what the status says.
+    expect(row(sessions, lost('False'), {})).toEqual(['s', 'Running', 'running in tmux session orchctl-default-s']);
+    expect(row(sessions, lost('True', 'Failed'), {})).toEqual([
+      's',
+      'Failed',
+      'running in tmux session orchctl-default-s',
+    ]);
+  });
 });
 
 describe('renderTable', () => {

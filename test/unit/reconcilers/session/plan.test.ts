@@ -232,6 +232,29 @@ describe('a run that ends', () => {
     expect(next.requeueAfterMs).toBe(10_000);
   });
 
+  it("a run its node's fuse hung up (exit 129) is restarted after the backoff without counting a restart", () => {
+    const obj = session({ restartPolicy: 'OnFailure', maxRestarts: 1 }, running({ restarts: 1, run: 2 }));
+    const observed: Observed = {
+      ...missing,
+      pane: { kind: 'dead', exitCode: 129, fenced: true },
+      paneInfo: { ...pane, dead: true, fused: true },
+    };
+    const out = plan(input(obj, { observed }));
+    const settled: Outcome = { type: 'Settled', run: {} };
+    const next = plan(
+      input(obj, { status: out.status, observed: out.observed, continuation: out.continuation, outcomes: [settled] }),
+    );
+    // maxRestarts 1 is used up: a counted restart would escalate; this one is not the agent's failure.
+    expect(next.status).toMatchObject({ phase: 'Backoff', reason: 'NodeFenced', exitCode: 129, restarts: 1 });
+    expect(cond(next.status, 'Escalated')).toBeUndefined();
+    expect(events(next.effects)).toContainEqual(
+      expect.stringMatching(/^Warning NodeFenced: Run 2 Failed: the node's fuse/),
+    );
+    expect(events(next.effects)).toContain(
+      "Normal BackOff: Restarting after NodeFenced: restart (not counted: the node's fuse hung it up) in 10s",
+    );
+  });
+
   it('exit 127 is CommandNotFound and is not restarted', () => {
     const obj = session({ restartPolicy: 'Always' }, running());
     const observed: Observed = { ...missing, pane: { kind: 'dead', exitCode: 127 } };
