@@ -12,6 +12,7 @@
  * the fresh read — so a session a person applies at the same moment makes the transaction fail and
  * the check run again; two sessions for one project cannot both be written.
  */
+import { AutopilotReason } from '../../api/event-reasons.js';
 import { createHash } from 'node:crypto';
 import {
   AUTOPILOT_LABEL,
@@ -130,7 +131,7 @@ export function noticeEvent(
   now: string,
 ): EventObject {
   const name = `${d.metadata.name}.${suffix}`;
-  return newEvent(about, { name, type, reason: 'AutopilotNotice', message, now }, AUTOPILOT_COMPONENT);
+  return newEvent(about, { name, type, reason: AutopilotReason.AutopilotNotice, message, now }, AUTOPILOT_COMPONENT);
 }
 
 /** The "notify after" of the gate: what an executed start, stop or restart did, as a notice. */

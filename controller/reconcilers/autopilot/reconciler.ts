@@ -13,6 +13,7 @@
  * It writes its own status, Decisions, Project status.errorRetries, AgentSessions and Events — never
  * its own spec, so it cannot raise its own autonomy level.
  */
+import { AutopilotReason } from '../../api/event-reasons.js';
 import {
   type Autopilot,
   type DecisionCounts,
@@ -554,7 +555,11 @@ function record(st: NonNullable<Dec['status']>, r: CarryOut, now: string): void 
 function plannerFailedEvent(ap: Autopilot, think: number, error: string, now: string): EventObject {
   const message = `the planner failed, no action taken: ${error}`;
   const name = `${ap.metadata.name}.planner-failed.${think}`;
-  return newEvent(ap, { name, type: 'Warning', reason: 'PlannerFailed', message, now }, AUTOPILOT_COMPONENT);
+  return newEvent(
+    ap,
+    { name, type: 'Warning', reason: AutopilotReason.PlannerFailed, message, now },
+    AUTOPILOT_COMPONENT,
+  );
 }
 
 function counts(decisions: Dec[]): DecisionCounts {
