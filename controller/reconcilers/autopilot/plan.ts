@@ -18,6 +18,8 @@ import {
   type Decision,
   type DecisionPhase,
   type DecisionSpec,
+  APPROVAL_DEFAULTS,
+  type ApprovalDefault,
   DEFAULTS,
   type ErrorClass,
   type Guardrail,
@@ -57,6 +59,8 @@ export interface Settings {
   maxStartsPerThink: number;
   keep: number;
   ttlMs: number;
+  approvalTimeoutMs: number;
+  onTimeout: Record<AutopilotAction, ApprovalDefault>;
 }
 
 export function settings(spec: AutopilotSpec | undefined, policy?: SessionPolicy): Settings {
@@ -77,6 +81,8 @@ export function settings(spec: AutopilotSpec | undefined, policy?: SessionPolicy
     maxStartsPerThink: g.maxStartsPerThink ?? DEFAULTS.maxStartsPerThink,
     keep: s.history?.keep ?? DEFAULTS.keep,
     ttlMs: ms(s.history?.ttl, DEFAULTS.ttl),
+    approvalTimeoutMs: ms(s.approval?.timeout, APPROVAL_DEFAULTS.timeout),
+    onTimeout: { ...APPROVAL_DEFAULTS.onTimeout, ...s.approval?.onTimeout },
   };
 }
 
@@ -569,6 +575,7 @@ export function decide(d: DecideInput): Draft[] {
         ...(refused ? { guardrail: refused.guardrail, message: refused.message } : {}),
         ...(g.notifyAfter && willRun ? { notifyAfter: true } : {}),
         decidedAt: iso(w.now),
+        ...(phase === 'PendingApproval' ? { expiresAt: iso(w.now + s.approvalTimeoutMs) } : {}),
       },
     };
     out.push({ decision, execute: willRun });
