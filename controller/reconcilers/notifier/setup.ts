@@ -98,6 +98,10 @@ export function setup(
     notifications,
     sessions: mgr.informer('AgentSession'),
     evaluations: mgr.informer('Evaluation'),
+    decisions: mgr.informer('Decision'),
+    projects: mgr.informer('Project'),
+    pipelines: mgr.informer('Pipeline'),
+    sessionPolicies: mgr.informer('SessionPolicy'),
     log: d.log,
     env: d.env,
   });
