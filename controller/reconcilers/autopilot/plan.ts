@@ -359,7 +359,12 @@ export type Dec = Decision & { spec: DecisionSpec };
 export interface Draft {
   decision: Dec;
   execute: boolean;
+  /** An existing Decision with a new status (a cooldown still being waited out), not a new one. */
+  update?: boolean;
 }
+
+/** Guardrails that only make a proposal wait: waiting again updates the Decision that waits. */
+const WAITS: ReadonlySet<string> = new Set(['SameProjectCooldown', 'SameActionCooldown']);
 
 const RETRY_LATER: ReadonlySet<string> = new Set([
   'Superseded',
@@ -516,6 +521,14 @@ export function decide(d: DecideInput): Draft[] {
       return undefined;
     };
     const refused = check();
+    // Still in the same cooldown as the last time: that Decision says so again (one, not one a think).
+    if (refused && WAITS.has(refused.guardrail) && last?.status?.phase === 'Rejected') {
+      if (last.status.guardrail === refused.guardrail && last.spec.level === s.level) {
+        const status = { ...last.status, message: `${refused.message} (still waiting at think ${d.think})` };
+        out.push({ decision: { ...last, status }, execute: false, update: true });
+        continue;
+      }
+    }
     const g = gate(s.level, prop.action);
     let phase: DecisionPhase | undefined;
     if (refused) phase = 'Rejected';

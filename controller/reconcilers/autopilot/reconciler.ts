@@ -325,6 +325,11 @@ export class AutopilotReconciler {
       }
       let guard = false;
       for (const draft of drafts) {
+        if (draft.update) {
+          // Compare-and-swap on the version read: a person's answer in between wins.
+          ops.push({ op: 'updateStatus', object: draft.decision });
+          continue;
+        }
         const dec = structuredClone(draft.decision);
         const st = dec.status ?? {};
         if (draft.execute) {
