@@ -75,6 +75,26 @@ export type AutopilotSpec = {
   history?: { keep?: number; ttl?: string };
   /** While true it does not think (pending decisions can still be approved and execute). */
   suspend?: boolean;
+  /**
+   * A Decision waiting for a person (PendingApproval) does not wait forever (seed 002 §8.5): after
+   * `timeout` it is Expired and its default action taken — `proceed` executes it (rechecked like an
+   * approval), `reject` drops it. Approval is asked only at the cautious level (stop, restart).
+   */
+  approval?: {
+    /** Go duration from 1s to 168h (default 1h). */
+    timeout?: string;
+    onTimeout?: Partial<Record<AutopilotAction, ApprovalDefault>>;
+  };
+};
+
+export type ApprovalDefault = 'proceed' | 'reject';
+/**
+ * The default action when nobody answers: seed 002's "reply within 5 min or it will proceed" for
+ * a stop and a recovery restart; anything else is dropped.
+ */
+export const APPROVAL_DEFAULTS: { timeout: string; onTimeout: Record<AutopilotAction, ApprovalDefault> } = {
+  timeout: '1h',
+  onTimeout: { start: 'reject', stop: 'proceed', restart: 'proceed', notify: 'reject', skip: 'reject' },
 };
 
 export type ThinkTrigger = 'interval' | 'session-ended' | 'escalation' | 'evaluation' | 'approval' | 'spec' | 'start';
@@ -115,9 +135,19 @@ export type Autopilot = Resource<AutopilotSpec, AutopilotStatus>;
  * - `Logged`: recorded only (observe level, skip);
  * - `Rejected`: a guardrail or a person refused it (status.guardrail names which);
  * - `Superseded`: what it was decided on changed before it executed; the next think re-plans;
- * - `Failed`: the write failed for another reason (status.message).
+ * - `Failed`: the write failed for another reason (status.message);
+ * - `Expired`: nobody answered within spec.approval.timeout; its default action was taken
+ *   (status.message says which; executedAt and result are set when it proceeded).
  */
-export const DECISION_PHASES = ['Executed', 'PendingApproval', 'Logged', 'Rejected', 'Superseded', 'Failed'] as const;
+export const DECISION_PHASES = [
+  'Executed',
+  'PendingApproval',
+  'Logged',
+  'Rejected',
+  'Superseded',
+  'Failed',
+  'Expired',
+] as const;
 export type DecisionPhase = (typeof DECISION_PHASES)[number];
 
 /** Guardrails and checks a Decision can be refused by (status.guardrail). */
@@ -184,6 +214,8 @@ export type DecisionStatus = {
   /** Whether the gate asks for a notice after it executes (seed 002: "notify after"). */
   notifyAfter?: boolean;
   decidedAt?: string;
+  /** For PendingApproval: when it expires unless a person answers (spec.approval.timeout). */
+  expiresAt?: string;
   executedAt?: string;
   result?: { session?: string; event?: string };
 };

@@ -193,6 +193,12 @@ export const DEFAULT_DAILY_BUDGET = 20;
 export const BUDGET_WARNING_RATIO = 0.8;
 /** 0s, not Alertmanager's 30s/5m: tier 1 must reach the receiver within a second. */
 export const DEFAULT_DURATIONS = { groupWait: '0s', groupInterval: '0s', repeatInterval: '4h', batchInterval: '4h' };
+/**
+ * Seed 002 §2.8: "tier 1 if error count > 2". A Warning whose reason was recorded more than `after`
+ * times within `windowMs` (in the namespace, each Event's count included) goes one tier up. An
+ * hour: what the store keeps of an Event after its last occurrence.
+ */
+export const REPEAT_ESCALATION = { after: 2, windowMs: 3_600_000 } as const;
 /** Seed 002 §2.6: the digest at 7 in the morning. */
 export const DEFAULT_DIGEST_SCHEDULE = '0 7 * * *';
 

@@ -3,6 +3,10 @@
  * composed as the notifier composes it (reconcilers/notifier/digest/), writing nothing. Here in
  * app/ because the CLI reaches reconciler code only through the composition root.
  */
+import type { Decision } from '../api/autopilot.js';
+import type { Pipeline } from '../api/pipeline.js';
+import type { Project } from '../api/project.js';
+import type { SessionPolicy } from '../api/session-policy.js';
 import type { Evaluation } from '../api/evaluation.js';
 import type { AgentSession } from '../api/kinds.js';
 import type { NotificationPolicy } from '../api/notification.js';
@@ -47,17 +51,34 @@ export async function previewDigest(
 ): Promise<DigestPreview> {
   const namespace = policy.metadata.namespace ?? '';
   const list = async <T>(kind: string) => (await store.list(kind, { namespace })).items as T[];
-  const [notifications, sessions, evaluations, channels] = await Promise.all([
-    list<Notification>('Notification'),
-    list<AgentSession>('AgentSession'),
-    list<Evaluation>('Evaluation'),
-    list<DigestChannel>('NotificationChannel'),
-  ]);
+  const [notifications, sessions, evaluations, channels, decisions, projects, pipelines, sessionPolicies] =
+    await Promise.all([
+      list<Notification>('Notification'),
+      list<AgentSession>('AgentSession'),
+      list<Evaluation>('Evaluation'),
+      list<DigestChannel>('NotificationChannel'),
+      list<Decision>('Decision'),
+      list<Project>('Project'),
+      list<Pipeline>('Pipeline'),
+      list<SessionPolicy>('SessionPolicy'),
+    ]);
   const lastDigestAt = (policy.status as NotificationPolicyStatus | undefined)?.lastDigestAt;
   const since = digestWindowStart(lastDigestAt, o.now);
   // This policy's outbox only, as the notifier reads it.
   const outbox = notifications.filter((n) => n.spec?.policy === policy.metadata.name);
-  const data = collectDigest({ now: o.now, since, policy, notifications: outbox, sessions, evaluations, channels });
+  const data = collectDigest({
+    now: o.now,
+    since,
+    policy,
+    notifications: outbox,
+    sessions,
+    evaluations,
+    channels,
+    decisions,
+    projects,
+    pipelines,
+    sessionPolicies,
+  });
   const settings = digestSettings(policy.spec!);
   const { targets, maxChars } = digestTargets(settings, channels);
   const composed = await composeDigest(data, {

@@ -15,6 +15,7 @@
  *    NotReady and stay), and releases the old lease.
  * docs/multi-host.md, "Node names".
  */
+import { SessionReason } from '../api/event-reasons.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { getCondition, setCondition } from '../api/conditions.js';
@@ -130,7 +131,7 @@ async function renameNode(d: ClaimDeps, old: string): Promise<void> {
       await recorder.record(
         written,
         'Normal',
-        'NodeRenamed',
+        SessionReason.NodeRenamed,
         `node ${old} renamed to ${d.name} (--rename-node): the session is bound to ${d.name}` +
           (live && run ? `; run ${run} goes on there (adopted, not restarted)` : ''),
       );
@@ -174,9 +175,17 @@ async function rebind(
     // The run started under this binding is the renamed node's run; an older one stays where it was.
     if (status.lifecycle?.nodeName === old && status.lifecycle.epoch === b.epoch) status.lifecycle.nodeName = name;
     status.conditions ??= [];
-    setCondition(status.conditions, { type: 'Scheduled', status: 'True', reason: 'NodeRenamed', message }, now);
+    setCondition(
+      status.conditions,
+      { type: 'Scheduled', status: 'True', reason: SessionReason.NodeRenamed, message },
+      now,
+    );
     if (getCondition(status.conditions, 'NodeLost')?.status === 'True')
-      setCondition(status.conditions, { type: 'NodeLost', status: 'False', reason: 'NodeRenamed', message }, now);
+      setCondition(
+        status.conditions,
+        { type: 'NodeLost', status: 'False', reason: SessionReason.NodeRenamed, message },
+        now,
+      );
     try {
       const [written] = await store.txn([{ op: 'updateStatus', object: { ...s, status } }], { fence });
       return written as AgentSession;

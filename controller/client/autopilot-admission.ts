@@ -98,5 +98,6 @@ export function autopilotErrors(spec: Obj): FieldError[] {
     ...atLeast(guardrails, 'errorRetryWindow', '1m', ['spec', 'guardrails']),
     ...templateErrors(obj(spec.sessionTemplate), ['spec', 'sessionTemplate']),
     ...atLeast(history, 'ttl', '1m', ['spec', 'history']),
+    ...atLeast(obj(spec.approval), 'timeout', '1s', ['spec', 'approval']),
   ];
 }

@@ -121,13 +121,11 @@ describe('orchctl digest (preview)', () => {
       const r = await run('digest', ...args);
       expect(r.exitCode, r.stderr).toBe(0);
       const [title, , ...body] = r.stdout.split('\n');
-      expect(title).toBe(
-        'orchctl digest default/default: 1 waiting, 1 escalation, 1 failed run, 2 succeeded, 2 held back',
-      );
+      expect(title).toBe('orchctl digest default/default: 2 need you, 1 failed run, 2 succeeded, 2 held back');
       const text = body.join('\n');
-      expect(text).toContain('Runs: 1 started, 2 succeeded, 1 failed. Escalations: 1.');
-      expect(text).toContain('Waiting for input (1):\n- default/w since ');
-      expect(text).toMatch(/Failed runs \(1\):\n- default\/b Error at [\d:]+: Run 1 Failed: agent exited with code 1/);
+      expect(text).toContain('Runs: 1 started, 2 succeeded, 1 failed.');
+      expect(text).toMatch(/Needs you now \(2\):\n- session default\/w waits for input since /);
+      expect(text).toMatch(/runs 1 started, 2 succeeded, 1 failed \(Error x1: b\)/);
       expect(text).toMatch(
         /- \[tier 3\] Completed: AgentSession default\/held1 - past the daily budget, since [\d:]+ \(desk\)/,
       );

@@ -5,6 +5,7 @@
  * that is not on this host's tmux socket goes through the store to the node that runs it
  * (send-remote.ts).
  */
+import { SessionReason } from '../../api/event-reasons.js';
 import fs from 'node:fs';
 import { EventRecorder } from '../../client/events.js';
 import { Tmux } from '../../observers/tmux.js';
@@ -89,7 +90,7 @@ export async function sendCommand(
       await new EventRecorder(ctx.store, 'orchctl-cli').record(
         session,
         r.delivered ? 'Normal' : 'Warning',
-        r.delivered ? 'MessageSent' : 'MessageNotConfirmed',
+        r.delivered ? SessionReason.MessageSent : SessionReason.MessageNotConfirmed,
         `orchctl send: ${what}: ${r.message}`,
       );
     }

@@ -19,6 +19,7 @@
  *    catch up before sending again. So an intervention is sent once, and a second time only if
  *    the first attempt never reached the agent's transcript.
  */
+import { AssessmentReason } from '../../api/event-reasons.js';
 import { currentPause } from '../../api/pause.js';
 import fs from 'node:fs';
 import { setCondition } from '../../api/conditions.js';
@@ -209,19 +210,19 @@ export class AssessmentReconciler implements Reconciler {
       if (t.to === 'Open')
         told.push({
           type: 'Warning',
-          reason: 'BreakerOpen',
+          reason: AssessmentReason.BreakerOpen,
           message: `Circuit breaker opened (${state.breaker.context.reason}): ${t.why ?? ''}`,
         });
       else if (t.to === 'HalfOpen')
         told.push({
           type: 'Normal',
-          reason: 'BreakerHalfOpen',
+          reason: AssessmentReason.BreakerHalfOpen,
           message: 'Cooldown over: the circuit breaker is half-open until a healthy turn',
         });
       else if (t.to === 'Closed')
         told.push({
           type: 'Normal',
-          reason: 'BreakerClosed',
+          reason: AssessmentReason.BreakerClosed,
           message: 'A healthy turn after the cooldown: the circuit breaker closed',
         });
     }
@@ -366,7 +367,7 @@ export class AssessmentReconciler implements Reconciler {
     b.lastInterventionTime = iso(outcome.at);
     const told: EventNote = {
       type: outcome.delivered ? 'Normal' : 'Warning',
-      reason: outcome.delivered ? 'InterventionDelivered' : 'InterventionNotDelivered',
+      reason: outcome.delivered ? AssessmentReason.InterventionDelivered : AssessmentReason.InterventionNotDelivered,
       message:
         `${p.type} intervention ` +
         `${outcome.delivered ? 'sent into the session' : `not sent (${outcome.result}): ${outcome.message}`}`,

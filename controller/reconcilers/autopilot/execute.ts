@@ -71,6 +71,15 @@ export function recheck(d: Dec, fresh: Fresh): Recheck {
   if (!target) return no(`session ${name} no longer exists`);
   if (sref?.generation !== undefined && target.metadata.generation !== sref.generation)
     return no(`session ${name} was changed (generation ${sref.generation} → ${target.metadata.generation})`);
+  // A person's later restart (orchctl restart session: an annotation, so no new generation) is an
+  // answer of its own: an older stop or restart must not undo it.
+  const restartedAt = Date.parse(target.metadata.annotations?.[RESTARTED_AT_ANNOTATION] ?? '');
+  const decidedAt = Date.parse(d.status?.decidedAt ?? d.metadata.creationTimestamp ?? '');
+  if (restartedAt > decidedAt)
+    return no(
+      `session ${name} was restarted at ${new Date(restartedAt).toISOString()}, after the decision: ` +
+        'that later action supersedes it',
+    );
   if (sref?.run !== undefined && (target.status?.run ?? 0) !== sref.run)
     return no(`session ${name} is on run ${target.status?.run ?? 0} now (decided on run ${sref.run})`);
   if (spec.action === 'stop' && !isActive(target)) return no(`session ${name} already ended`);
@@ -131,7 +140,7 @@ export function noticeEvent(
   now: string,
 ): EventObject {
   const name = `${d.metadata.name}.${suffix}`;
-  return newEvent(about, { name, type, reason: 'AutopilotNotice', message, now }, AUTOPILOT_COMPONENT);
+  return newEvent(about, { name, type, reason: AutopilotReason.AutopilotNotice, message, now }, AUTOPILOT_COMPONENT);
 }
 
 /** The "notify after" of the gate: what an executed start, stop or restart did, as a notice. */

@@ -19,6 +19,8 @@ import {
   type Decision,
   type DecisionPhase,
   type DecisionSpec,
+  APPROVAL_DEFAULTS,
+  type ApprovalDefault,
   DEFAULTS,
   type ErrorClass,
   type Guardrail,
@@ -59,6 +61,8 @@ export interface Settings {
   maxStartsPerThink: number;
   keep: number;
   ttlMs: number;
+  approvalTimeoutMs: number;
+  onTimeout: Record<AutopilotAction, ApprovalDefault>;
 }
 
 export function settings(spec: AutopilotSpec | undefined, policy?: SessionPolicy): Settings {
@@ -80,6 +84,8 @@ export function settings(spec: AutopilotSpec | undefined, policy?: SessionPolicy
     maxStartsPerThink: g.maxStartsPerThink ?? DEFAULTS.maxStartsPerThink,
     keep: s.history?.keep ?? DEFAULTS.keep,
     ttlMs: ms(s.history?.ttl, DEFAULTS.ttl),
+    approvalTimeoutMs: ms(s.approval?.timeout, APPROVAL_DEFAULTS.timeout),
+    onTimeout: { ...APPROVAL_DEFAULTS.onTimeout, ...s.approval?.onTimeout },
   };
 }
 
@@ -380,7 +386,12 @@ export type Dec = Decision & { spec: DecisionSpec };
 export interface Draft {
   decision: Dec;
   execute: boolean;
+  /** An existing Decision with a new status (a cooldown still being waited out), not a new one. */
+  update?: boolean;
 }
+
+/** Guardrails that only make a proposal wait: waiting again updates the Decision that waits. */
+const WAITS: ReadonlySet<string> = new Set(['SameProjectCooldown', 'SameActionCooldown']);
 
 const RETRY_LATER: ReadonlySet<string> = new Set([
   'Superseded',
@@ -540,6 +551,14 @@ export function decide(d: DecideInput): Draft[] {
       return undefined;
     };
     const refused = check();
+    // Still in the same cooldown as the last time: that Decision says so again (one, not one a think).
+    if (refused && WAITS.has(refused.guardrail) && last?.status?.phase === 'Rejected') {
+      if (last.status.guardrail === refused.guardrail && last.spec.level === s.level) {
+        const status = { ...last.status, message: `${refused.message} (still waiting at think ${d.think})` };
+        out.push({ decision: { ...last, status }, execute: false, update: true });
+        continue;
+      }
+    }
     const g = gate(s.level, prop.action);
     let phase: DecisionPhase | undefined;
     if (refused) phase = 'Rejected';
@@ -599,6 +618,7 @@ export function decide(d: DecideInput): Draft[] {
         ...(refused ? { guardrail: refused.guardrail, message: refused.message } : {}),
         ...(g.notifyAfter && willRun ? { notifyAfter: true } : {}),
         decidedAt: iso(w.now),
+        ...(phase === 'PendingApproval' ? { expiresAt: iso(w.now + s.approvalTimeoutMs) } : {}),
       },
     };
     out.push({ decision, execute: willRun });

@@ -13,6 +13,7 @@
  * It writes its own status, Decisions, Project status.errorRetries, AgentSessions and Events — never
  * its own spec, so it cannot raise its own autonomy level.
  */
+import { AutopilotReason } from '../../api/event-reasons.js';
 import {
   type Autopilot,
   type DecisionCounts,
@@ -23,6 +24,7 @@ import {
   type ThinkTrigger,
 } from '../../api/autopilot.js';
 import { setCondition } from '../../api/conditions.js';
+import { formatDuration } from '../../api/duration.js';
 import { registry } from '../../api/crds.js';
 import { isApiError } from '../../api/errors.js';
 import type { Evaluation } from '../../api/evaluation.js';
@@ -126,21 +128,31 @@ export class AutopilotReconciler {
     // Frozen (orchctl freeze): it neither thinks nor carries out approved Decisions until thawed.
     if (frozenMark(ap)) return;
     const decisions = this.decisionsOf(ap);
-    for (const dec of decisions)
-      if (dec.status?.phase === 'PendingApproval' && dec.spec?.approval) await this.settle(ap, dec);
-    const now = this.now();
     const s = settings(ap.spec, this.templatePolicy(ap));
+    let expiry = Number.POSITIVE_INFINITY;
+    for (const dec of decisions) {
+      if (dec.status?.phase !== 'PendingApproval') continue;
+      if (dec.spec?.approval) await this.settle(ap, dec);
+      else {
+        const at = Date.parse(dec.status.expiresAt ?? '');
+        if (at <= this.now()) await this.expire(ap, dec, s);
+        else if (at) expiry = Math.min(expiry, at);
+      }
+    }
+    const now = this.now();
+    // A pending Decision's expiry wakes the reconcile even when no think is due (suspended too).
+    const until = (ms: number) => ({ requeueAfterMs: Math.max(1, Math.min(ms, expiry - now)) });
     await this.prune(decisions, s, now);
-    if (ap.spec?.suspend) return;
+    if (ap.spec?.suspend) return Number.isFinite(expiry) ? until(expiry - now) : undefined;
     const trigger = this.trigger(ap, now);
     const last = Date.parse(ap.status?.lastThink?.time ?? '') || 0;
     if (!trigger) {
       const next = Date.parse(ap.status?.nextThinkTime ?? '') || now;
-      return { requeueAfterMs: Math.max(MIN_THINK_GAP_MS, next - now) };
+      return until(Math.max(MIN_THINK_GAP_MS, next - now));
     }
-    if (now - last < MIN_THINK_GAP_MS) return { requeueAfterMs: MIN_THINK_GAP_MS - (now - last) };
+    if (now - last < MIN_THINK_GAP_MS) return until(MIN_THINK_GAP_MS - (now - last));
     await this.think(ap, decisions, s, trigger, now);
-    return { requeueAfterMs: s.intervalMs };
+    return until(s.intervalMs);
   }
 
   // ---- when to think ------------------------------------------------------------------------------
@@ -329,6 +341,11 @@ export class AutopilotReconciler {
       }
       let guard = false;
       for (const draft of drafts) {
+        if (draft.update) {
+          // Compare-and-swap on the version read: a person's answer in between wins.
+          ops.push({ op: 'updateStatus', object: draft.decision });
+          continue;
+        }
         const dec = structuredClone(draft.decision);
         const st = dec.status ?? {};
         if (draft.execute) {
@@ -339,8 +356,16 @@ export class AutopilotReconciler {
         dec.status = st;
         this.bookRetries(dec, fresh, retries, now);
         ops.push({ op: 'create', object: dec }, { op: 'updateStatus', object: dec });
+        // Told in the Decision's own transaction: a pending one is never without its Event.
+        if (st.phase === 'PendingApproval')
+          ops.push({
+            op: 'create',
+            object: pendingEvent(ap, dec, fresh.projects.get(dec.spec.target.project ?? ''), now),
+          });
         written.push(dec);
       }
+      const advice = recommendationsEvent(ap, status.thinks ?? 0, written, now);
+      if (advice) ops.push({ op: 'create', object: advice });
       ops.push(...this.projectWrites(fresh, retries), ...extra);
       status.counts = counts([...decisions, ...written]);
       ops.push({ op: 'updateStatus', object: { ...ap, status } });
@@ -429,7 +454,8 @@ export class AutopilotReconciler {
     const base = retries.has(project) ? retries.get(project) : fresh.projects.get(project)?.status?.errorRetries;
     const cur: ErrorRetries = base ? structuredClone(base) : { count: 0, windowStart: now };
     const failure = { session: rec.session, run: rec.run, class: rec.class, at: now };
-    if (dec.spec.action === 'restart' && dec.status?.phase === 'Executed') {
+    const ran = dec.status?.phase === 'Executed' || (dec.status?.phase === 'Expired' && !!dec.status.executedAt);
+    if (dec.spec.action === 'restart' && ran) {
       // A continuation after a time box is counted against its own limit (maxTimeBoxContinuations).
       if (rec.class === 'TimeBox')
         retries.set(project, { ...cur, timeBoxes: (cur.timeBoxes ?? 0) + 1, lastFailure: failure });
@@ -528,6 +554,54 @@ export class AutopilotReconciler {
     }
   }
 
+  /**
+   * A PendingApproval Decision nobody answered within spec.approval.timeout: Expired, its default
+   * action taken (proceed: executed, rechecked as an approval is; reject: dropped), and told with a
+   * DecisionExpired Event in the same transaction.
+   */
+  private async expire(ap: Autopilot, dec: Dec, s: Settings): Promise<void> {
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const cur = (await this.d.store.get(keyOf(dec))) as Dec | undefined;
+      if (cur?.status?.phase !== 'PendingApproval' || cur.spec.approval) return;
+      const next = structuredClone(cur);
+      next.status ??= {};
+      const st = next.status;
+      const now = new Date(this.now()).toISOString();
+      const ops: WriteOp[] = [];
+      const retries = new Map<string, ErrorRetries | undefined>();
+      const fresh = await this.fresh(ap);
+      const waited = `nobody answered within ${formatDuration(s.approvalTimeoutMs)}`;
+      const action = s.onTimeout[next.spec.action];
+      let guard = false;
+      if (action === 'proceed') {
+        const resume = (project: string) =>
+          resumeFrom(view(this.world(ap, this.decisionsOf(ap), this.now()), settings(ap.spec)), project);
+        const r = this.carryOut(ap, next, fresh, now, ops, resume);
+        record(st, r, now);
+        st.message = r.ok
+          ? `${waited}: proceeded (onTimeout proceed)`
+          : `${waited}; proceeding was not possible: ${r.message}`;
+        guard = r.ok && next.spec.action === 'start';
+      } else st.message = `${waited}: dropped (onTimeout reject)`;
+      st.phase = 'Expired';
+      this.bookRetries(next, fresh, retries, now);
+      const about = fresh.projects.get(next.spec.target.project ?? '') ?? ap;
+      ops.push({ op: 'updateStatus', object: next }, ...this.projectWrites(fresh, retries), {
+        op: 'create',
+        object: expiredEvent(next, about, st.message, now),
+      });
+      if (guard)
+        ops.push({ op: 'unchanged', kind: 'AgentSession', namespace: ap.metadata.namespace, since: fresh.revision });
+      try {
+        await this.d.store.txn(ops);
+        this.d.metrics?.onDecision?.(ap.metadata.name, next.spec.action, 'Expired');
+        return;
+      } catch (e) {
+        if (!lostRace(e)) throw e;
+      }
+    }
+  }
+
   // ---- history ------------------------------------------------------------------------------------
 
   private decisionsOf(ap: Autopilot): Dec[] {
@@ -582,7 +656,11 @@ function record(st: NonNullable<Dec['status']>, r: CarryOut, now: string): void 
 function plannerFailedEvent(ap: Autopilot, think: number, error: string, now: string): EventObject {
   const message = `the planner failed, no action taken: ${error}`;
   const name = `${ap.metadata.name}.planner-failed.${think}`;
-  return newEvent(ap, { name, type: 'Warning', reason: 'PlannerFailed', message, now }, AUTOPILOT_COMPONENT);
+  return newEvent(
+    ap,
+    { name, type: 'Warning', reason: AutopilotReason.PlannerFailed, message, now },
+    AUTOPILOT_COMPONENT,
+  );
 }
 
 function counts(decisions: Dec[]): DecisionCounts {
@@ -595,3 +673,76 @@ function counts(decisions: Dec[]): DecisionCounts {
 }
 
 export type { RecoveryProposal };
+
+/** `orchctl approve decision NAME` (with -n when the namespace is not the default one). */
+function answer(verb: 'approve' | 'reject', dec: Dec): string {
+  const ns = dec.metadata.namespace && dec.metadata.namespace !== 'default' ? ` -n ${dec.metadata.namespace}` : '';
+  return `orchctl ${verb} decision ${dec.metadata.name}${ns}`;
+}
+
+/** What a Decision would do, in a few words: `restart session web-1 (project web)`. */
+function what(dec: Dec): string {
+  const t = dec.spec.target;
+  const obj = t.session ? `session ${t.session}${t.project ? ` (project ${t.project})` : ''}` : `project ${t.project}`;
+  return `${dec.spec.action} ${obj}`;
+}
+
+/**
+ * DecisionPending: a Decision waits for a person, with the commands that answer it. A Warning when
+ * it holds back a recovery (the routing table makes that tier 1), else Normal (tier 2).
+ */
+function pendingEvent(ap: Autopilot, dec: Dec, project: Project | undefined, now: string): EventObject {
+  const expires = dec.status?.expiresAt ? `; unanswered by ${dec.status.expiresAt} it expires` : '';
+  const message =
+    `Decision ${dec.metadata.name} waits for you: ${what(dec)}: ${dec.spec.reason}. ` +
+    `Approve: ${answer('approve', dec)}; reject: ${answer('reject', dec)}${expires}`;
+  return newEvent(
+    project ?? ap,
+    {
+      name: `${dec.metadata.name}.pending`,
+      type: dec.spec.recovery ? 'Warning' : 'Normal',
+      reason: AutopilotReason.DecisionPending,
+      message,
+      now,
+    },
+    AUTOPILOT_COMPONENT,
+  );
+}
+
+/** DecisionExpired, in the transaction of the Decision's Expired status. */
+function expiredEvent(dec: Dec, about: Project | Autopilot, outcome: string, now: string): EventObject {
+  return newEvent(
+    about,
+    {
+      name: `${dec.metadata.name}.expired`,
+      type: 'Warning',
+      reason: AutopilotReason.DecisionExpired,
+      message: `Decision ${dec.metadata.name} (${what(dec)}) expired: ${outcome}`,
+      now,
+    },
+    AUTOPILOT_COMPONENT,
+  );
+}
+
+/**
+ * At the observe level the recommendations of a think reach a person as messages (seed 002 §2.1:
+ * "SMS only"): one AutopilotNotice per think listing them, which the policy batches (tier 3).
+ */
+function recommendationsEvent(ap: Autopilot, think: number, written: Dec[], now: string): EventObject | undefined {
+  const advice = written.filter(
+    (d) => d.spec.level === 'observe' && d.status?.phase === 'Logged' && d.spec.action !== 'skip',
+  );
+  if (!advice.length) return undefined;
+  const lines = advice.map((d) => `${what(d)}: ${d.spec.reason} (${d.metadata.name})`);
+  return newEvent(
+    ap,
+    {
+      name: `${ap.metadata.name}.recommendations.${think}`,
+      type: 'Normal',
+      reason: AutopilotReason.AutopilotNotice,
+      message: `observe level, recommended (nothing done): ${lines.join('; ')}`.slice(0, 1000),
+      now,
+    },
+    AUTOPILOT_COMPONENT,
+  );
+}

@@ -15,6 +15,7 @@
  * controller judges again (after 3 attempts it fails instead). A verdict is written with
  * compare-and-swap and never over an existing one, so a run gets one verdict.
  */
+import { AssessmentReason } from '../../api/event-reasons.js';
 import { setCondition, getCondition } from '../../api/conditions.js';
 import { isApiError } from '../../api/errors.js';
 import type { AgentSession, AgentSessionStatus, SessionPolicy } from '../../api/kinds.js';
@@ -369,7 +370,7 @@ export class JudgeReconciler implements Reconciler {
     // so the Event must not be lost to a kill after that write, nor told twice by one before it.
     const told: EventNote = {
       type: 'Warning',
-      reason: 'JudgeFailed',
+      reason: AssessmentReason.JudgeFailed,
       message: `Evaluation ${ev.metadata.name} of run ${ev.spec?.run} failed (${reason}, ${backend} backend): ${msg}`,
     };
     const written = await this.writeEvaluationStatus(
@@ -471,7 +472,7 @@ export class JudgeReconciler implements Reconciler {
           message: msg,
           observedGeneration: gen,
         });
-        events.push(['Warning', 'Escalated', `Evaluation ${latest.metadata.name}: ${msg}`]);
+        events.push(['Warning', AssessmentReason.JudgeEscalated, `Evaluation ${latest.metadata.name}: ${msg}`]);
       } else {
         const esc = getCondition(st.conditions, 'Escalated');
         if (esc?.status === 'True' && esc.reason === 'JudgeEscalated')
@@ -484,7 +485,7 @@ export class JudgeReconciler implements Reconciler {
           });
         events.push([
           'Normal',
-          'Evaluated',
+          AssessmentReason.Evaluated,
           `Evaluation ${latest.metadata.name}: run ${latest.spec!.run} judged ${s.score}/5 ` +
             `(${s.outcome}, recommendation ${s.recommendation}) by the ${s.backend} judge`,
         ]);

@@ -9,6 +9,7 @@
  * orchctl's, or one a person started — is an orphan: reported on the Node and in an Event, never
  * killed unless `--gc-orphans` says so.
  */
+import { NodeReason } from '../../api/event-reasons.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
@@ -98,7 +99,7 @@ export class NodeReconciler {
         await this.d.recorder.record(
           node,
           'Normal',
-          'OrphanKilled',
+          NodeReason.OrphanKilled,
           `killed orphan tmux session "${pane.session}" (${why}) as --gc-orphans asked`,
         );
         continue;
@@ -111,7 +112,7 @@ export class NodeReconciler {
           `orphan tmux session "${pane.session}" on tmux socket "${socket}": ${why}; left running (remove it ` +
           `with \`orchctl controller --gc-orphans\` or \`tmux -L ${socket} kill-session -t ${pane.session}\`)`;
         this.d.log.warn(msg);
-        await this.d.recorder.record(node, 'Warning', 'OrphanTmuxSession', msg);
+        await this.d.recorder.record(node, 'Warning', NodeReason.OrphanTmuxSession, msg);
       }
     }
     const conditions: Condition[] = structuredClone(

@@ -11,6 +11,7 @@
  * is to go on elsewhere is ended in the same unbinding write (Pending, reason NodeLost), never left
  * Running with no pane while the session waits for another node.
  */
+import { NodeReason, SessionReason } from '../../api/event-reasons.js';
 import { type ConditionInput, getCondition, setCondition } from '../../api/conditions.js';
 import { isApiError } from '../../api/errors.js';
 import type { Node } from '../../api/node.js';
@@ -101,7 +102,7 @@ export class NodeLifecycleReconciler {
     const conditions: Condition[] = structuredClone(node.status?.conditions ?? []);
     setCondition(conditions, ready, new Date(now).toISOString());
     const lost = ready.status === 'Unknown';
-    const what = lost ? 'NodeNotReady' : 'NodeReady';
+    const what = lost ? NodeReason.NodeNotReady : NodeReason.NodeReady;
     const event = {
       type: lost ? 'Warning' : 'Normal',
       reason: what,
@@ -120,7 +121,7 @@ export class NodeLifecycleReconciler {
     if (s.status?.binding?.nodeName !== node) return true;
     const status = changed(a, s.status ?? {}, new Date(now).toISOString());
     const found = a.type === 'Found';
-    const reason = found ? 'NodeReady' : 'NodeLost';
+    const reason = found ? SessionReason.NodeReady : SessionReason.NodeLost;
     const event: EventNote = { type: found ? 'Normal' : 'Warning', reason, message: a.message };
     try {
       await this.d.store.txn(

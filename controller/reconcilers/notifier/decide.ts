@@ -24,11 +24,13 @@ import {
   DEFAULT_DURATIONS,
   DEFAULT_TIME_ZONE,
   parseQuietHours,
+  REPEAT_ESCALATION,
   type BatchFlushDecision,
   type BudgetWarning,
   type NotificationDecision,
   type NotificationFields,
   type NotificationPolicySpec,
+  type NotificationTier,
   type RoutedNotification,
   type Silence,
 } from '../../api/notification.js';
@@ -75,6 +77,13 @@ export type DecideInput = {
   state: NotifierState;
   /** Decide again a message deferred for this channel, now due. */
   due?: { channel: string };
+  /**
+   * How often the Event's reason was recorded as a Warning within REPEAT_ESCALATION.windowMs, this
+   * Event included (plan.ts counts): more than REPEAT_ESCALATION.after raises it one tier.
+   */
+  repeats?: number;
+  /** The most a re-decided message may fall to: the tier it was recorded with (an escalation stays). */
+  tierCap?: NotificationTier;
 };
 
 export type DecideResult = {
@@ -99,15 +108,31 @@ const quietEnd = (c: Ctx): number | undefined =>
 const batchIntervalMs = (p: NotificationPolicySpec) =>
   parseDuration(p.batchInterval ?? DEFAULT_DURATIONS.batchInterval);
 
-/** The inhibit rule muting the Event, by name, or undefined. An Event never inhibits itself. */
-function inhibitedBy(policy: NotificationPolicySpec, sources: NotificationFields[], fields: NotificationFields) {
+/** The most urgent tier the policy routes these fields to (4 when no route sets one). */
+const urgency = (routes: RoutedNotification[]): NotificationTier =>
+  Math.min(4, ...routes.map((r) => r.tier)) as NotificationTier;
+
+/**
+ * The inhibit rule muting the Event, by name, or undefined. An Event never inhibits itself, and a
+ * less urgent one never inhibits a more urgent one (a tier-4 source mutes nothing above tier 4).
+ */
+function inhibitedBy(
+  policy: NotificationPolicySpec,
+  sources: NotificationFields[],
+  fields: NotificationFields,
+  tier: NotificationTier,
+) {
   const same = (a: NotificationFields) =>
     Object.keys(a).length === Object.keys(fields).length && Object.keys(a).every((k) => a[k] === fields[k]);
   for (const [i, rule] of (policy.inhibit ?? []).entries()) {
     if (!matchesAll(compileAll(rule.targetMatchers), fields)) continue;
     const source = compileAll(rule.sourceMatchers);
     const hit = sources.some(
-      (s) => !same(s) && matchesAll(source, s) && (rule.equal ?? []).every((f) => (s[f] ?? '') === (fields[f] ?? '')),
+      (s) =>
+        !same(s) &&
+        matchesAll(source, s) &&
+        (rule.equal ?? []).every((f) => (s[f] ?? '') === (fields[f] ?? '')) &&
+        urgency(routeFields(policy, s)) <= tier,
     );
     if (hit) return rule.name ?? `inhibit[${i}]`;
   }
@@ -134,11 +159,12 @@ function groupTimer(r: RoutedNotification, g: GroupState | undefined, now: numbe
   return until > now ? { why: 'groupWait' as const, until } : undefined;
 }
 
-/** Each channel once, on its most urgent route (the first of equals, in tree order). */
-function byChannel(routes: RoutedNotification[]): [string, RoutedNotification][] {
+/** Each channel once, on its most urgent route (the first of equals, in tree order); never `self`. */
+function byChannel(routes: RoutedNotification[], self?: string): [string, RoutedNotification][] {
   const best = new Map<string, RoutedNotification>();
   for (const r of routes)
     for (const ch of r.channels) {
+      if (ch === self) continue;
       const had = best.get(ch);
       if (!had || r.tier < had.tier) best.set(ch, r);
     }
@@ -197,17 +223,37 @@ function warnings(c: Ctx, sends: Map<string, number>): BudgetWarning[] {
   return out;
 }
 
+/**
+ * The routes one tier more urgent for a Warning repeated more than REPEAT_ESCALATION.after times
+ * within its window (seed 002: an error repeated more than twice is urgent), and never less urgent
+ * than `tierCap`.
+ */
+function escalated(routes: RoutedNotification[], input: DecideInput): RoutedNotification[] {
+  const repeated = input.event.type === 'Warning' && (input.repeats ?? 0) > REPEAT_ESCALATION.after;
+  return routes.map((r) => {
+    let tier = repeated && r.tier > 1 ? ((r.tier - 1) as NotificationTier) : r.tier;
+    if (input.tierCap !== undefined && input.tierCap < tier) tier = input.tierCap;
+    return tier === r.tier ? r : { ...r, tier };
+  });
+}
+
+/** The end of the quiet hours `now` is in under the policy as it is now, or undefined. */
+export const quietHoursEnd = (policy: NotificationPolicySpec, now: number): number | undefined =>
+  quietUntil(now, policy.timeZone ?? DEFAULT_TIME_ZONE, parseQuietHours(policy.quietHours));
+
 /** The routes an Event takes and what becomes of it on each channel, with any budget warnings. */
 export function decide(input: DecideInput): DecideResult {
   const c: Ctx = { now: input.now, policy: input.policy, channels: input.channels ?? {}, state: input.state };
   const fields = notificationFields(input.event, input.labels);
-  const routes = routeFields(input.policy, fields);
+  const routes = escalated(routeFields(input.policy, fields), input);
   const muted = {
-    rule: inhibitedBy(input.policy, input.state.inhibitSources ?? [], fields),
+    rule: inhibitedBy(input.policy, input.state.inhibitSources ?? [], fields, urgency(routes)),
     silence: silencedBy(input.state.silences ?? [], input.now, fields),
   };
   const key = eventKey(input.event);
-  const decisions = byChannel(routes)
+  // A channel's own trouble (NotificationFailed) is told on the other channels, never on itself.
+  const self = input.event.involvedObject.kind === 'NotificationChannel' ? input.event.involvedObject.name : undefined;
+  const decisions = byChannel(routes, self)
     .filter(([channel]) => !input.due || channel === input.due.channel)
     .map(([channel, r]) => decideChannel(c, channel, r, key, muted, !!input.due));
   const sends = new Map<string, number>();

@@ -10,6 +10,7 @@
  * honour one (webhook's Idempotency-Key, email's Message-ID, a command's ORCHCTL_NOTIFICATION_KEY)
  * use to drop the duplicate.
  */
+import { NotifierReason } from '../../api/event-reasons.js';
 import { isApiError } from '../../api/errors.js';
 import type { NotifierMetricsHooks } from '../../api/metrics-hooks.js';
 import type { NotificationChannelSpec, NotificationSendResult } from '../../api/notification-channel.js';
@@ -145,11 +146,13 @@ export class DeliveryReconciler {
       const from = Date.parse(spec!.event?.lastTimestamp ?? n.metadata.creationTimestamp ?? '');
       if (from) this.d.metrics?.onDelivered?.(spec!.channel, spec!.tier, Math.max(0, now - from) / 1000);
     } else this.d.log.warn(`notification ${n.metadata.name} to ${spec!.channel}: ${r.code}: ${r.message}`);
-    if (result === 'failed' && channel)
+    // A failed message about a failed channel tells of nothing new: two failing channels must not
+    // keep notifying each other.
+    if (result === 'failed' && channel && spec!.event?.reason !== NotifierReason.NotificationFailed)
       await this.d.recorder.record(
         channel,
         'Warning',
-        'NotificationFailed',
+        NotifierReason.NotificationFailed,
         `notification ${n.metadata.name} (${spec!.title}) was not delivered after ${attempts} attempt(s): ${r.message}`,
       );
     return requeue !== undefined ? { requeueAfterMs: requeue } : undefined;

@@ -24,6 +24,7 @@ import type { Logger } from '../../runtime/log.js';
 import type { Store, WriteOp } from '../../store/store.js';
 import {
   collectDigest,
+  type DigestInput,
   composeDigest,
   type DigestChannel,
   digestBackend,
@@ -45,6 +46,11 @@ export interface DigesterDeps {
   notifications: Pick<Informer, 'list'>;
   sessions: Pick<Informer, 'list'>;
   evaluations: Pick<Informer, 'list'>;
+  /** Pending Decisions, escalated Projects, blocked Pipelines and the budgets: the digest's other sections. */
+  decisions?: Pick<Informer, 'list'>;
+  projects?: Pick<Informer, 'list'>;
+  pipelines?: Pick<Informer, 'list'>;
+  sessionPolicies?: Pick<Informer, 'list'>;
   log: Logger;
   env?: NodeJS.ProcessEnv;
   now?: () => number;
@@ -83,6 +89,10 @@ export class DigestReconciler {
       sessions: this.d.sessions.list(namespace) as AgentSession[],
       evaluations: this.d.evaluations.list(namespace) as Evaluation[],
       channels,
+      decisions: this.d.decisions?.list(namespace) as DigestInput['decisions'],
+      projects: this.d.projects?.list(namespace) as DigestInput['projects'],
+      pipelines: this.d.pipelines?.list(namespace) as DigestInput['pipelines'],
+      sessionPolicies: this.d.sessionPolicies?.list(namespace) as DigestInput['sessionPolicies'],
     });
     // Nothing happened and nothing waits: no message (a daily "nothing to report" is the spam this
     // answers), but the window moves on. `orchctl digest --now` always sends.
@@ -145,7 +155,13 @@ export class DigestReconciler {
         { op: 'updateStatus', object: n },
       ]),
       ...outbox
-        .filter((n) => carriers.length && items.has(n.metadata.name) && n.status?.phase === 'Digest')
+        // A tier-3 item the digest told is not sent again by its batch.
+        .filter(
+          (n) =>
+            carriers.length &&
+            items.has(n.metadata.name) &&
+            (n.status?.phase === 'Digest' || n.status?.phase === 'Batched'),
+        )
         .map(
           (n): WriteOp => ({
             op: 'updateStatus',

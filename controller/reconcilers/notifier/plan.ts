@@ -7,7 +7,8 @@
  */
 import type { EventObject } from '../../api/event.js';
 import type { BudgetWarning, NotificationDecision, NotificationPolicy, Silence } from '../../api/notification.js';
-import { DEFAULT_TIME_ZONE } from '../../api/notification.js';
+import { DEFAULT_TIME_ZONE, type NotificationTier as Tier, REPEAT_ESCALATION } from '../../api/notification.js';
+import { AgentConditionReason, NotifierReason } from '../../api/event-reasons.js';
 import type { NotificationResult } from '../../api/metrics-hooks.js';
 import {
   NOTIFICATION_LABELS,
@@ -17,7 +18,7 @@ import {
   type NotificationStatus,
 } from '../../api/outbox.js';
 import { API_VERSION } from '../../api/types.js';
-import { decide, decideFlush, type NotifierState } from './decide.js';
+import { decide, decideFlush, type NotifierState, quietHoursEnd } from './decide.js';
 import { eventKey, notificationFields } from './matchers.js';
 import { batchMessage, eventMessage, withBatch } from './message.js';
 import { carrierName, eventNotificationName, outboxState, TERMINAL } from './outbox.js';
@@ -30,6 +31,13 @@ export const UNROUTED_KINDS: ReadonlySet<string> = new Set([
   'NotificationPolicy',
   'Silence',
 ]);
+/**
+ * What the notifier says about a channel that is routed all the same: to the policy's other
+ * channels (decide.ts never sends a channel's own trouble to it).
+ */
+export const CHANNEL_ALERT_REASONS: ReadonlySet<string> = new Set([NotifierReason.NotificationFailed]);
+/** Events that tell a condition turned True: a deferral of one whose condition is False again is dropped. */
+const CONDITION_REASONS: ReadonlySet<string> = new Set(Object.values(AgentConditionReason));
 /** Sent, failed, suppressed… notifications are kept this long (the digest reads them), then deleted. */
 export const RETENTION_MS = 48 * 3600_000;
 /** Deletions per reconcile, so one reconcile's transaction stays small. */
@@ -47,6 +55,11 @@ export type RouterInput = {
   silences: Silence[];
   /** The involved object's labels, for `labels.<key>` matchers. */
   labelsOf?: (e: EventObject) => Record<string, string> | undefined;
+  /**
+   * Whether the condition an Event of CONDITION_REASONS told of (its reason) is still True on the
+   * involved object; undefined when unknown. A WaitingForInput answered within its grace is not sent.
+   */
+  stillTrue?: (e: EventObject) => boolean | undefined;
 };
 
 export type RouterPlan = {
@@ -126,7 +139,22 @@ export function planRouting(input: RouterInput): RouterPlan {
   const work = new Map(input.outbox.map((n) => [n.metadata.name, n]));
   const created = new Set<string>();
   const changed = new Set<string>();
-  const routable = input.events.filter((e) => !UNROUTED_KINDS.has(e.involvedObject.kind));
+  const routable = input.events.filter(
+    (e) => !UNROUTED_KINDS.has(e.involvedObject.kind) || CHANNEL_ALERT_REASONS.has(e.reason),
+  );
+  /** The Warnings of `e`'s reason within the repeat window, up to and including `e` (decide.ts escalates). */
+  const repeats = (e: EventObject): number =>
+    e.type !== 'Warning'
+      ? 0
+      : routable
+          .filter(
+            (x) =>
+              x.type === 'Warning' &&
+              x.reason === e.reason &&
+              rv(x) <= rv(e) &&
+              now - Date.parse(x.lastTimestamp) <= REPEAT_ESCALATION.windowMs,
+          )
+          .reduce((n, x) => n + Math.max(1, x.count ?? 1), 0);
   // Only a policy with inhibit rules needs the fields of every Event in the namespace.
   const inhibitSources = spec.inhibit?.length ? routable.map((e) => notificationFields(e, input.labelsOf?.(e))) : [];
   const state = (): NotifierState => ({
@@ -180,7 +208,10 @@ export function planRouting(input: RouterInput): RouterPlan {
     }
   };
   /** What becomes of an Event now (`due`: a deferral on that channel decided again). */
-  const decideNow = (event: EventObject, due?: { channel: string }) => {
+  const decideNow = (
+    event: EventObject,
+    more: { due?: { channel: string }; repeats?: number; tierCap?: Tier } = {},
+  ) => {
     const d = decide({
       now,
       policy: spec,
@@ -188,7 +219,7 @@ export function planRouting(input: RouterInput): RouterPlan {
       event,
       labels: input.labelsOf?.(event),
       state: state(),
-      due,
+      ...more,
     });
     warn(d.warnings);
     return d.decisions;
@@ -207,7 +238,7 @@ export function planRouting(input: RouterInput): RouterPlan {
     .filter((e) => (cursor !== undefined ? rv(e) > cursor : Date.parse(e.lastTimestamp) >= since))
     .sort((a, b) => rv(a) - rv(b));
   for (const e of fresh) {
-    for (const dec of decideNow(e)) {
+    for (const dec of decideNow(e, { repeats: repeats(e) })) {
       if (dec.action === 'suppress' && dec.why === 'repeat') {
         plan.results.push({ channel: dec.channel, tier: dec.tier, result: 'suppressed' });
         continue;
@@ -248,10 +279,21 @@ export function planRouting(input: RouterInput): RouterPlan {
   if (fresh.length) plan.status.eventRevision = String(rv(fresh[fresh.length - 1]));
   else if (cursor === undefined) plan.status.eventRevision = String(Math.max(0, ...routable.map(rv)));
 
-  // 2. Deferrals now due are decided again (the budget may be spent, a silence begun).
+  // 2. Deferrals now due are decided again (the budget may be spent, a silence begun); so is one
+  // deferred to the end of quiet hours the policy no longer ends then (changed or removed).
+  const quietEnd = quietHoursEnd(spec, now);
   for (const n of [...work.values()]) {
-    if (n.status?.phase !== 'Deferred' || !n.spec!.event || Date.parse(n.status.until ?? '') > now) continue;
-    const dec = decideNow(eventOf(n), { channel: n.spec!.channel })[0];
+    if (n.status?.phase !== 'Deferred' || !n.spec!.event) continue;
+    const until = Date.parse(n.status.until ?? '');
+    const stale = n.status.reason === 'quietHours' && quietEnd !== until;
+    if (until > now && !stale) continue;
+    const ev = eventOf(n);
+    if (CONDITION_REASONS.has(ev.reason) && input.stillTrue?.(ev) === false) {
+      setStatus(n, { phase: 'Suppressed', reason: 'resolved', message: `${ev.reason} is no longer True` });
+      plan.results.push({ channel: n.spec!.channel, tier: n.spec!.tier, result: 'suppressed' });
+      continue;
+    }
+    const dec = decideNow(ev, { due: { channel: n.spec!.channel }, tierCap: n.spec!.tier })[0];
     if (!dec) {
       setStatus(n, { phase: 'Suppressed', reason: 'unrouted', message: 'the policy no longer routes it here' });
       plan.results.push({ channel: n.spec!.channel, tier: n.spec!.tier, result: 'suppressed' });

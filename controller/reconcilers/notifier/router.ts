@@ -5,6 +5,7 @@
  * controller loses the compare-and-swap and tries again, so an Event's notifications are
  * recorded once. Sending is the delivery reconciler's job; the router never calls a channel.
  */
+import { NotifierReason } from '../../api/event-reasons.js';
 import { isApiError } from '../../api/errors.js';
 import type { EventObject } from '../../api/event.js';
 import type { NotifierMetricsHooks } from '../../api/metrics-hooks.js';
@@ -37,6 +38,8 @@ export interface RouterDeps {
   events: Pick<Informer, 'list'>;
   silences: Pick<Informer, 'list'>;
   labelsOf?: (e: EventObject) => Record<string, string> | undefined;
+  /** Whether the condition an Event told of is still True (plan.ts RouterInput.stillTrue). */
+  stillTrue?: (e: EventObject) => boolean | undefined;
   recorder: EventRecorder;
   log: Logger;
   metrics?: NotifierMetricsHooks;
@@ -64,6 +67,7 @@ export class RouterReconciler {
       events: this.d.events.list(namespace) as EventObject[],
       silences,
       labelsOf: this.d.labelsOf,
+      stillTrue: this.d.stillTrue,
     });
     const ops: WriteOp[] = [
       ...plan.create.flatMap((n): WriteOp[] => [
@@ -95,7 +99,7 @@ export class RouterReconciler {
       this.d.log.debug(`notification ${namespace}/${n.metadata.name}: ${n.spec!.title} → ${n.status!.phase}`);
     for (const w of plan.warnings) {
       const ch = channels.find((c) => c.metadata.name === w.channel);
-      if (ch) await this.d.recorder.record(ch, 'Warning', 'NotificationBudget', w.message);
+      if (ch) await this.d.recorder.record(ch, 'Warning', NotifierReason.NotificationBudget, w.message);
     }
     await this.writeChannelStatus(namespace, channels, now);
     const sil = silenceUpdates(silences, now);

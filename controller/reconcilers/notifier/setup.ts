@@ -45,6 +45,15 @@ export function setup(
   const labelsOf = (e: EventObject) =>
     labelled.get(e.involvedObject.kind)?.get(e.involvedObject.namespace ?? e.metadata.namespace, e.involvedObject.name)
       ?.metadata.labels;
+  const stillTrue = (e: EventObject) => {
+    const o = labelled
+      .get(e.involvedObject.kind)
+      ?.get(e.involvedObject.namespace ?? e.metadata.namespace, e.involvedObject.name) as
+      | (Resource & { status?: { conditions?: { type: string; status: string }[] } })
+      | undefined;
+    const c = o?.status?.conditions?.find((x) => x.type === e.reason);
+    return c ? c.status === 'True' : undefined;
+  };
   const policiesIn = (o: Resource) => policies.list(o.metadata.namespace ?? '').map(queueKey);
 
   const router = new RouterReconciler({
@@ -55,6 +64,7 @@ export function setup(
     events: mgr.informer('Event'),
     silences: mgr.informer('Silence'),
     labelsOf,
+    stillTrue,
     recorder: d.recorder,
     log: d.log,
     metrics: d.metrics,
@@ -93,6 +103,10 @@ export function setup(
     notifications,
     sessions: mgr.informer('AgentSession'),
     evaluations: mgr.informer('Evaluation'),
+    decisions: mgr.informer('Decision'),
+    projects: mgr.informer('Project'),
+    pipelines: mgr.informer('Pipeline'),
+    sessionPolicies: mgr.informer('SessionPolicy'),
     log: d.log,
     env: d.env,
   });

@@ -7,6 +7,7 @@
  * hour, not on every pass. A session counts for the policy it resolves to (api/policy.ts), the one
  * whose limits it runs under. A deleted session's usage leaves the sum with it.
  */
+import { PolicyReason } from '../../api/event-reasons.js';
 import { parseDuration } from '../../api/duration.js';
 import type { AgentSession, BudgetStatus, SessionPolicy } from '../../api/kinds.js';
 import { BUDGET_DEFAULTS, MAX_BUDGET_WINDOW_MS, shortCount } from '../../api/pause.js';
@@ -76,7 +77,7 @@ export function planBudget(i: BudgetInput): BudgetOutput {
   if (exceeded && !prev?.exceeded)
     events.push({
       type: 'Warning',
-      reason: 'BudgetExceeded',
+      reason: PolicyReason.BudgetExceeded,
       message:
         `${budget.display} used in ${windowText} by ${counted} session${counted === 1 ? '' : 's'}: ` +
         (spec.enforce === 'Hard'
@@ -88,7 +89,7 @@ export function planBudget(i: BudgetInput): BudgetOutput {
   else if (!exceeded && prev?.exceeded)
     events.push({
       type: 'Normal',
-      reason: 'BudgetAvailable',
+      reason: PolicyReason.BudgetAvailable,
       message:
         `${budget.display} used in ${windowText}: ` +
         (action === 'Stop' ? 'new sessions may start' : 'paused sessions resume'),

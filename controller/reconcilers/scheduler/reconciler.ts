@@ -12,6 +12,7 @@
  * respects maxSessions without waiting for the watch. Keyed by session (`namespace/name`); what
  * wakes it is in setup.ts. One worker: placements are decided one after another.
  */
+import { SessionReason } from '../../api/event-reasons.js';
 import { getCondition, setCondition } from '../../api/conditions.js';
 import type { SchedulerMetricsHooks } from '../../api/metrics-hooks.js';
 import type { Node } from '../../api/node.js';
@@ -171,11 +172,15 @@ export class SchedulerReconciler implements Reconciler {
     if (before)
       events.push({
         type: 'Normal',
-        reason: 'Rescheduled',
+        reason: SessionReason.Rescheduled,
         message: `moved from node ${before.nodeName} (no repository there) to node ${node}, which has it`,
       });
     else if (rescheduled)
-      events.push({ type: 'Normal', reason: 'Rescheduled', message: `bound to node ${node} after its node was lost` });
+      events.push({
+        type: 'Normal',
+        reason: SessionReason.Rescheduled,
+        message: `bound to node ${node} after its node was lost`,
+      });
     const written = await this.write(s, { ...s.status, binding, conditions }, events);
     this.assumed.set(key, { binding, resourceVersion: Number(written.metadata.resourceVersion), at: this.now() });
     this.d.metrics?.onScheduleAttempt?.('scheduled');
@@ -186,7 +191,9 @@ export class SchedulerReconciler implements Reconciler {
     if (cond?.status === 'False' && cond.message === message) return; // said already
     const conditions: Condition[] = structuredClone(s.status?.conditions ?? []);
     setCondition(conditions, { type: 'Scheduled', status: 'False', reason: 'Unschedulable', message });
-    await this.write(s, { ...s.status, conditions }, [{ type: 'Warning', reason: 'FailedScheduling', message }]);
+    await this.write(s, { ...s.status, conditions }, [
+      { type: 'Warning', reason: SessionReason.FailedScheduling, message },
+    ]);
   }
 
   /**

@@ -18,6 +18,7 @@
  * goes on from there, or gives the step up at its deadline. A step waits for an idle agent (never
  * mid-turn) as long as it takes; its deadline runs from when it was sent.
  */
+import { ContextReason, type EventReason, SessionReason } from '../../api/event-reasons.js';
 import { parseDuration } from '../../api/duration.js';
 import type { LastEvaluation } from '../../api/evaluation.js';
 import type { ContextPolicy } from '../../api/session-policy.js';
@@ -97,9 +98,18 @@ export function contextPolicy(p: ContextPolicy) {
 }
 
 /** The Event reason of each action (most are their own name). */
-const EVENT_REASON: Partial<Record<ContextActionType, string>> = {
-  HandoffRequested: 'ContextCheckpoint',
-  RehydrateDelivered: 'Rehydrated',
+const EVENT_REASON: Record<ContextActionType, EventReason> = {
+  HandoffRequested: ContextReason.ContextCheckpoint,
+  HandoffWritten: ContextReason.HandoffWritten,
+  HandoffTimedOut: ContextReason.HandoffTimedOut,
+  CompactSent: ContextReason.CompactSent,
+  Compacted: ContextReason.Compacted,
+  CompactFailed: ContextReason.CompactFailed,
+  ClearSent: ContextReason.ClearSent,
+  Cleared: ContextReason.Cleared,
+  RehydrateDelivered: ContextReason.Rehydrated,
+  AutoCompacted: ContextReason.AutoCompacted,
+  RestartedWithRehydrate: ContextReason.RestartedWithRehydrate,
 };
 const WARNING = new Set<ContextActionType>(['HandoffTimedOut', 'CompactFailed', 'RestartedWithRehydrate']);
 
@@ -112,7 +122,7 @@ class Pass {
   record(type: ContextActionType, message: string): void {
     const a: ContextAction = { type, at: iso(this.i.now), percent: this.ctx.percent, message };
     this.ctx.actions = [...(this.ctx.actions ?? []), a].slice(-MAX_CONTEXT_ACTIONS);
-    this.fx.push({ kind: 'event', warning: WARNING.has(type), reason: EVENT_REASON[type] ?? type, message });
+    this.fx.push({ kind: 'event', warning: WARNING.has(type), reason: EVENT_REASON[type], message });
   }
   /** Hook events of this pass at or after `since` (ms). */
   hooks(name: string, since: number): Extract<AgentEvent, { type: 'hook' }>[] {
@@ -179,7 +189,7 @@ function applyStatusline(p: Pass, sl: { stamp: string; record: StatuslineRecord 
     ctx.lastStep = step.step;
     for (const k of step.steps) {
       const msg = contextStepMessage(k, percent, ctx.usedTokens, ctx.windowTokens);
-      p.fx.push({ kind: 'event', warning: k >= 80, reason: 'ContextWindow', message: msg });
+      p.fx.push({ kind: 'event', warning: k >= 80, reason: SessionReason.ContextWindow, message: msg });
     }
   }
 }

@@ -5,6 +5,7 @@
  */
 import { RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import { parseDuration } from '../../api/duration.js';
+import { RunEndReason } from '../../api/event-reasons.js';
 import type { AgentSession, AgentSessionSpec, SessionPolicy } from '../../api/kinds.js';
 import { isTrue } from '../../api/conditions.js';
 import { BUDGET_DEFAULTS, budgetExceeded } from '../../api/pause.js';
@@ -13,7 +14,7 @@ import type { HostSnapshot } from '../../observers/host.js';
 import type { LifecycleEvent, Phase, RestartPolicy } from './machine.js';
 
 /** status.reason of a run its node's fuse hung up (app/watchdog.ts). */
-export const FENCED_REASON = 'NodeFenced';
+export const FENCED_REASON = RunEndReason.NodeFenced;
 export const DEFAULT_MAX_RESTARTS = 3; // seed 002's retry cap
 export const DEFAULT_INITIAL_BACKOFF = '10s';
 export const DEFAULT_MAX_BACKOFF = '5m';

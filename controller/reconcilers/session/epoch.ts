@@ -10,6 +10,7 @@
  * A run with no recorded epoch predates bindings (started before an upgrade): it is adopted, not
  * ended.
  */
+import { SessionReason } from '../../api/event-reasons.js';
 import { getCondition, setCondition } from '../../api/conditions.js';
 import type { AgentSession, AgentSessionStatus } from '../../api/session.js';
 import type { Effect } from './effects.js';
@@ -81,7 +82,7 @@ export function takeOver(obj: AgentSession, node: string, now: number): Moved | 
       {
         type: 'RecordEvent',
         eventType: 'Warning',
-        reason: 'RunMoved',
+        reason: SessionReason.RunMoved,
         message: `Run ${run} lost with its node: ${message}`,
       },
       { type: 'Audit', entry: { ...entry, from: st.phase, to: 'Pending', reason: 'NodeLost', message } },

@@ -13,6 +13,7 @@
  * A message for a session with no live run fails at once (NotRunning); a message withdrawn while it
  * waited (its sender timed out) is Failed with Withdrawn.
  */
+import { SessionReason } from '../../api/event-reasons.js';
 import { currentPause } from '../../api/pause.js';
 import { MESSAGE_ANNOTATION, MESSAGE_FINAL_STATES, parseMessage } from '../../api/message.js';
 import type { AgentSessionStatus, DeliveryResult, MessageDeliveryStatus } from '../../api/session.js';
@@ -86,7 +87,7 @@ export function planMessage(i: MessageInput): MessageOutput {
         message: 'the node stopped while delivering it; it is not sent again',
         at: now,
       };
-      event(false, 'MessageNotConfirmed', `message ${cur.id}${from(cur)}: ${delivery.message}`);
+      event(false, SessionReason.MessageNotConfirmed, `message ${cur.id}${from(cur)}: ${delivery.message}`);
       return { delivery, effects };
     }
     const r = f.result;
@@ -102,7 +103,7 @@ export function planMessage(i: MessageInput): MessageOutput {
     };
     event(
       r.delivered,
-      r.delivered ? 'MessageSent' : 'MessageNotConfirmed',
+      r.delivered ? SessionReason.MessageSent : SessionReason.MessageNotConfirmed,
       `message ${cur.id}${from(cur)}: ${r.message}`,
     );
     effects.push({ type: 'MessageRecorded', id: cur.id });
@@ -119,7 +120,7 @@ export function planMessage(i: MessageInput): MessageOutput {
   if (!m || (cur && cur.id === id && MESSAGE_FINAL_STATES.has(cur.state))) return { delivery: cur, effects };
   const run = s.run ?? 0;
   if (!m.ok) {
-    event(false, 'MessageNotConfirmed', `message ${m.id}: ${m.problem}`);
+    event(false, SessionReason.MessageNotConfirmed, `message ${m.id}: ${m.problem}`);
     return {
       delivery: { id: m.id, state: 'Failed', delivered: false, reason: 'Invalid', message: m.problem, at: now },
       effects,
@@ -129,7 +130,7 @@ export function planMessage(i: MessageInput): MessageOutput {
   const base = { id: req.id, ...(req.from ? { from: req.from } : {}), run };
   if (s.phase !== 'Running' && s.phase !== 'Starting') {
     const message = `the session is not running (phase ${s.phase ?? 'Pending'}); nothing to deliver to`;
-    event(false, 'MessageNotConfirmed', `message ${req.id}${from(req)}: ${message}`);
+    event(false, SessionReason.MessageNotConfirmed, `message ${req.id}${from(req)}: ${message}`);
     return {
       delivery: { ...base, state: 'Failed', delivered: false, reason: 'NotRunning', message, at: now },
       effects,
@@ -140,7 +141,8 @@ export function planMessage(i: MessageInput): MessageOutput {
     if (cur?.id === req.id && cur.state === 'Waiting' && cur.reason === wait.reason)
       return { delivery: cur, effects, dueMs: MESSAGE_WAIT_POLL_MS };
     // Told once per reason (the pause is worth a line; a busy agent is the usual wait).
-    if (wait.reason !== 'AgentBusy') event(true, 'MessageWaiting', `message ${req.id}${from(req)}: ${wait.message}`);
+    if (wait.reason !== 'AgentBusy')
+      event(true, SessionReason.MessageWaiting, `message ${req.id}${from(req)}: ${wait.message}`);
     return { delivery: { ...base, state: 'Waiting', ...wait, at: now }, effects, dueMs: MESSAGE_WAIT_POLL_MS };
   }
   const record: MessageDeliveryStatus = {

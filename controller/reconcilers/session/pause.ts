@@ -19,6 +19,7 @@
  * it), it does not fail, and nothing restarts it. The due time is in status, so the work queue's
  * requeue and a restarted controller both come back for it.
  */
+import { SessionReason } from '../../api/event-reasons.js';
 import { isTrue } from '../../api/conditions.js';
 import { formatDuration, parseDuration } from '../../api/duration.js';
 import type { AgentSessionStatus, DeliveryResult, PauseStatus, SessionPolicy } from '../../api/kinds.js';
@@ -168,7 +169,7 @@ export function planPause(i: PauseInput): PauseOutput {
     delete out.pause.continueSentAt;
     out.events.push({
       type: 'Warning',
-      reason: 'ResumeFailed',
+      reason: SessionReason.ResumeFailed,
       message:
         `the continue message was not confirmed (${i.resumed.reason}: ${clip(i.resumed.message)}); ` +
         `trying again in ${formatDuration(wait)}`,
@@ -215,7 +216,7 @@ function enterRateLimited(i: PauseInput, out: PauseOutput): PauseOutput {
     holdsSlot: rl.holdSlot ?? RATE_LIMIT_DEFAULTS.holdSlot,
   };
   out.reason = { reason: 'RateLimited', message: `paused (RateLimited) ${message}` };
-  out.events.push({ type: 'Normal', reason: 'Paused', message: `RateLimited ${message}` });
+  out.events.push({ type: 'Normal', reason: SessionReason.Paused, message: `RateLimited ${message}` });
   out.dueMs = Date.parse(until) - i.now;
   return out;
 }
@@ -234,7 +235,7 @@ function enterBudget(i: PauseInput, policy: SessionPolicy, out: PauseOutput, int
     out.dueMs = INTERRUPT_AGAIN_MS;
   }
   out.reason = { reason: 'BudgetExceeded', message };
-  out.events.push({ type: 'Warning', reason: 'BudgetExceeded', message });
+  out.events.push({ type: 'Warning', reason: SessionReason.BudgetExceeded, message });
   return out;
 }
 
@@ -255,6 +256,10 @@ function resume(i: PauseInput, out: PauseOutput, how: string): PauseOutput {
   const s = i.status;
   out.reason = { reason: 'Running', message: `running in tmux session ${s.tmuxSession}` };
   const held = formatDuration(Math.max(0, i.now - Date.parse(cur.since)));
-  out.events.push({ type: 'Normal', reason: 'Resumed', message: `Resumed after ${held} ${cur.reason}: ${how}` });
+  out.events.push({
+    type: 'Normal',
+    reason: SessionReason.Resumed,
+    message: `Resumed after ${held} ${cur.reason}: ${how}`,
+  });
   return out;
 }

@@ -613,7 +613,14 @@ function runEnded(p: Step, to: Phase, ev: LifecycleEvent, settled: SettledRun): 
   const eventType = endReason(p, to, ev);
   p.cond('Ready', 'False', s.reason!, s.message);
   p.cond('Succeeded', to === 'Succeeded' ? 'True' : 'False', s.reason!, s.message);
-  p.event(eventType, to === 'Succeeded' ? SessionReason.Completed : s.reason!, `Run ${run} ${to}: ${s.message}`);
+  // A budget's Stop is told apart from its pause (both status.reason BudgetExceeded): nothing restarts the run.
+  const told =
+    to === 'Succeeded'
+      ? SessionReason.Completed
+      : s.reason === SessionReason.BudgetExceeded
+        ? SessionReason.BudgetStopped
+        : s.reason!;
+  p.event(eventType, told, `Run ${run} ${to}: ${s.message}`);
   if (s.workspace) {
     const state = {
       session: i.key,
@@ -775,7 +782,7 @@ function finish(p: Step): PlanOutput {
     // like the others (a crash before the status write records the same one again, counted).
     if (!d.delivered) {
       const retry = (again ?? 0) < MAX_REDELIVERIES ? '; delivered again once the screen shows an input box' : '';
-      p.event('Warning', 'PromptNotConfirmed', `Run ${s.run}: ${d.reason}: ${d.message}${retry}`);
+      p.event('Warning', SessionReason.PromptNotConfirmed, `Run ${s.run}: ${d.reason}: ${d.message}${retry}`);
     }
     p.fx.push({ type: 'DeliveryRecorded', run: s.run ?? 0 });
   }

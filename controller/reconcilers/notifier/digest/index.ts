@@ -9,11 +9,15 @@ export {
   collectDigest,
   type DigestBudget,
   type DigestChannel,
+  type DigestCost,
   type DigestData,
+  type DigestDecision,
   type DigestDeferred,
   type DigestEvaluation,
   type DigestEvent,
   type DigestInput,
+  type DigestOpen,
+  type DigestProject,
   type DigestWaiting,
   ESCALATION_REASON,
   RUN_FAILED_REASONS,
@@ -43,4 +47,11 @@ export {
   digestSettings,
   nextDigestAt,
 } from './settings.js';
-export { type DigestText, digestTitle, localTime, renderDigest, renderDigestTemplate } from './template.js';
+export {
+  type DigestText,
+  digestTitle,
+  localTime,
+  needsYouLines,
+  renderDigest,
+  renderDigestTemplate,
+} from './template.js';

@@ -74,16 +74,80 @@ function budgetLine(b: DigestData['budget'][number]): string {
 
 type Section = { heading: string; items: string[]; shown: number; lengths: number[] };
 
-/** The title: what needs a person first, in counts. */
+/** The needs-you-now items, one line each (never cut for room: the digest exists for them). */
+export function needsYouLines(d: DigestData): string[] {
+  return [
+    ...d.decisions.map((x) => {
+      const exp = x.expiresAt ? ` (expires ${shortTime(x.expiresAt, d)})` : '';
+      return `- Decision ${x.name} waits for approval: ${x.what}: ${text(x.reason)}${exp}. ${x.approve} | ${x.reject}`;
+    }),
+    ...d.waiting.map((w) => {
+      const since = w.since ? ` since ${shortTime(w.since, d)}` : '';
+      return `- session ${w.session} waits for input${since}${w.message ? `: ${text(w.message)}` : ''}`;
+    }),
+    ...d.blocked.map(
+      (b) => `- ${b.object} is blocked${b.since ? ` since ${shortTime(b.since, d)}` : ''}: ${text(b.message)}`,
+    ),
+    ...d.open.map(
+      (e) => `- ${e.object} escalated${e.since ? ` since ${shortTime(e.since, d)}` : ''}: ${text(e.message)}`,
+    ),
+  ];
+}
+
+const money = (usd: number | undefined) => (usd === undefined ? 'cost unknown' : `$${usd.toFixed(2)}`);
+const tokens = (n: number) =>
+  n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n);
+
+/** The first few names, and how many more. */
+const names = (xs: string[], most = 5) =>
+  xs.length > most ? `${xs.slice(0, most).join(', ')} and ${xs.length - most} more` : xs.join(', ');
+
+function projectLine(p: DigestData['projects'][number]): string {
+  const r = p.runs;
+  const parts = [`runs ${r.started} started, ${r.succeeded} succeeded, ${r.failed} failed`];
+  if (p.failures.length)
+    parts[0] += ` (${p.failures.map((f) => `${f.reason} x${f.count}: ${names(f.sessions)}`).join('; ')})`;
+  if (p.commits) parts.push(plural(p.commits, 'commit'));
+  if (p.phasesDone.length) parts.push(`phases done: ${p.phasesDone.map(text).join('; ')}`);
+  if (p.escalationsResolved) parts.push(`${plural(p.escalationsResolved, 'escalation')} since resolved`);
+  if (p.pauses || p.resumes) parts.push(`${plural(p.pauses, 'pause')}, ${plural(p.resumes, 'resume')}`);
+  return `- ${p.project}: ${parts.join('; ')}`;
+}
+
+function costLines(d: DigestData): string[] {
+  const c = d.cost;
+  return [
+    ...c.projects.flatMap((p) => [
+      `- project ${p.project}: ${tokens(p.tokens)} tokens, ${money(p.costUSD)}`,
+      ...c.sessions
+        .filter((x) => x.project === p.project)
+        .map((x) => `  - ${x.session}: ${tokens(x.tokens)} tokens, ${money(x.costUSD)}`),
+    ]),
+    ...c.budgets.map((b) => `- budget ${b.policy}: ${b.display} used${b.exceeded ? ' (exceeded)' : ''}`),
+  ];
+}
+
+/** How many things need a person now. */
+const needsCount = (d: DigestData) => d.decisions.length + d.waiting.length + d.blocked.length + d.open.length;
+
+/** `s` cut to at most `max` characters at a word boundary, ending in … when cut. */
+function clipWords(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const cut = s.slice(0, max - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:]+$/, '')}…`;
+}
+
+/** The title: what needs a person first, in counts (never cut inside a word). */
 export function digestTitle(d: DigestData): string {
   const parts: string[] = [];
-  if (d.waiting.length) parts.push(`${d.waiting.length} waiting`);
-  if (d.escalations.length) parts.push(plural(d.escalations.length, 'escalation'));
+  const needs = needsCount(d);
+  if (needs) parts.push(`${needs} need${needs === 1 ? 's' : ''} you`);
   if (d.runs.failed) parts.push(plural(d.runs.failed, 'failed run'));
   if (d.runs.succeeded) parts.push(`${d.runs.succeeded} succeeded`);
   if (d.deferred.length) parts.push(`${d.deferred.length} held back`);
   const what = parts.length ? parts.join(', ') : d.empty ? 'nothing new' : 'no news needing you';
-  return clip(`orchctl digest ${d.namespace ? `${d.namespace}/` : ''}${d.policy}: ${what}`, TITLE_MAX);
+  return clipWords(`orchctl digest ${d.namespace ? `${d.namespace}/` : ''}${d.policy}: ${what}`, TITLE_MAX);
 }
 
 function summaryLines(d: DigestData): string[] {
@@ -96,9 +160,11 @@ function summaryLines(d: DigestData): string[] {
   const budgetHeld = d.deferred.filter((n) => n.phase === 'Digest').length;
   return [
     period,
+    `Needs you now: ${needsCount(d)} (${plural(d.decisions.length, 'pending decision')}, ${d.waiting.length} ` +
+      `waiting for input, ${d.blocked.length} blocked, ${plural(d.open.length, 'open escalation')}).`,
     `Runs: ${r.started} started, ${r.succeeded} succeeded, ${r.failed} failed. ` +
-      `Escalations: ${d.escalations.length}. Autopilot decisions: ${d.autopilot.length}.${evaluations}`,
-    `Waiting for input now: ${d.waiting.length}. Held back: ${d.deferred.length}` +
+      `Autopilot notices: ${d.autopilot.length}.${evaluations}`,
+    `Held back: ${d.deferred.length}` +
       (d.deferred.length ? ` (${budgetHeld} past the daily budget, ${d.deferred.length - budgetHeld} deferred).` : '.'),
   ];
 }
@@ -119,48 +185,41 @@ function renderSection(s: Section): string {
   return lines.join('\n');
 }
 
-function section(heading: string, items: string[]): Section {
+function section(heading: string, items: string[], count = items.length): Section {
   const shown = Math.min(items.length, MOST);
-  return { heading: `${heading} (${items.length}):`, items, shown, lengths: items.map(lineCost) };
+  return { heading: `${heading} (${count}):`, items, shown, lengths: items.map(lineCost) };
 }
 
 /**
  * The digest's text in at most `maxChars` characters, an optional narrative (already bounded)
- * first. Lists are cut least important first: autopilot, evaluations, budget, failed runs,
- * escalations, waiting sessions, and the held-back notifications last — first down to a few
- * lines each, then to none.
+ * first. Sections in seed 002 / issue 25's order: needs you now, what happened (per project, then
+ * evaluations and the autopilot's notices), cost, held back, the channels' budgets. Needs you now is
+ * never cut (a narrative is shortened first); the other lists are cut least important first, down
+ * to a few lines each, then to none, each cut list ending in "… N more".
  */
 export function renderDigest(d: DigestData, maxChars: number, narrative?: string): DigestText {
-  const head = [narrative?.trim(), summaryLines(d).join('\n')].filter((s): s is string => !!s);
   const s = {
-    waiting: section(
-      'Waiting for input',
-      d.waiting.map((w) => {
-        const since = w.since ? ` since ${shortTime(w.since, d)}` : '';
-        return `- ${w.session}${since}${w.message ? `: ${text(w.message)}` : ''}`;
-      }),
-    ),
-    escalations: section(
-      'Escalations',
-      d.escalations.map((e) => eventLine(e, d)),
-    ),
-    failed: section(
-      'Failed runs',
-      d.failedRuns.map((e) => eventLine(e, d)),
-    ),
+    needs: section('Needs you now', needsYouLines(d)),
+    happened: section('What happened, per project', d.projects.map(projectLine)),
     evaluations: section('Evaluations', d.evaluations.map(evaluationLine)),
     autopilot: section(
-      'Autopilot decisions',
+      'Autopilot notices',
       d.autopilot.map((e) => eventLine(e, d)),
     ),
+    cost: section('Cost', costLines(d), d.cost.sessions.length),
     deferred: section(
       'Held back',
       d.deferred.map((n) => deferredLine(n, d)),
     ),
-    budget: section('Budget used', d.budget.map(budgetLine)),
+    budget: section('Notification budget used', d.budget.map(budgetLine)),
   };
-  const order = [s.waiting, s.escalations, s.failed, s.evaluations, s.autopilot, s.deferred, s.budget];
-  const cutOrder = [s.autopilot, s.evaluations, s.budget, s.failed, s.escalations, s.waiting, s.deferred];
+  const order = [s.needs, s.happened, s.evaluations, s.autopilot, s.cost, s.deferred, s.budget];
+  const cutOrder = [s.autopilot, s.evaluations, s.budget, s.cost, s.happened, s.deferred];
+  const summary = summaryLines(d).join('\n');
+  // The narrative gives way to the needs-you-now list, never the other way round.
+  const room = maxChars - summary.length - 2 - sectionCost(s.needs) - 2;
+  const story = narrative?.trim() ? clipWords(narrative.trim(), Math.max(0, room)) : undefined;
+  const head = [story, summary].filter((x): x is string => !!x && x !== '…');
   const fixed = head.reduce((n, h) => n + h.length + 2, 0);
   let total = fixed + order.reduce((n, x) => n + sectionCost(x), 0);
   for (const floor of [KEEP, 0])

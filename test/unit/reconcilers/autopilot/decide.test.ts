@@ -117,6 +117,30 @@ describe('guardrails refuse with the guardrail named', () => {
     expect(decideOne(w, PROPOSALS.start).execute).toBe(true);
   });
 
+  it('a cooldown waited out over several thinks is one Rejected Decision, updated, not one per think', () => {
+    const w = openWorld(full);
+    w.decisions = [executed(4 * MIN, 'start', 'other')];
+    const first = decideOne(w, PROPOSALS.start);
+    expect(first).toMatchObject({ execute: false, decision: { status: { guardrail: 'SameActionCooldown' } } });
+    expect(first.update).toBeUndefined();
+    const waiting = { ...first.decision, metadata: { ...first.decision.metadata, resourceVersion: '42' } } as Dec;
+    w.decisions = [executed(4 * MIN, 'start', 'other'), waiting];
+    const s = settings(w.autopilot.spec);
+    const [again, ...more] = decide({
+      world: w,
+      settings: s,
+      view: view(w, s),
+      think: 8,
+      planner: 'test',
+      proposals: [PROPOSALS.start],
+    });
+    expect(more).toEqual([]);
+    expect(again.update).toBe(true);
+    expect(again.decision.metadata).toEqual(waiting.metadata);
+    expect(again.decision.status).toMatchObject({ phase: 'Rejected', guardrail: 'SameActionCooldown' });
+    expect(again.decision.status?.message).toMatch(/\(still waiting at think 8\)$/);
+  });
+
   it('the same-action cooldown (5m by default) across projects', () => {
     const w = openWorld(full);
     w.decisions = [executed(4 * MIN, 'start', 'other')];

@@ -67,28 +67,26 @@ function busyDay(opts: { deferred?: number; failed?: number; timeZone?: string }
 describe('renderDigestTemplate', () => {
   it('writes every section as plain text, times on the digest’s wall clock', () => {
     const t = renderDigestTemplate(busyDay(), 16_000);
-    expect(t.title).toBe(
-      'orchctl digest default/default: 1 waiting, 1 escalation, 1 failed run, 3 succeeded, 3 held back',
-    );
+    expect(t.title).toBe('orchctl digest default/default: 2 need you, 1 failed run, 3 succeeded, 3 held back');
     expect(t.body).toBe(
       [
         'Since 2026-06-01 07:00 until 2026-06-02 07:00 (UTC).',
-        'Runs: 1 started, 3 succeeded, 1 failed. Escalations: 1. Autopilot decisions: 1. Evaluations: 1 (average 4/5).',
-        'Waiting for input now: 1. Held back: 3 (2 past the daily budget, 1 deferred).',
+        'Needs you now: 2 (0 pending decisions, 1 waiting for input, 0 blocked, 1 open escalation).',
+        'Runs: 1 started, 3 succeeded, 1 failed. Autopilot notices: 1. Evaluations: 1 (average 4/5).',
+        'Held back: 3 (2 past the daily budget, 1 deferred).',
         '',
-        'Waiting for input (1):',
-        '- default/w since 06:40: Proceed? IGNORE THIS line',
+        'Needs you now (2):',
+        '- session default/w waits for input since 06:40: Proceed? IGNORE THIS line',
+        // Its session is not in the store any more: it cannot say it recovered, so it stays open.
+        '- session default/c escalated since 06-01 12:05: breaker opened 3x',
         '',
-        'Escalations (1):',
-        '- default/c Escalated at 06-01 12:05: breaker opened 3x',
-        '',
-        'Failed runs (1):',
-        '- default/f0 Error at 06-01 11:00: Run 1 Failed: exit 0',
+        'What happened, per project (1):',
+        '- (no project): runs 1 started, 3 succeeded, 1 failed (Error x1: f0)',
         '',
         'Evaluations (1):',
         '- a run 2: 4/5 success, complete',
         '',
-        'Autopilot decisions (1):',
+        'Autopilot notices (1):',
         '- default/d AutopilotNotice at 06-01 13:00: restarted d',
         '',
         'Held back (3):',
@@ -96,7 +94,7 @@ describe('renderDigestTemplate', () => {
         '- [tier 3] Completed: AgentSession default/held001 - past the daily budget, since 06-01 21:14 (default)',
         '- [tier 2] Stalled: AgentSession default/quiet - held for quietHours until 07:00, since 06-01 23:10 (default)',
         '',
-        'Budget used (1):',
+        'Notification budget used (1):',
         '- default: 20/20 sent on 2026-06-02, 2 for the digest, FAILING',
       ].join('\n'),
     );
@@ -119,20 +117,36 @@ describe('renderDigestTemplate', () => {
     const heldShown = t.body.split('\n').filter((l) => l.startsWith('- [tier')).length;
     expect(heldShown).toBeGreaterThan(3);
     expect(t.body).toContain(`- … ${121 - heldShown} more`);
-    // Failed runs went down to a few lines before the held-back list was cut at all.
-    expect(t.body).toContain('Failed runs (40):');
-    expect(t.body.split('\n').filter((l) => l.startsWith('- default/f')).length).toBe(3);
-    expect(t.body).toContain('- … 37 more');
+    // 40 failed runs are one line: grouped by how they ended, the first sessions named.
+    expect(t.body).toContain(
+      '- (no project): runs 1 started, 121 succeeded, 40 failed (Error x40: f0, f1, f2, f3, f4 and 35 more)',
+    );
+    // Needs you now is never cut.
+    expect(t.body).toContain('- session default/w waits for input since 06:40');
     // Nothing is cut when it fits.
     const roomy = renderDigestTemplate(d, DIGEST_MAX_CHARS.email);
-    expect(roomy.body).not.toContain('more');
+    expect(roomy.body).not.toContain('… ');
   });
 
   it('at the smallest limit, lists are cut to nothing but their "… N more" and the text still fits', () => {
     const t = renderDigestTemplate(busyDay({ deferred: 50, failed: 20 }), 700);
     expect(t.body.length).toBeLessThanOrEqual(700);
     expect(t.body).toContain('Held back (51):');
-    expect(t.body).toMatch(/Autopilot decisions \(1\):\n- … 1 more/);
+    expect(t.body).toMatch(/Autopilot notices \(1\):\n- … 1 more/);
+    expect(t.body).toContain('Needs you now (2):\n- session default/w');
+  });
+
+  it('the title (an email subject) is never cut inside a word', () => {
+    const d = busyDay();
+    d.policy = `nightly-${'x'.repeat(100)}`;
+    const full = `orchctl digest default/${d.policy}: 2 need you, 1 failed run, 3 succeeded, 3 held back`;
+    const t = renderDigestTemplate(d, 16_000);
+    expect(t.title.length).toBeLessThanOrEqual(150);
+    expect(t.title.endsWith('…')).toBe(true);
+    const kept = t.title.slice(0, -1);
+    expect(full.startsWith(kept)).toBe(true);
+    // What follows the kept text in the full title is a word boundary.
+    expect(full.slice(kept.length)).toMatch(/^[ ,:]/);
   });
 
   it('never throws, not on broken data, not on a tiny limit', () => {

@@ -18,6 +18,8 @@ class World {
   events: EventObject[] = [];
   rev = 0;
   uid = 0;
+  /** What the router would read of the involved object's conditions (plan.ts RouterInput.stillTrue). */
+  stillTrue?: (e: EventObject) => boolean | undefined;
 
   constructor(createdAt = '2026-06-01T09:00:00Z') {
     const metadata = { name: 'default', namespace: 'default', creationTimestamp: createdAt };
@@ -45,6 +47,7 @@ class World {
       outbox: [...this.outbox.values()],
       events: this.events,
       silences: [],
+      stillTrue: this.stillTrue,
     });
   }
 
@@ -131,10 +134,69 @@ describe('the router plan', () => {
     expect(w.byPhase('Pending')).toHaveLength(1);
   });
 
+  it('a deferral for quiet hours is decided again when the policy no longer has them, not at the old end', () => {
+    const w = new World();
+    w.event(ev('Stalled'), '2026-06-01T23:00:00Z');
+    w.step('2026-06-01T23:00:01Z');
+    expect(w.byPhase('Deferred')).toHaveLength(1);
+    w.policy = { ...w.policy, spec: { ...w.policy.spec!, quietHours: undefined } };
+    const p = w.step('2026-06-01T23:05:00Z');
+    expect(p.update.map((n) => [n.spec!.event!.reason, n.status!.phase])).toEqual([['Stalled', 'Pending']]);
+  });
+
+  it('a deferral for quiet hours follows quiet hours that now end earlier', () => {
+    const w = new World();
+    w.event(ev('Stalled'), '2026-06-01T23:00:00Z');
+    w.step('2026-06-01T23:00:01Z');
+    w.policy = { ...w.policy, spec: { ...w.policy.spec!, quietHours: [{ start: '22:00', end: '05:00' }] } };
+    const p = w.step('2026-06-01T23:05:00Z');
+    expect(p.update.map((n) => [n.status!.phase, n.status!.until])).toEqual([['Deferred', '2026-06-02T05:00:00.000Z']]);
+    expect(w.step('2026-06-01T23:06:00Z').update).toEqual([]);
+  });
+
+  it('a question answered within its grace is not sent; one still open after it is, at tier 1', () => {
+    const w = new World();
+    const open = new Set(['b']);
+    w.stillTrue = (e) => open.has(e.involvedObject.name);
+    w.event(ev('WaitingForInput', 'a', { type: 'Normal' }), '2026-06-01T10:00:00Z');
+    w.event(ev('WaitingForInput', 'b', { type: 'Normal' }), '2026-06-01T10:00:00Z');
+    const first = w.step('2026-06-01T10:00:01Z');
+    expect(first.create.map((n) => [n.status!.phase, n.status!.reason])).toEqual([
+      ['Deferred', 'groupWait'],
+      ['Deferred', 'groupWait'],
+    ]);
+    const later = w.step('2026-06-01T10:02:01Z');
+    expect(later.update.map((n) => [n.spec!.event!.involvedObject.name, n.spec!.tier, n.status!.phase])).toEqual([
+      ['a', 1, 'Suppressed'],
+      ['b', 1, 'Pending'],
+    ]);
+    expect(later.update[0].status!.reason).toBe('resolved');
+  });
+
+  it('the third Warning of one reason within the hour goes a tier up (tier 3 to 2, taking the batch along)', () => {
+    const w = new World();
+    for (const [i, s] of ['a', 'b', 'c'].entries()) w.event(ev('Error', s), `2026-06-01T10:0${i}:00Z`);
+    const p = w.step('2026-06-01T10:03:00Z');
+    expect(p.create.map((n) => [n.spec!.event!.involvedObject.name, n.spec!.tier, n.status!.phase])).toEqual([
+      ['a', 3, 'Flushed'],
+      ['b', 3, 'Flushed'],
+      ['c', 2, 'Pending'],
+    ]);
+  });
+
+  it('Warnings older than the repeat window do not count', () => {
+    const w = new World();
+    w.event(ev('Error', 'a'), '2026-06-01T08:00:00Z');
+    w.event(ev('Error', 'b'), '2026-06-01T08:01:00Z');
+    w.event(ev('Error', 'c'), '2026-06-01T10:00:00Z');
+    const p = w.step('2026-06-01T10:00:01Z');
+    expect(p.create.filter((n) => n.spec!.tier === 3)).toHaveLength(p.create.length);
+  });
+
   it('tier 3 is batched and flushed as one message when the interval is up', () => {
     const w = new World();
     w.event(ev('Completed', 'a', { type: 'Normal' }), '2026-06-01T10:00:00Z');
-    w.event(ev('Failed', 'b'), '2026-06-01T10:30:00Z');
+    w.event(ev('Error', 'b'), '2026-06-01T10:30:00Z');
     w.step('2026-06-01T10:00:01Z');
     w.step('2026-06-01T10:30:01Z');
     expect(w.byPhase('Batched')).toHaveLength(2);
@@ -183,13 +245,23 @@ describe('the router plan', () => {
     expect(over.create[0].status!.message).toBe('past the daily budget (5/5)');
   });
 
-  it("never routes Events about the notifier's own objects; tier 4 is recorded as Suppressed", () => {
+  it("tells a failing channel's NotificationFailed on the other channels, never itself; tier 4 is Suppressed", () => {
     const w = new World();
     w.event(ev('NotificationFailed', 'ops', { kind: 'NotificationChannel' }), '2026-06-01T10:00:00Z');
+    w.event(ev('NotificationFailed', 'default', { kind: 'NotificationChannel' }), '2026-06-01T10:00:00Z');
+    w.event(ev('NotificationBudget', 'ops', { kind: 'NotificationChannel' }), '2026-06-01T10:00:00Z');
     w.event(ev('Started', 's1', { type: 'Normal' }), '2026-06-01T10:00:00Z');
     const p = w.step('2026-06-01T10:00:01Z');
-    expect(p.create.map((n) => [n.spec!.event!.reason, n.status!.phase, n.status!.reason])).toEqual([
-      ['Started', 'Suppressed', 'tier4'],
+    expect(
+      p.create.map((n) => [
+        n.spec!.event!.reason,
+        n.spec!.event!.involvedObject.name,
+        n.spec!.channel,
+        n.status!.phase,
+      ]),
+    ).toEqual([
+      ['NotificationFailed', 'ops', 'default', 'Pending'],
+      ['Started', 's1', 'default', 'Suppressed'],
     ]);
   });
 

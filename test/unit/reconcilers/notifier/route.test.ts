@@ -90,6 +90,7 @@ type Case = {
   channels?: DecideInput['channels'];
   state?: NotifierState;
   due?: DecideInput['due'];
+  repeats?: number;
   expect: NotificationDecision[];
 };
 
@@ -262,6 +263,43 @@ const CASES: Case[] = [
     expect: [want('phone', ACTION, { action: 'send' })],
   },
   {
+    name: 'inhibit: a tier-4 source never mutes a more urgent target (a less urgent Event mutes nothing above it)',
+    now: DAY,
+    event: ev('Stalled', 's1'),
+    policy: { inhibit: [{ sourceMatchers: ['reason="Started"'], targetMatchers: ['reason="Stalled"'] }] },
+    state: { inhibitSources: [notificationFields(ev('Started', 's1', { type: 'Normal' }))] },
+    expect: [want('phone', ACTION, { action: 'send' })],
+  },
+  {
+    name: 'inhibit: a source as urgent as the target mutes it',
+    now: DAY,
+    event: ev('Stalled', 's1'),
+    policy: { inhibit: [{ sourceMatchers: ['reason="BackOff"'], targetMatchers: ['reason="Stalled"'] }] },
+    state: { inhibitSources: [notificationFields(ev('BackOff', 's1', { type: 'Normal' }))] },
+    expect: [want('phone', ACTION, { action: 'suppress', why: 'inhibited', rule: 'inhibit[0]' })],
+  },
+  {
+    name: 'a Warning whose reason was recorded more than twice within the hour goes one tier up',
+    now: DAY,
+    event: ev('Stalled', 's1'),
+    repeats: 3,
+    expect: [{ ...want('phone', ACTION, { action: 'send' }), tier: 1 }],
+  },
+  {
+    name: 'a Warning recorded twice keeps its tier',
+    now: NIGHT,
+    event: ev('Stalled', 's1'),
+    repeats: 2,
+    expect: [want('phone', ACTION, { action: 'defer', why: 'quietHours', until: MORNING })],
+  },
+  {
+    name: 'a repeated Normal Event keeps its tier',
+    now: NIGHT,
+    event: ev('BackOff', 's1', { type: 'Normal' }),
+    repeats: 9,
+    expect: [want('phone', ACTION, { action: 'defer', why: 'quietHours', until: MORNING })],
+  },
+  {
     name: 'inhibit: a rule without a name is named by its place',
     now: DAY,
     event: ev('BackOff', 's1', { type: 'Normal' }),
@@ -422,6 +460,7 @@ describe('decide: one Event, each channel', () => {
       labels: c.labels,
       state: c.state ?? {},
       due: c.due,
+      repeats: c.repeats,
     });
     expect(r.decisions).toEqual(c.expect);
   });
@@ -664,16 +703,17 @@ describe('the default policy (manifests/notifications/)', () => {
     ['PromptNotConfirmed', 'AgentSession', 1],
     ['Stalled', 'AgentSession', 2],
     ['QuotaExhausted', 'AgentSession', 2],
-    ['BreakerOpened', 'AgentSession', 2],
     ['BreakerOpen', 'AgentSession', 2],
     ['JudgeFailed', 'AgentSession', 2],
     ['NodeLost', 'Node', 2],
     ['Completed', 'AgentSession', 3],
-    ['Failed', 'AgentSession', 3],
+    ['Failed', 'Pipeline', 1],
+    ['PhaseBlocked', 'Pipeline', 1],
+    ['ReportBlocked', 'AgentSession', 1],
     ['Error', 'AgentSession', 3],
     ['TimedOut', 'AgentSession', 3],
     ['AgentCannotConnect', 'AgentSession', 3],
-    ['AutopilotNotice', 'AgentSession', 3],
+    ['AutopilotNotice', 'Project', 1],
     ['Error', 'Project', 4],
     ['Started', 'AgentSession', 4],
     ['BackOff', 'AgentSession', 4],
@@ -687,7 +727,13 @@ describe('the default policy (manifests/notifications/)', () => {
     const now = at('2026-06-03T03:00:00Z');
     const d = (e: EventObject, state: NotifierState = {}) =>
       decide({ now, policy: policy.spec!, event: e, state }).decisions.map((x) => x.action);
-    expect(d(ev('WaitingForInput'))).toEqual(['send']);
+    // A question waits its grace (the route's groupWait) before it is sent, quiet hours or not.
+    expect(decide({ now, policy: policy.spec!, event: ev('WaitingForInput'), state: {} }).decisions[0]).toMatchObject({
+      action: 'defer',
+      why: 'groupWait',
+      until: now + 120_000,
+    });
+    expect(d(ev('Escalated'))).toEqual(['send']);
     expect(decide({ now, policy: policy.spec!, event: ev('Stalled'), state: {} }).decisions[0]).toMatchObject({
       action: 'defer',
       until: at('2026-06-03T07:00:00Z'),
