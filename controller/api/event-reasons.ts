@@ -212,6 +212,7 @@ export const REASON_GROUPS = {
   NodeReason,
   NotifierReason,
   AutopilotReason,
+  FreezeReason,
   OneOffReason,
 } as const;
 
