@@ -2,7 +2,8 @@
  * Must show of issue 25: a recorded night. A real controller, sim agents in real tmux, a local
  * webhook receiver, the shipped routing (manifests/notifications/policy.yaml) pointed at it with
  * quiet hours in force now, the autopilot at cautious: a transient failure (its recovery waits for
- * approval), an auth failure (the autopilot gives up), a pipeline phase whose agent reports blocked.
+ * approval), an auth failure (the autopilot gives up), a pipeline phase whose agent reports blocked,
+ * a session whose turn crosses its SessionPolicy's token budget (action Stop: the run ends).
  * The receiver gets exactly the messages the routing table (api/event-routing.ts) makes tier 1,
  * each within 1 s of its Event by the recorded times (the Event's and the delivery's, not the test's
  * clock); tier 3 never goes out on its own; the morning digest lists every item of "needs you now".
@@ -18,9 +19,13 @@ import type { EventReason } from '../../controller/api/event-reasons.js';
 import type { Notification } from '../../controller/api/outbox.js';
 import { API_VERSION } from '../../controller/api/types.js';
 import { ROOT } from '../support/cli.js';
-import { git, type Harness, makeHarness } from '../support/controller-harness.js';
+import { git, type Harness, makeHarness, shellSession } from '../support/controller-harness.js';
+import { TranscriptBuilder } from '../support/assessment-transcript.js';
 import { ScriptedServer } from '../support/fake-judge-server.js';
 import { pipelineOf, simAgent } from '../support/pipeline.js';
+
+/** A stand-in for Claude Code that writes its transcript, usage on every answer (budget-pause.test.ts). */
+const FAKE_AGENT = path.resolve(import.meta.dirname, '../fixtures/assessment/fake-agent.mjs');
 
 let http: ScriptedServer;
 let h: Harness;
@@ -79,7 +84,33 @@ it('a night: tier 1 reaches the receiver as the routing table says, within 1 s; 
     metadata: { name },
     spec: { agentRef: 'sim', projectRef, prompt },
   });
+  // One turn of an agent that reports token usage, past a budget with action Stop: stopped at its idle point.
+  const turn = new TranscriptBuilder(new Date().toISOString(), 200)
+    .user('Migrate the schema.')
+    .say('Reading the migrations.')
+    .endTurn('Done.');
+  const script = path.join(h.dir, 'spend.script');
+  fs.writeFileSync(script, turn.agentScript());
+  // Its own repository: the pipeline's commits in h.repo would be counted in its run's message.
+  const spend = shellSession(
+    'spend',
+    '',
+    await repo('spend'),
+    {},
+    { command: [process.execPath, FAKE_AGENT, script, '50', '50'] },
+  );
+  (spend as { metadata: Record<string, unknown> }).metadata.labels = { team: 'night' };
   await h.apply([
+    {
+      apiVersion: API_VERSION,
+      kind: 'SessionPolicy',
+      metadata: { name: 'night-budget' },
+      spec: {
+        selector: { matchLabels: { team: 'night' } },
+        budget: { maxTokens: 100, window: '24h', action: 'Stop' },
+      },
+    },
+    spend,
     {
       apiVersion: API_VERSION,
       kind: 'NotificationChannel',
@@ -112,13 +143,14 @@ it('a night: tier 1 reaches the receiver as the routing table says, within 1 s; 
   ]);
   h.start();
 
-  // The night's three needs-a-person moments.
+  // The night's four needs-a-person moments.
   await h.waitFor(
-    'the pending recovery, the auth give-up and the blocked phase',
+    'the pending recovery, the auth give-up, the blocked phase and the budget stop',
     async () => {
       const events = await list<EventObject>('Event');
       const seen = new Set(events.map((e) => e.reason));
-      return ['DecisionPending', 'AutopilotNotice', 'PhaseBlocked'].every((r) => seen.has(r)) && events;
+      const want = ['DecisionPending', 'AutopilotNotice', 'PhaseBlocked', 'BudgetStopped'];
+      return want.every((r) => seen.has(r)) && events;
     },
     45_000,
   );
@@ -143,7 +175,9 @@ it('a night: tier 1 reaches the receiver as the routing table says, within 1 s; 
   // Only tier 1 goes out tonight: tier 2 waits for the end of quiet hours, tier 3 for its batch.
   expect(received.map((b) => b.tier)).toEqual(received.map(() => 1));
   expect(received.map((b) => about(b.events[0])).sort()).toEqual(expected);
-  expect(expected).toEqual(expect.arrayContaining(['AutopilotNotice keys', 'PhaseBlocked release']));
+  expect(expected).toEqual(
+    expect.arrayContaining(['AutopilotNotice keys', 'PhaseBlocked release', 'BudgetStopped spend']),
+  );
   expect(expected.some((x) => x.startsWith('DecisionPending '))).toBe(true);
   // Within a second of its Event, by the times recorded (the Event's last occurrence, the send).
   for (const n of sent) {
@@ -169,9 +203,18 @@ it('a night: tier 1 reaches the receiver as the routing table says, within 1 s; 
     /- pipeline default\/release phase test is blocked[^\n]*: which database should the tests use\?/,
   );
   expect(needs).toMatch(/- project default\/keys escalated[^\n]*401 Unauthorized/);
+  expect(needs).toMatch(/- session default\/spend is blocked[^\n]*SessionPolicy "night-budget" budget exceeded/);
+  // The crossing in the cost section: the session's tokens, the policy's budget used and exceeded.
+  const cost = digest.stdout.slice(digest.stdout.indexOf('Cost ('));
+  expect(cost).toMatch(/\n {2}- default\/spend: \S+ tokens, /);
+  expect(cost).toMatch(/\n- budget default\/night-budget: \S+\/100 used \(exceeded\)/);
+  // Its tier-2 BudgetExceeded Events wait for the end of quiet hours: held back, told in the digest.
+  expect(cost).toMatch(/- \[tier 2\] BudgetExceeded: AgentSession default\/spend - held for quietHours/);
   const section = needs.slice(0, needs.indexOf('\n\n'));
   const normalized = section
     .replace(/\d{2}-\d{2} \d{2}:\d{2}|\b\d{2}:\d{2}\b/g, 'HH:MM')
-    .replace(/pilot-\d+-\d+/g, 'pilot-N-N');
+    .replace(/pilot-\d+-\d+/g, 'pilot-N-N')
+    // The figures when the stop was written: the policy may not have summed the whole turn yet.
+    .replace(/\(\S+\/100 in 24h\)/, '(N/100 in 24h)');
   await expect(`${normalized}\n`).toMatchFileSnapshot('../golden/digest-night-needs-you.txt');
 }, 120_000);

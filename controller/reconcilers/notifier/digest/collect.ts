@@ -17,6 +17,7 @@ import type { ChannelType, NotificationTier } from '../../../api/notification-ch
 import type { Notification, NotificationChannelStatus } from '../../../api/outbox.js';
 import type { Decision } from '../../../api/autopilot.js';
 import { RunEndReason, SessionReason } from '../../../api/event-reasons.js';
+import { type Phase, TERMINAL_PHASES } from '../../../api/phases.js';
 import type { Condition } from '../../../api/types.js';
 import type { Pipeline } from '../../../api/pipeline.js';
 import type { Project } from '../../../api/project.js';
@@ -391,6 +392,18 @@ function nightSections(input: DigestInput, occurrences: Notification[], from: nu
   for (const s of input.sessions)
     if (s.status?.report?.status === 'blocked' && !inBlockedPhase.has(s.metadata.name))
       blocked.push({ object: `session ${qualified(s)}`, message: s.status.report.blocker || 'blocked' });
+  // A run a budget with action Stop ended: nothing restarts it, only a person (a raised budget, a restart).
+  // Listed after the blocked work, each group by time, so that the order does not hang on a race.
+  const stopped: DigestOpen[] = [];
+  for (const s of input.sessions) {
+    const st = s.status;
+    if (st?.reason !== SessionReason.BudgetExceeded || !TERMINAL_PHASES.has(st.phase as Phase)) continue;
+    stopped.push({
+      object: `session ${qualified(s)}`,
+      message: st.message ?? 'stopped by its budget',
+      ...(st.completionTime ? { since: st.completionTime } : {}),
+    });
+  }
 
   // Open escalations, whatever their age: the session's controller or judge, the project's autopilot.
   const open: DigestOpen[] = [];
@@ -408,6 +421,7 @@ function nightSections(input: DigestInput, occurrences: Notification[], from: nu
   const bySince = (a: DigestOpen, b: DigestOpen) =>
     (a.since ?? '').localeCompare(b.since ?? '') || a.object.localeCompare(b.object);
   blocked.sort(bySince);
+  blocked.push(...stopped.sort(bySince));
 
   // What happened per project: the same occurrences the run counts come from.
   const projectOf = new Map(input.sessions.map((s) => [qualified(s), s.spec?.projectRef ?? NO_PROJECT]));
