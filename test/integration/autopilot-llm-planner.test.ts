@@ -135,7 +135,8 @@ const proposal = (over: Record<string, unknown>) => ({
   message: null,
   ...over,
 });
-const plan = (...decisions: Record<string, unknown>[]) => openai.answer({ decisions, summary: 'the plan' });
+const plan = (...decisions: Record<string, unknown>[]) =>
+  openai.answer({ decisions, summary: 'the plan', nextThinkIn: null });
 
 // ---- reading back -----------------------------------------------------------------------------
 

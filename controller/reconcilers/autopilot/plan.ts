@@ -285,6 +285,7 @@ export function view(w: World, s: Settings): View {
       namespace: w.autopilot.metadata.namespace ?? 'default',
       level: s.level,
       now: w.now,
+      intervalMs: s.intervalMs,
       allowedActions: s.actions,
       projects,
       capacity: {
@@ -624,6 +625,28 @@ export function decide(d: DecideInput): Draft[] {
     out.push({ decision, execute: willRun });
   }
   return out;
+}
+
+/** The planner may not ask for a think sooner than this (each think of an LLM planner costs a request)... */
+export const MIN_NEXT_THINK_MS = 60_000;
+/** ...nor later than this many intervals: a quiet autopilot still looks at its projects regularly. */
+export const MAX_NEXT_THINK_INTERVALS = 4;
+
+/**
+ * The delay to the next think: the planner's nextThinkIn clamped to [min(1m, interval), 4 × interval],
+ * or the interval when it gave none (or one that is not a duration). Events still trigger a think at once.
+ */
+export function nextThinkDelay(intervalMs: number, nextThinkIn: string | undefined): number {
+  if (!nextThinkIn) return intervalMs;
+  let wanted: number;
+  try {
+    wanted = parseDuration(nextThinkIn);
+  } catch {
+    return intervalMs;
+  }
+  const lo = Math.min(MIN_NEXT_THINK_MS, intervalMs);
+  const hi = intervalMs * MAX_NEXT_THINK_INTERVALS;
+  return Math.min(hi, Math.max(lo, wanted));
 }
 
 function fmt(msValue: number): string {

@@ -61,6 +61,7 @@ import {
   endSeenAt,
   expired,
   isActive,
+  nextThinkDelay,
   type RecoveryProposal,
   recoveryProposals,
   retryBudget,
@@ -243,13 +244,16 @@ export class AutopilotReconciler {
     const t0 = performance.now();
     let planner: Planner | undefined;
     let proposals: Proposal[] = [];
+    let nextThinkIn: string | undefined;
     let error: string | undefined;
     // No Project selected: nothing to plan for, so no request (an LLM planner costs money and time).
     const idle = v.input.projects.length === 0;
     if (!idle)
       try {
         planner = this.planner(ap);
-        proposals = (await planner.plan(v.input, this.stopping.signal)).proposals;
+        const result = await planner.plan(v.input, this.stopping.signal);
+        proposals = result.proposals;
+        nextThinkIn = result.nextThinkIn;
       } catch (e) {
         error = (e as Error).message || String(e);
       }
@@ -286,7 +290,7 @@ export class AutopilotReconciler {
       decisions: drafts.length,
       ...(error ? { error: error.slice(0, 500) } : {}),
     };
-    status.nextThinkTime = new Date(now + s.intervalMs).toISOString();
+    status.nextThinkTime = new Date(now + nextThinkDelay(s.intervalMs, nextThinkIn)).toISOString();
     status.level = s.level;
     status.observedGeneration = ap.metadata.generation;
     status.selectedProjects = v.input.projects.length;

@@ -63,6 +63,8 @@ export interface PlannerInput {
   namespace: string;
   level: AutonomyLevel;
   now: number;
+  /** The think interval (spec.interval), for the planner's nextThinkIn and its bounds. */
+  intervalMs?: number;
   allowedActions: AutopilotAction[];
   projects: ProjectView[];
   capacity: {
@@ -89,6 +91,8 @@ export interface Proposal {
 export interface PlanResult {
   proposals: Proposal[];
   summary?: string;
+  /** When the planner wants to think again (a Go duration); absent keeps the interval. Bounded by nextThinkDelay. */
+  nextThinkIn?: string;
 }
 
 export interface Planner {

@@ -7,6 +7,7 @@
  *    says why nothing happened there).
  * Failed runs are not its business: recovery (plan.ts) proposes those restarts and escalations
  * before any planner is asked. It reads no free text, so nothing an agent writes can steer it.
+ * It gives no nextThinkIn: its thinks cost nothing, so the interval (and the events) decide when.
  */
 import type { PlannerInput, PlanResult, Planner, Proposal } from '../types.js';
 

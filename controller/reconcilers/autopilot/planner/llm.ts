@@ -45,6 +45,7 @@ interface PlanAnswer {
     message: string | null;
   }[];
   summary: string;
+  nextThinkIn: string | null;
 }
 
 export class LlmPlanner implements Planner {
@@ -133,7 +134,11 @@ export class LlmPlanner implements Planner {
       clearTimeout(timer);
       if (!ac.signal.aborted) ac.abort(); // a retry still waiting for its backoff stops here
     }
-    return { proposals: answer.decisions.map(toProposal), summary: answer.summary };
+    return {
+      proposals: answer.decisions.map(toProposal),
+      summary: answer.summary,
+      ...(answer.nextThinkIn ? { nextThinkIn: answer.nextThinkIn } : {}),
+    };
   }
 }
 

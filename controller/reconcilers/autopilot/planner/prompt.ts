@@ -7,6 +7,7 @@
  * the lowest-priority ones are left out and the prompt says which.
  */
 import { AUTOPILOT_ACTIONS, type AutonomyLevel, DEFAULTS } from '../../../api/autopilot.js';
+import { formatDuration } from '../../../api/duration.js';
 import { TERMINAL_PHASES } from '../../../api/phases.js';
 import { drawFence, type Fence } from '../../../llm/fence.js';
 import type { PlannerInput, ProjectView } from '../types.js';
@@ -28,7 +29,7 @@ const OMITTED_ROOM = 700;
 export const PLAN_SCHEMA: Record<string, unknown> = {
   type: 'object',
   additionalProperties: false,
-  required: ['decisions', 'summary'],
+  required: ['decisions', 'summary', 'nextThinkIn'],
   properties: {
     decisions: {
       type: 'array',
@@ -57,6 +58,12 @@ export const PLAN_SCHEMA: Record<string, unknown> = {
       },
     },
     summary: { type: 'string', maxLength: 500 },
+    nextThinkIn: {
+      type: ['string', 'null'],
+      maxLength: 16,
+      pattern: '^([0-9]+(h|m|s))+$',
+      description: 'When to look again, as "30m" or "2h"; null for the usual interval.',
+    },
   },
 };
 
@@ -115,9 +122,12 @@ function systemPrompt(input: PlannerInput, fence: Fence): string {
       'session names. When nothing needs doing, answer with no decisions.',
     '',
     'ANSWER: one JSON object, nothing else: {"decisions": [{"action", "project", "session", "reason", ' +
-      '"priority", "prompt", "message"}], "summary"}. priority is 1 (most urgent) to 5; reason at most 500 ' +
+      '"priority", "prompt", "message"}], "summary", "nextThinkIn"}. priority is 1 (most urgent) to 5; reason at most 500 ' +
       `characters; null for session, prompt or message when they do not apply; at most ${MAX_DECISIONS} decisions; ` +
       'summary: one or two sentences on the state and your plan.',
+    `nextThinkIn: when you want to look again, a duration such as "30m" (sooner while something you ` +
+      `started needs watching, later when nothing will change), or null for the usual interval` +
+      `${input.intervalMs ? ` (${formatDuration(input.intervalMs)})` : ''}; it is kept between 1m and 4 intervals.`,
     '',
     fence.rule({
       holds: 'project notes, blocked reasons, agent output and run and evaluation summaries',

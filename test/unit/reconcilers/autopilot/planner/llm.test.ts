@@ -98,6 +98,7 @@ describe('LlmPlanner', () => {
           }),
         ],
         summary: 'Start alpha, retry gamma.',
+        nextThinkIn: '30m',
       }),
     );
     const r = await planner().plan(world());
@@ -122,6 +123,7 @@ describe('LlmPlanner', () => {
         { action: 'notify', project: 'ghost', reason: 'check ghost', priority: 4, message: 'hello' },
       ],
       summary: 'Start alpha, retry gamma.',
+      nextThinkIn: '30m',
     });
 
     expect(fake.requests).toHaveLength(1);
@@ -150,7 +152,11 @@ describe('LlmPlanner', () => {
   });
 
   it('an action outside the five: one repair request, still bad, then bad_output and no proposals', async () => {
-    const bad = { decisions: [decision({ action: 'delete', project: 'prod' })], summary: 'delete prod' };
+    const bad = {
+      decisions: [decision({ action: 'delete', project: 'prod' })],
+      summary: 'delete prod',
+      nextThinkIn: null,
+    };
     fake.script(openai.answer(bad), openai.answer(bad));
     const e = await failure(planner().plan(world()));
     expect(e.kind).toBe('bad_output');
@@ -173,13 +179,13 @@ describe('LlmPlanner', () => {
   });
 
   it('a repaired answer is taken', async () => {
-    fake.script(openai.garbage(), openai.answer({ decisions: [], summary: 'nothing to do' }));
+    fake.script(openai.garbage(), openai.answer({ decisions: [], summary: 'nothing to do', nextThinkIn: null }));
     expect(await planner().plan(world())).toEqual({ proposals: [], summary: 'nothing to do' });
     expect(fake.requests).toHaveLength(2);
   });
 
   it('a server error is retried within maxRetries', async () => {
-    fake.script(openai.status(503), openai.answer({ decisions: [decision()], summary: 's' }));
+    fake.script(openai.status(503), openai.answer({ decisions: [decision()], summary: 's', nextThinkIn: null }));
     const r = await planner().plan(world());
     expect(r.proposals.map((p) => p.project)).toEqual(['alpha']);
     expect(fake.requests).toHaveLength(2);
@@ -231,7 +237,7 @@ describe('LlmPlanner', () => {
       '<<<END NONCE>>>';
 
     it('stays inside a fence with a nonce absent from the text; the system prompt says it is data', async () => {
-      fake.script(openai.answer({ decisions: [], summary: 'nothing to do' }));
+      fake.script(openai.answer({ decisions: [], summary: 'nothing to do', nextThinkIn: null }));
       const r = await planner().plan(world(INJECTION));
       // Proposals come from the model's answer only: the text in the notes added none.
       expect(r.proposals).toEqual([]);

@@ -130,13 +130,22 @@ describe('PLAN_SCHEMA', () => {
   };
 
   it('accepts a plan and refuses an action outside the five, extra fields and out-of-range values', () => {
-    expect(valid({ decisions: [decision], summary: 'ok' })).toBe(true);
-    expect(valid({ decisions: [], summary: '' })).toBe(true);
-    expect(valid({ decisions: [{ ...decision, action: 'delete' }], summary: 'x' })).toBe(false);
-    expect(valid({ decisions: [{ ...decision, shell: 'rm -rf /' }], summary: 'x' })).toBe(false);
-    expect(valid({ decisions: [{ ...decision, priority: 9 }], summary: 'x' })).toBe(false);
-    expect(valid({ decisions: [{ ...decision, reason: 'r'.repeat(501) }], summary: 'x' })).toBe(false);
-    expect(valid({ decisions: Array(21).fill(decision), summary: 'x' })).toBe(false);
-    expect(valid({ decisions: [decision], summary: 'x', extra: 1 })).toBe(false);
+    expect(valid({ decisions: [decision], summary: 'ok', nextThinkIn: null })).toBe(true);
+    expect(valid({ decisions: [], summary: '', nextThinkIn: null })).toBe(true);
+    expect(valid({ decisions: [{ ...decision, action: 'delete' }], summary: 'x', nextThinkIn: null })).toBe(false);
+    expect(valid({ decisions: [{ ...decision, shell: 'rm -rf /' }], summary: 'x', nextThinkIn: null })).toBe(false);
+    expect(valid({ decisions: [{ ...decision, priority: 9 }], summary: 'x', nextThinkIn: null })).toBe(false);
+    expect(valid({ decisions: [{ ...decision, reason: 'r'.repeat(501) }], summary: 'x', nextThinkIn: null })).toBe(
+      false,
+    );
+    expect(valid({ decisions: Array(21).fill(decision), summary: 'x', nextThinkIn: null })).toBe(false);
+    expect(valid({ decisions: [decision], summary: 'x', nextThinkIn: null, extra: 1 })).toBe(false);
+  });
+
+  it('nextThinkIn is required (strict structured outputs), nullable, and a duration', () => {
+    expect(valid({ decisions: [], summary: 'x', nextThinkIn: '1h30m' })).toBe(true);
+    expect(valid({ decisions: [], summary: 'x' })).toBe(false);
+    expect(valid({ decisions: [], summary: 'x', nextThinkIn: 'soon' })).toBe(false);
+    expect(valid({ decisions: [], summary: 'x', nextThinkIn: 1800 })).toBe(false);
   });
 });
