@@ -103,6 +103,11 @@ describe('what a session needs and does not have', () => {
     expect(s.status?.message).toBe('orchctl-no-such-agent: command not found — install it or run orchctl doctor');
     expect(phaseOf(s)).toBe('Pending');
     expect(await h.tmuxSessions()).toEqual([]);
+    // Somebody is told (routed tier 2), once: the Event is written with the status that records it.
+    const told = (await h.events('nocli')).filter((e) => e.reason === 'CommandNotFound');
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({ type: 'Warning', message: s.status?.message });
+    expect(told[0].count ?? 1).toBe(1);
   }, 60_000);
 
   it('exit 127 (a command inside the agent not found) ends as CommandNotFound and is not restarted', async () => {

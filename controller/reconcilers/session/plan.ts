@@ -10,7 +10,7 @@
  * pass) it says so in `needs`.
  */
 import { currentPause } from '../../api/pause.js';
-import { SessionReason } from '../../api/event-reasons.js';
+import { RunEndReason, SessionReason } from '../../api/event-reasons.js';
 import { isDeepStrictEqual } from 'node:util';
 import { type SnapshotFrom, transition } from 'xstate';
 import { isTrue, setCondition } from '../../api/conditions.js';
@@ -150,10 +150,15 @@ export function plan(i: PlanInput): PlanOutput {
   const { resolved } = i;
   // Waiting for a referenced Agent/Project/path to appear: not an error, a condition.
   if (!i.continuation && p.phase === 'Pending' && !i.observed.adopt && resolved.problem && !resolved.problem.fatal) {
+    const { reason, message } = resolved.problem;
+    // A missing agent command waits for a person to install it: told once, when the session comes to
+    // wait for it (not every pass), with the status write that records it.
+    const told = p.s.reason === reason && p.s.message === message;
+    if (reason === RunEndReason.CommandNotFound && !told) p.event('Warning', reason, message);
     p.s.phase = 'Pending';
-    p.s.reason = resolved.problem.reason;
-    p.s.message = resolved.problem.message;
-    p.cond('Ready', 'False', resolved.problem.reason, resolved.problem.message);
+    p.s.reason = reason;
+    p.s.message = message;
+    p.cond('Ready', 'False', reason, message);
     return p.out({ done: true });
   }
   for (const session of i.observed.retag) p.fx.push({ type: 'TagStore', tmuxSession: session });

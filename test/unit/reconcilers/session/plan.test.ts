@@ -196,6 +196,25 @@ describe('starting a run', () => {
     expect(out).toMatchObject({ done: true, effects: [] });
     expect(cond(out.status, 'Ready')).toMatchObject({ status: 'False', reason: 'AgentNotFound' });
   });
+
+  it('an agent command not installed before the run starts is told once: a CommandNotFound Event, not every pass', () => {
+    const obj = session();
+    const problem = { reason: 'CommandNotFound', message: 'claude: command not found — install it', fatal: false };
+    const out = plan(input(obj, { resolved: { ...resolved(obj), problem } }));
+    expect(out.status).toMatchObject({ phase: 'Pending', reason: 'CommandNotFound', message: problem.message });
+    expect(out.effects).toEqual([
+      { type: 'RecordEvent', eventType: 'Warning', reason: 'CommandNotFound', message: problem.message },
+    ]);
+    // The next passes find it told (the status that recorded it): nothing more.
+    const again = plan(input(obj, { status: out.status, resolved: { ...resolved(obj), problem } }));
+    expect(again).toMatchObject({ done: true, effects: [] });
+    // Another command missing is another occurrence.
+    const other = { ...problem, message: 'codex: command not found — install it' };
+    const next = plan(input(obj, { status: again.status, resolved: { ...resolved(obj), problem: other } }));
+    expect(next.effects).toEqual([
+      { type: 'RecordEvent', eventType: 'Warning', reason: 'CommandNotFound', message: other.message },
+    ]);
+  });
 });
 
 const running = (status: Partial<AgentSessionStatus> = {}): AgentSessionStatus => ({
