@@ -122,8 +122,9 @@ function systemPrompt(input: PlannerInput, fence: Fence): string {
       'session names. When nothing needs doing, answer with no decisions.',
     '',
     'ANSWER: one JSON object, nothing else: {"decisions": [{"action", "project", "session", "reason", ' +
-      '"priority", "prompt", "message"}], "summary", "nextThinkIn"}. priority is 1 (most urgent) to 5; reason at most 500 ' +
-      `characters; null for session, prompt or message when they do not apply; at most ${MAX_DECISIONS} decisions; ` +
+      '"priority", "prompt", "message"}], "summary", "nextThinkIn"}. priority is 1 (most urgent) to 5; ' +
+      'reason at most 500 characters; null for session, prompt or message when they do not apply; ' +
+      `at most ${MAX_DECISIONS} decisions; ` +
       'summary: one or two sentences on the state and your plan.',
     `nextThinkIn: when you want to look again, a duration such as "30m" (sooner while something you ` +
       `started needs watching, later when nothing will change), or null for the usual interval` +

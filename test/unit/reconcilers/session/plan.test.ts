@@ -197,7 +197,7 @@ describe('starting a run', () => {
     expect(cond(out.status, 'Ready')).toMatchObject({ status: 'False', reason: 'AgentNotFound' });
   });
 
-  it('an agent command not installed before the run starts is told once: a CommandNotFound Event, not every pass', () => {
+  it('an agent command missing before the run starts is told once: a CommandNotFound Event, not every pass', () => {
     const obj = session();
     const problem = { reason: 'CommandNotFound', message: 'claude: command not found — install it', fatal: false };
     const out = plan(input(obj, { resolved: { ...resolved(obj), problem } }));
