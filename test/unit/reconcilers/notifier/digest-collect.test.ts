@@ -150,6 +150,25 @@ describe('collectDigest', () => {
     expect(d.empty).toBe(false);
   });
 
+  it('lists a run a budget with action Stop ended as blocked (after blocked work); a budget pause is not', () => {
+    const withStatus = (name: string, status: Record<string, unknown>) => {
+      const s = session(name);
+      Object.assign(s.status!, status);
+      return s;
+    };
+    const message = 'stopped at an idle point: SessionPolicy "team" budget exceeded (2.1M/2.0M in 24h)';
+    const sessions = [
+      withStatus('paused', { reason: 'BudgetExceeded', message: 'paused at an idle point: …' }),
+      withStatus('stopped', { phase: 'Failed', reason: 'BudgetExceeded', message, completionTime: SINCE }),
+      withStatus('reported', { report: { status: 'blocked', blocker: 'Which database?' } }),
+    ];
+    const d = collectDigest(input({ sessions }));
+    expect(d.blocked).toEqual([
+      { object: 'session default/reported', message: 'Which database?' },
+      { object: 'session default/stopped', message, since: SINCE },
+    ]);
+  });
+
   it('takes evaluations judged in the window (or created, not judged yet) with their average score', () => {
     const evaluations = [
       evaluation('old', { created: '2026-05-31T12:00:00Z', score: 1 }),
