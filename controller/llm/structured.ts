@@ -23,6 +23,12 @@ export interface StructuredOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Called after every request, for metrics. */
   onRequest?: (result: 'success' | 'error' | 'timeout' | 'invalid', seconds: number, error?: LlmError) => void;
+  /**
+   * Top-level fields an answer may leave out, read as null. OpenAI's strict structured outputs need
+   * every property listed as required, so a field added later is required-but-nullable in the
+   * schema; an answer from a model or a `backend: command` script written before it still fits.
+   */
+  absentAsNull?: readonly string[];
 }
 
 export interface StructuredResult<T> {
@@ -122,6 +128,9 @@ export async function completeStructured<T>(
       throw err;
     }
     const secs = (performance.now() - t0) / 1000;
+    const v = res.value;
+    if (opts.absentAsNull && v && typeof v === 'object' && !Array.isArray(v))
+      for (const f of opts.absentAsNull) if (!(f in v)) (v as Record<string, unknown>)[f] = null;
     if (validate(res.value)) {
       opts.onRequest?.('success', secs);
       return { value: res.value as T, response: res, requests, repaired };

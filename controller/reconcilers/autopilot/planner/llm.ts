@@ -122,7 +122,12 @@ export class LlmPlanner implements Planner {
         maxTokens: MAX_TOKENS,
         signal: both,
       },
-      { maxRetries: this.config.maxRetries, backoffMs: this.opts.backoffMs, onRequest: this.opts.onRequest },
+      {
+        maxRetries: this.config.maxRetries,
+        backoffMs: this.opts.backoffMs,
+        onRequest: this.opts.onRequest,
+        absentAsNull: ['nextThinkIn'], // added after planners were written: one that omits it keeps the interval
+      },
     );
     call.catch(() => undefined); // when the deadline wins the race, this rejection has no one to go to
     let answer: PlanAnswer;
