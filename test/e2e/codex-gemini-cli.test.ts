@@ -132,7 +132,8 @@ describe('Codex CLI against the fake Responses API', () => {
 
     await submit(pane, 'again', () => fake.responses().length);
     const screen = await pane.waitFor(/usage limit/, 60_000);
-    expect(screen).toMatch(/You’ve hit your usage limit\. Try again at \d/);
+    // A clock time ("9:37 PM"), or a date first when the reset falls on another day ("Nov 27th, 2026 12:36 AM").
+    expect(screen).toMatch(/You’ve hit your usage limit\. Try again at (\d|[A-Z][a-z]{2} \d)/);
   }, 180_000);
 });
 

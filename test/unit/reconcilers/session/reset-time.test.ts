@@ -29,6 +29,11 @@ describe('parseResetTime', () => {
     expect(at('Try again later.')).toBeUndefined();
   });
 
+  it('reads Codex\'s dated form, shown when the reset falls on another day (recorded from 0.171.0 at 23:36)', () => {
+    const t = parseResetTime('■ You’ve hit your usage limit. Try again at Nov 27th, 2026 12:36 AM.', NOW, 'UTC');
+    expect(new Date(t!).toISOString()).toBe('2026-11-27T00:36:00.000Z');
+  });
+
   it('a zone named in the text wins over the default', () => {
     expect(at('Claude usage limit reached. Your limit will reset at 6pm (Europe/Berlin)')).toBe(
       '2026-11-24T17:00:00.000Z',
