@@ -54,6 +54,28 @@ function agentFrom(file: string, binary: string, args: string[] | undefined, env
 }
 
 const cleanups: (() => Promise<void>)[] = [];
+
+/** A controller harness and a started fake model API, both cleaned up after the test; a failed wait shows the fake. */
+async function withFake<F extends { close(): Promise<void>; describe(): string }>(start: () => Promise<F>) {
+  const fake = await start();
+  const h = await makeHarness();
+  cleanups.push(
+    () => fake.close(),
+    () => h.cleanup(),
+  );
+  h.diagnostics.push(() => fake.describe());
+  return { fake, h };
+}
+
+/** A CODEX_HOME whose config.toml sends Codex to the fake with the given approval (and sandbox) policy. */
+type Approval = Parameters<typeof codexConfig>[2];
+type Sandbox = Parameters<typeof codexConfig>[3];
+function codexHome(h: Harness, url: string, approval: Approval, sandbox?: Sandbox) {
+  const home = path.join(h.dir, 'codex-home');
+  fs.mkdirSync(home);
+  fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(url, h.repo, approval, sandbox));
+  return home;
+}
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
@@ -239,16 +261,8 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
     'codex: the controller delivers the prompt, the exec_command call commits, the session goes idle',
     async () => {
       const bin = install('codex');
-      const fake = await FakeResponses.start();
-      const h = await makeHarness();
-      cleanups.push(
-        () => fake.close(),
-        () => h.cleanup(),
-      );
-      h.diagnostics.push(() => fake.describe());
-      const home = path.join(h.dir, 'codex-home');
-      fs.mkdirSync(home);
-      fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, h.repo, 'never'));
+      const { fake, h } = await withFake(() => FakeResponses.start());
+      const home = codexHome(h, fake.url, 'never');
       fake.script(callTurn('exec_command', { cmd: COMMIT }, 'Editing.'), textTurn('Committed.'));
       await h.apply([
         agentFrom('codex.yaml', bin, undefined, { CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake', HOME: h.dir }),
@@ -262,13 +276,7 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
   it(
     'gemini-cli: the controller delivers the prompt, the run_shell_command call commits, the session goes idle',
     async () => {
-      const fake = await FakeGemini.start();
-      const h = await makeHarness();
-      cleanups.push(
-        () => fake.close(),
-        () => h.cleanup(),
-      );
-      h.diagnostics.push(() => fake.describe());
+      const { fake, h } = await withFake(() => FakeGemini.start());
       fake.script(
         geminiCall('run_shell_command', { command: COMMIT, description: 'Edit and commit' }),
         geminiText('Committed.'),
@@ -285,17 +293,9 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
       'run with no duplicate, the CLI exiting ends the session Succeeded',
     async () => {
       const bin = install('codex');
-      const fake = await FakeResponses.start();
-      const h = await makeHarness();
-      cleanups.push(
-        () => fake.close(),
-        () => h.cleanup(),
-      );
-      h.diagnostics.push(() => fake.describe());
-      const home = path.join(h.dir, 'codex-home');
-      fs.mkdirSync(home);
+      const { fake, h } = await withFake(() => FakeResponses.start());
       // on-request + workspace-write: a call asking to leave the sandbox raises Codex's approval prompt.
-      fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, h.repo, 'on-request', 'workspace-write'));
+      const home = codexHome(h, fake.url, 'on-request', 'workspace-write');
       fake.script(
         callTurn(
           'exec_command',
@@ -316,13 +316,7 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
     'gemini-cli: approval answered with orchctl send --approve, the controller killed -9 at the prompt adopts ' +
       'the run with no duplicate, the CLI exiting ends the session Succeeded',
     async () => {
-      const fake = await FakeGemini.start();
-      const h = await makeHarness();
-      cleanups.push(
-        () => fake.close(),
-        () => h.cleanup(),
-      );
-      h.diagnostics.push(() => fake.describe());
+      const { fake, h } = await withFake(() => FakeGemini.start());
       fake.script(
         geminiCall('run_shell_command', { command: COMMIT, description: 'Edit and commit' }),
         geminiText('Committed.'),
@@ -337,13 +331,7 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
     "gemini-cli: a failing npm test is a TestFailure signal, and usage and cost in status come from Gemini CLI's " +
       'chat record (the token counts the fake returned)',
     async () => {
-      const fake = await FakeGemini.start();
-      const h = await makeHarness();
-      cleanups.push(
-        () => fake.close(),
-        () => h.cleanup(),
-      );
-      h.diagnostics.push(() => fake.describe());
+      const { fake, h } = await withFake(() => FakeGemini.start());
       failingTests(h.repo);
       fake.script(
         geminiCall('run_shell_command', { command: 'npm test', description: 'Run the tests' }),
@@ -374,17 +362,9 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
       '(the token counts the fake returned)',
     async () => {
       const bin = install('codex');
-      const fake = await FakeResponses.start();
-      const h = await makeHarness();
-      cleanups.push(
-        () => fake.close(),
-        () => h.cleanup(),
-      );
-      h.diagnostics.push(() => fake.describe());
+      const { fake, h } = await withFake(() => FakeResponses.start());
       failingTests(h.repo);
-      const home = path.join(h.dir, 'codex-home');
-      fs.mkdirSync(home);
-      fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, h.repo, 'never'));
+      const home = codexHome(h, fake.url, 'never');
       fake.script(callTurn('exec_command', { cmd: 'npm test' }, 'Running the tests.'), textTurn('The tests fail.'));
       const agent = agentFrom('codex.yaml', bin, undefined, {
         CODEX_HOME: home,
@@ -415,19 +395,12 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
       'resumes it and the work goes on',
     async () => {
       const bin = install('codex');
-      const fake = await FakeResponses.start();
-      const h = await makeHarness();
-      cleanups.push(
-        () => fake.close(),
-        () => h.cleanup(),
-      );
-      h.diagnostics.push(() => fake.describe());
-      const home = path.join(h.dir, 'codex-home');
-      fs.mkdirSync(home);
-      fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, h.repo, 'never'));
-      // Codex shows the reset to the minute, rounded down: a reset 1 s into the next minute reads as
-      // that minute, at most a minute away.
-      const resetsAt = (Math.floor(Date.now() / 60_000) + 1) * 60 + 1;
+      const { fake, h } = await withFake(() => FakeResponses.start());
+      const home = codexHome(h, fake.url, 'never');
+      // Codex shows the reset to the minute, rounded down: a reset 1 s into a minute reads as that
+      // minute. At least 30 s ahead: a notice read after its minute has begun means "now" (reset-time.ts),
+      // which failed the bound below when the test started in a minute's last seconds.
+      const resetsAt = (Math.floor((Date.now() + 30_000) / 60_000) + 1) * 60 + 1;
       fake.script(
         { kind: 'rateLimit', resetSeconds: 0, resetsAt },
         callTurn('exec_command', { cmd: COMMIT }, 'Editing.'),
@@ -494,13 +467,7 @@ describe('Codex and Gemini CLI under orchctl (built-in templates)', () => {
     'gemini-cli: a 429 QUOTA_EXHAUSTED pauses the session until the dialog\'s "Access resets at" time, then ' +
       '"Keep trying" resumes it and the work goes on',
     async () => {
-      const fake = await FakeGemini.start();
-      const h = await makeHarness();
-      cleanups.push(
-        () => fake.close(),
-        () => h.cleanup(),
-      );
-      h.diagnostics.push(() => fake.describe());
+      const { fake, h } = await withFake(() => FakeGemini.start());
       // Gemini CLI shows the reset to the minute: one 1 s into the next minute reads as that minute.
       const start = Date.now();
       const retry = Math.ceil(((Math.floor(start / 60_000) + 1) * 60_000 + 1000 - start) / 1000);

@@ -29,7 +29,7 @@ describe('parseResetTime', () => {
     expect(at('Try again later.')).toBeUndefined();
   });
 
-  it('reads Codex\'s dated form, shown when the reset falls on another day (recorded from 0.171.0 at 23:36)', () => {
+  it("reads Codex's dated form, shown when the reset falls on another day (recorded from 0.171.0 at 23:36)", () => {
     const t = parseResetTime('■ You’ve hit your usage limit. Try again at Nov 27th, 2026 12:36 AM.', NOW, 'UTC');
     expect(new Date(t!).toISOString()).toBe('2026-11-27T00:36:00.000Z');
   });
