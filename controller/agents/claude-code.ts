@@ -13,7 +13,14 @@ import path from 'node:path';
 import type { AgentSpec } from '../api/kinds.js';
 import type { NewEvent } from '../store/eventlog.js';
 import { bound } from './bound.js';
-import type { AgentDriver, LaunchAdditions, LaunchFacts, TranscriptReader } from './driver.js';
+import {
+  type AgentDriver,
+  type LaunchAdditions,
+  type LaunchFacts,
+  restoreTurns,
+  type TranscriptReader,
+  turnCounters,
+} from './driver.js';
 
 /**
  * Hook events installed: the issue's list plus PermissionRequest (fires as the prompt opens),
@@ -339,13 +346,8 @@ const jsonl: TranscriptReader<TranscriptState> = {
   },
   newState: newTranscriptState,
   events: transcriptEvents,
-  counters: (st) => ({ users: st.users, assistants: st.assistants }),
-  restore(st, counters, toolUses) {
-    st.users = counters.users ?? 0;
-    st.assistants = counters.assistants ?? 0;
-    for (const e of toolUses)
-      if (e.type === 'tool_use' && e.toolUseId) st.tools.set(e.toolUseId, { tool: e.tool, command: e.command });
-  },
+  counters: turnCounters,
+  restore: restoreTurns,
 };
 export const jsonlTranscript = jsonl as TranscriptReader;
 

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { NewEvent } from '../store/eventlog.js';
 import { bound } from './bound.js';
-import type { AgentDriver, TranscriptReader } from './driver.js';
+import { type AgentDriver, restoreTurns, type TranscriptReader, turnCounters } from './driver.js';
 import { genericDriver } from './generic.js';
 
 /** CODEX_HOME as the agent will see it, else ~/.codex of its HOME. */
@@ -239,13 +239,8 @@ const rollout: TranscriptReader<RolloutState> = {
   limitNotice: { message: /\b(?:hit|reached) your usage limit\b|\bquota exceeded\b/i },
   newState: () => ({ users: 0, assistants: 0, tools: new Map() }),
   events: codexRolloutEvents,
-  counters: (st) => ({ users: st.users, assistants: st.assistants }),
-  restore(st, counters, toolUses) {
-    st.users = counters.users ?? 0;
-    st.assistants = counters.assistants ?? 0;
-    for (const e of toolUses)
-      if (e.type === 'tool_use' && e.toolUseId) st.tools.set(e.toolUseId, { tool: e.tool, command: e.command });
-  },
+  counters: turnCounters,
+  restore: restoreTurns,
 };
 
 export const codexDriver: AgentDriver = {

@@ -110,3 +110,24 @@ export interface AgentDriver {
   /** Reads the agent's transcript, if it keeps one orchctl understands. */
   readonly transcript?: TranscriptReader;
 }
+
+/** What every transcript reader counts: turns, and tool calls by id (to label their results). */
+export interface TurnCounts {
+  users: number;
+  assistants: number;
+  tools: Map<string, { tool: string; command?: string }>;
+}
+
+/** TranscriptReader.counters of a state that counts turns. */
+export const turnCounters = (st: TurnCounts): Record<string, number> => ({
+  users: st.users,
+  assistants: st.assistants,
+});
+
+/** TranscriptReader.restore of a state that counts turns: from status's counters and the log's tool calls. */
+export function restoreTurns(st: TurnCounts, counters: Record<string, number | undefined>, toolUses: NewEvent[]): void {
+  st.users = counters.users ?? 0;
+  st.assistants = counters.assistants ?? 0;
+  for (const e of toolUses)
+    if (e.type === 'tool_use' && e.toolUseId) st.tools.set(e.toolUseId, { tool: e.tool, command: e.command });
+}

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { NewEvent } from '../store/eventlog.js';
 import { bound } from './bound.js';
-import type { AgentDriver, TranscriptReader } from './driver.js';
+import { type AgentDriver, restoreTurns, type TranscriptReader, turnCounters } from './driver.js';
 import { genericDriver } from './generic.js';
 
 /** Flags with which the Agent already chooses the session (then orchctl does not). */
@@ -163,13 +163,8 @@ export function geminiChatEvents(line: Record<string, unknown>, run: number, st:
 const geminiChat: TranscriptReader<ChatState> = {
   newState: () => ({ users: 0, assistants: 0, tools: new Map(), said: new Set() }),
   events: geminiChatEvents,
-  counters: (st) => ({ users: st.users, assistants: st.assistants }),
-  restore(st, counters, toolUses) {
-    st.users = counters.users ?? 0;
-    st.assistants = counters.assistants ?? 0;
-    for (const e of toolUses)
-      if (e.type === 'tool_use' && e.toolUseId) st.tools.set(e.toolUseId, { tool: e.tool, command: e.command });
-  },
+  counters: turnCounters,
+  restore: restoreTurns,
 };
 
 export const geminiCliDriver: AgentDriver = {
