@@ -97,3 +97,14 @@ export function gitRepoWithOneCommit(dir: string): void {
   const who = ['-c', 'user.email=b@b', '-c', 'user.name=b'];
   spawnSync('git', ['-C', dir, ...who, 'commit', '-q', '--allow-empty', '-m', 'init']);
 }
+
+/**
+ * CPU time of a process in seconds, from /proc/<pid>/stat (Linux, USER_HZ 100): utime + stime, and
+ * with `children` the time of the children it reaped too (cutime + cstime).
+ */
+export function cpuSeconds(pid: number, children = false): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const own = Number(f[11]) + Number(f[12]);
+  return (children ? own + Number(f[13]) + Number(f[14]) : own) / 100;
+}

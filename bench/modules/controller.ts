@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Resource } from '../../controller/api/types.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { ORCHCTL, stats, tempDir, gitRepoWithOneCommit } from '../lib.js';
+import { cpuSeconds, ORCHCTL, stats, tempDir, gitRepoWithOneCommit } from '../lib.js';
 import type { Bench } from '../types.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -222,12 +222,6 @@ function countingWrappers(dir: string): { binDir: string; count(): { tmux: numbe
       return { tmux: lines.filter((l) => l === 'tmux').length, git: lines.filter((l) => l === 'git').length };
     },
   };
-}
-
-function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, USER_HZ 100
 }
 
 async function idleCost(n: number, windowMs: number, measureCpu: boolean): Promise<Record<string, number>> {

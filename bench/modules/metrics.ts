@@ -18,7 +18,7 @@ import type { Resource } from '../../controller/api/types.js';
 import { ControllerMetrics, renderMetrics } from '../../controller/metrics/index.js';
 import { Informer } from '../../controller/runtime/informer.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { ORCHCTL, stats, tempDir, gitRepoWithOneCommit } from '../lib.js';
+import { cpuSeconds, ORCHCTL, stats, tempDir, gitRepoWithOneCommit } from '../lib.js';
 import type { Bench } from '../types.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -201,13 +201,6 @@ async function stopController(c: Ctl): Promise<void> {
   spawnSync('tmux', ['-L', c.socket, 'kill-server']);
   await c.store.close();
   fs.rmSync(c.dir, { recursive: true, force: true });
-}
-
-/** utime + stime of a process in seconds (Linux /proc, USER_HZ 100). */
-function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
 }
 
 async function scrapeOverHttp(): Promise<Record<string, unknown>> {

@@ -32,7 +32,7 @@ import { SqliteStore } from '../../controller/store/sqlite.js';
 import type { Store } from '../../controller/store/store.js';
 import { etcdAvailable } from '../../test/support/etcd-cluster.js';
 import { boundRunning, CONTROLLER_LEASE, type MultiHost, startMultiHost } from '../../test/support/multihost.js';
-import { ORCHCTL, percentile, tempDir } from '../lib.js';
+import { cpuSeconds, ORCHCTL, percentile, tempDir } from '../lib.js';
 import type { Bench } from '../types.js';
 
 const LATENCY_RUNS = 50;
@@ -97,12 +97,10 @@ async function applyToRunning(store: Store, workdir: string, prefix: string): Pr
  */
 function usage(pid: number, children = false): { cpu: number; rssMB: number; peakMB: number } {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cpu = cpuSeconds(pid, children);
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-    const ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
-    return { cpu: ticks / 100, rssMB: kb('VmRSS') / 1024, peakMB: r1(kb('VmHWM') / 1024) };
+    return { cpu, rssMB: kb('VmRSS') / 1024, peakMB: r1(kb('VmHWM') / 1024) };
   } catch {
     return { cpu: 0, rssMB: 0, peakMB: 0 };
   }

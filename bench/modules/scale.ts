@@ -13,18 +13,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Resource } from '../../controller/api/types.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { ORCHCTL, tempDir } from '../lib.js';
+import { cpuSeconds, ORCHCTL, tempDir } from '../lib.js';
 import type { Bench } from '../types.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** utime + stime (+ those of reaped children), in seconds, from /proc/<pid>/stat (USER_HZ 100). */
-function cpuSeconds(pid: number, children: boolean): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const own = Number(f[11]) + Number(f[12]);
-  return (children ? own + Number(f[13]) + Number(f[14]) : own) / 100;
-}
 
 const rssMB = (pid: number): number =>
   Math.round(Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
