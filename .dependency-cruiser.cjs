@@ -85,6 +85,16 @@ module.exports = {
       to: { path: '^(test|bench)/' },
     },
     {
+      name: 'cli-registrations-load-commands-lazily',
+      comment:
+        'controller/cli/main.ts and the command registrations (cli/commands/*.cmd.ts) load at every start-up: ' +
+        "they may import a command's implementation only with await import(), so `orchctl get` never pays " +
+        'for ajv or the controller. Put what a registration needs in cli/register.ts.',
+      severity: 'error',
+      from: { path: '^controller/cli/(main|commands/[^/]+[.]cmd)[.]ts$' },
+      to: { path: '^controller/cli/commands/', pathNot: '[.]cmd[.]ts$', dependencyTypesNot: ['dynamic-import'] },
+    },
+    {
       name: 'no-circular',
       comment:
         'This import closes a cycle between controller/ modules (`import type` counts too: a cycle of types is ' +
