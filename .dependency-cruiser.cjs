@@ -95,6 +95,16 @@ module.exports = {
       to: { path: '^controller/cli/commands/', pathNot: '[.]cmd[.]ts$', dependencyTypesNot: ['dynamic-import'] },
     },
     {
+      name: 'agent-drivers-only-through-the-registry',
+      comment:
+        'Knowledge of one agent CLI (Claude Code, Codex, Gemini CLI) stays in controller/agents/: the rest ' +
+        'reaches a driver only through agents/drivers.ts (driverFor), never its module. Add what you need to ' +
+        'the AgentDriver interface (agents/driver.ts) instead. scripts/check-agent-knowledge.mjs checks names.',
+      severity: 'error',
+      from: { path: '^controller/', pathNot: '^controller/agents/' },
+      to: { path: '^controller/agents/(claude-code|codex|gemini-cli)' },
+    },
+    {
       name: 'no-circular',
       comment:
         'This import closes a cycle between controller/ modules (`import type` counts too: a cycle of types is ' +
