@@ -85,6 +85,26 @@ module.exports = {
       to: { path: '^(test|bench)/' },
     },
     {
+      name: 'cli-registrations-load-commands-lazily',
+      comment:
+        'controller/cli/main.ts and the command registrations (cli/commands/*.cmd.ts) load at every start-up: ' +
+        "they may import a command's implementation only with await import(), so `orchctl get` never pays " +
+        'for ajv or the controller. Put what a registration needs in cli/register.ts.',
+      severity: 'error',
+      from: { path: '^controller/cli/(main|commands/[^/]+[.]cmd)[.]ts$' },
+      to: { path: '^controller/cli/commands/', pathNot: '[.]cmd[.]ts$', dependencyTypesNot: ['dynamic-import'] },
+    },
+    {
+      name: 'agent-drivers-only-through-the-registry',
+      comment:
+        'Knowledge of one agent CLI (Claude Code, Codex, Gemini CLI) stays in controller/agents/: the rest ' +
+        'reaches a driver only through agents/drivers.ts (driverFor), never its module. Add what you need to ' +
+        'the AgentDriver interface (agents/driver.ts) instead. scripts/check-agent-knowledge.mjs checks names.',
+      severity: 'error',
+      from: { path: '^controller/', pathNot: '^controller/agents/' },
+      to: { path: '^controller/agents/(claude-code|codex|gemini-cli)' },
+    },
+    {
       name: 'no-circular',
       comment:
         'This import closes a cycle between controller/ modules (`import type` counts too: a cycle of types is ' +

@@ -388,6 +388,12 @@ export const claudeCodeDriver: AgentDriver = {
       ? []
       : ['--append-system-prompt', text],
   transcript: jsonlTranscript,
+  async setupChecks(agent) {
+    const cfg = claudeHooks(agent.hooks);
+    if (!cfg) return [];
+    const { claudeSetupChecks } = await import('./claude-code-setup.js');
+    return claudeSetupChecks(agent, (env) => usesPreparedConfig(cfg, env));
+  },
 };
 
 const SETTINGS_FILE = 'claude-settings.json';

@@ -82,6 +82,13 @@ export interface ContextCommands {
   clear?: string;
 }
 
+/** One set-up check of an agent (`orchctl doctor`): what it found and, when not ok, what to fix. */
+export interface AgentCheck {
+  check: string;
+  ok: boolean;
+  message: string;
+}
+
 export interface AgentDriver {
   readonly name: string;
   /** What the agent can do about a full context window; undefined: only a new run helps. */
@@ -109,6 +116,8 @@ export interface AgentDriver {
   }): string | undefined;
   /** Reads the agent's transcript, if it keeps one orchctl understands. */
   readonly transcript?: TranscriptReader;
+  /** `orchctl doctor`'s checks of the agent's own set-up on this host (Claude Code: onboarding, base URL). */
+  setupChecks?(agent: AgentSpec): Promise<AgentCheck[]>;
 }
 
 /** What every transcript reader counts: turns, and tool calls by id (to label their results). */

@@ -6,7 +6,7 @@ import type { AgentDriver } from './driver.js';
 import { geminiCliDriver } from './gemini-cli.js';
 import { genericDriver } from './generic.js';
 
-export type { AgentDriver } from './driver.js';
+export type { AgentCheck, AgentDriver } from './driver.js';
 
 /** Drivers chosen by the CLI the Agent's detection data names (`detection.agent`). */
 const BY_DETECTION: Record<string, AgentDriver> = { codex: codexDriver, 'gemini-cli': geminiCliDriver };

@@ -19,8 +19,6 @@ export const TIER_NAMES: Record<NotificationTier, string> = { 1: 'urgent', 2: 'a
 /** Where a secret is read at send time: a variable of the controller's environment, or a file. */
 export type SecretSource = NonNullable<EnvVar['valueFrom']>;
 
-export type ChannelType = 'webhook' | 'ntfy' | 'email' | 'command';
-
 type ChannelCommon = {
   /** Go duration for one send, connection to answer; default 10s. */
   timeout?: string;
@@ -76,6 +74,9 @@ export type CommandChannelSpec = ChannelCommon & {
 };
 
 export type NotificationChannelSpec = WebhookChannelSpec | NtfyChannelSpec | EmailChannelSpec | CommandChannelSpec;
+
+/** A channel type: what a driver in notify/drivers.ts sends with. */
+export type ChannelType = NotificationChannelSpec['type'];
 
 /** One Event behind a message, as much of it as a receiver needs. */
 export type NotificationEventRef = {

@@ -21,6 +21,7 @@ import { checkPattern } from '../api/patterns.js';
 import type { Resource } from '../api/types.js';
 import { type FieldError, formatPath, type PathPart, validateObject } from '../api/validate.js';
 import { validateDetection } from '../agents/detection.js';
+import { CHANNEL_DRIVERS, channelDriver } from '../notify/drivers.js';
 import { specProblem } from '../notify/spec.js';
 import { autopilotErrors } from './autopilot-admission.js';
 import { llmBackendErrors } from './llm-admission.js';
@@ -153,18 +154,11 @@ function notificationPolicy(o: Resource, kind: KindInfo): FieldError[] {
   return [...llm, ...validateNotificationPolicy(o.spec as NotificationPolicySpec)];
 }
 
-/** Which of the channel spec's fields each type reads (the CRD has them all in one object). */
-const CHANNEL_FIELDS: Record<NotificationChannelSpec['type'], string[]> = {
-  webhook: ['urlFrom', 'format'],
-  ntfy: ['urlFrom', 'server', 'topic', 'tokenFrom', 'tags'],
-  email: ['host', 'port', 'secure', 'requireTLS', 'tls', 'from', 'to', 'usernameFrom', 'passwordFrom'],
-  command: ['command', 'env'],
-};
 const COMMON_CHANNEL_FIELDS = ['type', 'timeout', 'rateLimit', 'dailyBudget'];
 
 /** The field a specProblem message is about: the first one it names ("email needs host" → spec.host). */
 function problemPath(problem: string): PathPart[] {
-  const fields = new Set([...COMMON_CHANNEL_FIELDS, ...Object.values(CHANNEL_FIELDS).flat()]);
+  const fields = new Set([...COMMON_CHANNEL_FIELDS, ...CHANNEL_DRIVERS.flatMap((d) => d.fields)]);
   for (const [word] of problem.matchAll(/[A-Za-z]+(?:\.[A-Za-z]+)?/g))
     if (fields.has(word.split('.')[0])) return ['spec', ...parsePath(word)];
   return ['spec'];
@@ -187,7 +181,8 @@ function literalCredentials(url: unknown, at: PathPart[], instead: string): Fiel
 
 function notificationChannel(spec: Obj): FieldError[] {
   const type = spec.type as NotificationChannelSpec['type'];
-  const allowed = new Set([...COMMON_CHANNEL_FIELDS, ...CHANNEL_FIELDS[type]]);
+  // Which of the spec's fields the type reads: the CRD has every type's fields in one object.
+  const allowed = new Set([...COMMON_CHANNEL_FIELDS, ...(channelDriver(type)?.fields ?? [])]);
   const foreign = Object.keys(spec)
     .filter((k) => !allowed.has(k))
     .map((k) => ({ path: ['spec', k], message: `is not a field of a ${type} channel`, atKey: true }));

@@ -1,6 +1,6 @@
 /**
- * A channel: one configured destination (webhook, ntfy, email, command) that sends one message
- * and says what came of it. A send never throws: a missing secret, a bad spec, a refusing or
+ * A channel: one configured destination that sends one message, through its type's driver
+ * (drivers.ts), and says what came of it. A send never throws: a missing secret, a bad spec, a refusing or
  * silent destination all come back as a result, classified as retryable or not, with a message
  * that names the channel and holds no secret. The notifier keeps one Channel per
  * NotificationChannel object (its rate limit lives in it) and records each result in the outbox.
@@ -12,15 +12,11 @@ import type {
   NotificationMessage,
   NotificationSendResult,
 } from '../api/notification-channel.js';
-import { sendCommand } from './command.js';
-import type { SendContext } from './context.js';
-import { sendEmail } from './email.js';
-import { sendNtfy } from './ntfy.js';
+import { channelDriver } from './drivers.js';
 import { SlidingWindowLimit } from './rate-limit.js';
 import { ChannelConfigError, failed } from './result.js';
 import { SecretScope } from './secrets.js';
 import { DEFAULT_TIMEOUT_MS, specProblem } from './spec.js';
-import { sendWebhook } from './webhook.js';
 
 export { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, specProblem } from './spec.js';
 
@@ -48,21 +44,6 @@ function messageProblem(m: NotificationMessage): string | undefined {
   return undefined;
 }
 
-type Sender = (ctx: SendContext) => Promise<NotificationSendResult>;
-
-function senderFor(spec: NotificationChannelSpec): Sender {
-  switch (spec.type) {
-    case 'webhook':
-      return (ctx) => sendWebhook(spec, ctx);
-    case 'ntfy':
-      return (ctx) => sendNtfy(spec, ctx);
-    case 'email':
-      return (ctx) => sendEmail(spec, ctx);
-    case 'command':
-      return (ctx) => sendCommand(spec, ctx);
-  }
-}
-
 export function createChannel(name: string, spec: NotificationChannelSpec, opts: ChannelOptions = {}): Channel {
   const env = opts.env ?? process.env;
   const type = spec.type;
@@ -73,13 +54,13 @@ export function createChannel(name: string, spec: NotificationChannelSpec, opts:
     spec.rateLimit && !problem
       ? new SlidingWindowLimit(spec.rateLimit.count, parseDuration(spec.rateLimit.per), opts.now)
       : undefined;
-  const send = problem ? undefined : senderFor(spec);
+  const driver = problem ? undefined : channelDriver(type);
 
   return {
     name,
     type,
     async send(message, { signal } = {}) {
-      if (!send) return failed('config', label, problem ?? 'unknown type');
+      if (!driver) return failed('config', label, problem ?? 'unknown type');
       const bad = messageProblem(message);
       if (bad) return failed('config', label, bad);
       const waitMs = limit?.take();
@@ -90,7 +71,7 @@ export function createChannel(name: string, spec: NotificationChannelSpec, opts:
       const secrets = new SecretScope(env);
       let result: NotificationSendResult;
       try {
-        result = await send({ name, label, message, timeoutMs, signal, secrets, env });
+        result = await driver.send(spec, { name, label, message, timeoutMs, signal, secrets, env });
       } catch (e) {
         result =
           e instanceof ChannelConfigError

@@ -7,11 +7,11 @@
  * in its own process group, killed whole at the time limit (execa's own timeout kills the child
  * alone, and a grandchild holding its pipes would keep the send waiting).
  */
-import { execa } from 'execa';
 import type { CommandChannelSpec, NotificationSendResult } from '../api/notification-channel.js';
 import { SECRET_NAME } from '../api/redact.js';
 import { EnvSourceError, resolveEnv } from '../agents/env.js';
 import type { SendContext } from './context.js';
+import type { ChannelDriver } from './driver.js';
 import { commandArgs, commandEnv, jsonPayload } from './format.js';
 import { ChannelConfigError, excerpt, failed, sent } from './result.js';
 
@@ -35,13 +35,31 @@ function extraEnv(spec: CommandChannelSpec, ctx: SendContext): Record<string, st
   return out;
 }
 
-export async function sendCommand(spec: CommandChannelSpec, ctx: SendContext): Promise<NotificationSendResult> {
-  const { label, message: m, timeoutMs } = ctx;
+/** What a command channel runs for one message: its argv, the variables it adds, the JSON on its stdin. */
+type CommandRun = { argv: string[]; env: Record<string, string>; stdin: string };
+
+export const commandDriver: ChannelDriver<CommandChannelSpec, CommandRun> = {
+  type: 'command',
+  fields: ['command', 'env'],
+  validate: (spec) => (spec.command?.length && spec.command[0] ? undefined : 'command needs a program'),
+  format: (spec, channel, m) => ({
+    argv: commandArgs(spec.command, m),
+    env: commandEnv(channel, m),
+    stdin: JSON.stringify(jsonPayload(channel, m)),
+  }),
+  send: sendCommand,
+};
+
+async function sendCommand(spec: CommandChannelSpec, ctx: SendContext): Promise<NotificationSendResult> {
+  const { label, timeoutMs } = ctx;
   if (!spec.command?.length || !spec.command[0]) throw new ChannelConfigError('command is empty');
-  const [file, ...args] = commandArgs(spec.command, m);
-  const child = execa(file, args, {
-    input: JSON.stringify(jsonPayload(ctx.name, m)),
-    env: { ...extraEnv(spec, ctx), ...commandEnv(ctx.name, m) },
+  const run = commandDriver.format(spec, ctx.name, ctx.message);
+  const [file, ...args] = run.argv;
+  // Loaded on the first send, not with the driver: apply's admission validates channels without it.
+  const { execa } = await import('execa');
+  const child = execa(file!, args, {
+    input: run.stdin,
+    env: { ...extraEnv(spec, ctx), ...run.env },
     reject: false,
     detached: true, // its own process group, so the kill reaches what it started
     maxBuffer: MAX_OUTPUT,

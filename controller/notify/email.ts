@@ -6,9 +6,11 @@
  * are few, and a rotated password file is read on the next send.
  */
 import fs from 'node:fs';
-import nodemailer, { type NodemailerError } from 'nodemailer';
+import type { NodemailerError } from 'nodemailer';
+import { isLoopbackHost } from '../api/endpoint.js';
 import type { EmailChannelSpec, NotificationSendResult } from '../api/notification-channel.js';
 import type { SendContext } from './context.js';
+import type { ChannelDriver } from './driver.js';
 import { emailContent } from './format.js';
 import { ChannelConfigError, excerpt, failed, sent, socketFailure } from './result.js';
 
@@ -30,9 +32,35 @@ function readCa(file: string): Buffer {
   }
 }
 
-export async function sendEmail(spec: EmailChannelSpec, ctx: SendContext): Promise<NotificationSendResult> {
+/** An IPv6 address as URL.hostname spells it (isLoopbackHost's form). */
+const bracketed = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
+
+export const emailDriver: ChannelDriver<EmailChannelSpec, ReturnType<typeof emailContent>> = {
+  type: 'email',
+  fields: ['host', 'port', 'secure', 'requireTLS', 'tls', 'from', 'to', 'usernameFrom', 'passwordFrom'],
+  validate(spec) {
+    if (!spec.host) return 'email needs host';
+    if (spec.port !== undefined && (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535))
+      return 'port must be 1-65535';
+    if (!spec.from) return 'email needs from';
+    if (!spec.to?.length) return 'email needs at least one address in to';
+    if (!spec.usernameFrom !== !spec.passwordFrom) return 'usernameFrom and passwordFrom go together';
+    if (spec.usernameFrom && !spec.secure && !spec.requireTLS && !isLoopbackHost(bracketed(spec.host)))
+      return (
+        `requireTLS must be true (or secure: true, port 465) to send the credentials to ${spec.host}: ` +
+        'otherwise they travel in clear to a server that offers no TLS'
+      );
+    return undefined;
+  },
+  format: (spec, _channel, m) => emailContent(m, spec.from),
+  send: sendEmail,
+};
+
+async function sendEmail(spec: EmailChannelSpec, ctx: SendContext): Promise<NotificationSendResult> {
   const { label, timeoutMs } = ctx;
   const auth = credentials(spec, ctx);
+  // Loaded on the first mail, not with the driver: apply's admission validates channels without it.
+  const { default: nodemailer } = await import('nodemailer');
   const transport = nodemailer.createTransport({
     host: spec.host,
     port: spec.port,
@@ -48,7 +76,7 @@ export async function sendEmail(spec: EmailChannelSpec, ctx: SendContext): Promi
     disableFileAccess: true,
     disableUrlAccess: true,
   });
-  const content = emailContent(ctx.message, spec.from);
+  const content = emailDriver.format(spec, ctx.name, ctx.message);
   // The socket timeouts bound each wait; this bounds the whole exchange, as for the other channels.
   const signal = AbortSignal.any([AbortSignal.timeout(Math.max(1, timeoutMs)), ...(ctx.signal ? [ctx.signal] : [])]);
   try {

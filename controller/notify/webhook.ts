@@ -4,24 +4,34 @@
  * Slack's incoming-webhook body instead of orchctl's message.
  */
 import type { WebhookChannelSpec } from '../api/notification-channel.js';
-import type { SendContext } from './context.js';
+import type { ChannelDriver } from './driver.js';
 import { jsonPayload, slackPayload } from './format.js';
 import { postHttp } from './http.js';
 
-export async function sendWebhook(spec: WebhookChannelSpec, ctx: SendContext) {
-  const { url, authorization } = ctx.secrets.readUrl('urlFrom', spec.urlFrom);
-  const m = ctx.message;
-  const payload = spec.format === 'slack' ? slackPayload(m) : jsonPayload(ctx.name, m);
-  return postHttp({
-    label: ctx.label,
-    url,
-    headers: {
-      'content-type': 'application/json',
-      'idempotency-key': m.idempotencyKey,
-      ...(authorization ? { authorization } : {}),
-    },
-    body: JSON.stringify(payload),
-    timeoutMs: ctx.timeoutMs,
-    signal: ctx.signal,
-  });
-}
+export const webhookDriver: ChannelDriver<WebhookChannelSpec> = {
+  type: 'webhook',
+  fields: ['urlFrom', 'format'],
+  validate(spec) {
+    if (!spec.urlFrom) return 'a webhook needs urlFrom (the URL is a secret)';
+    if (spec.format !== undefined && spec.format !== 'json' && spec.format !== 'slack')
+      return `format "${spec.format}" is not json or slack`;
+    return undefined;
+  },
+  format: (spec, channel, m) => (spec.format === 'slack' ? slackPayload(m) : jsonPayload(channel, m)),
+  async send(spec, ctx) {
+    const { url, authorization } = ctx.secrets.readUrl('urlFrom', spec.urlFrom);
+    const m = ctx.message;
+    return postHttp({
+      label: ctx.label,
+      url,
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': m.idempotencyKey,
+        ...(authorization ? { authorization } : {}),
+      },
+      body: JSON.stringify(webhookDriver.format(spec, ctx.name, m)),
+      timeoutMs: ctx.timeoutMs,
+      signal: ctx.signal,
+    });
+  },
+};

@@ -127,234 +127,284 @@ function eventOf(n: Notification): EventObject {
   };
 }
 
-export function planRouting(input: RouterInput): RouterPlan {
-  const { now, policy } = input;
-  const spec = policy.spec!;
-  const name = policy.metadata.name;
-  const namespace = policy.metadata.namespace;
-  const prior = (policy.status ?? {}) as NotificationPolicyStatus;
-  const day = budgetDay(now, spec.timeZone ?? DEFAULT_TIME_ZONE);
-  const plan: RouterPlan = { create: [], update: [], delete: [], status: { ...prior }, warnings: [], results: [] };
+/** A decision's metrics result. */
+type Decided = { channel: string; tier: Tier };
 
-  const work = new Map(input.outbox.map((n) => [n.metadata.name, n]));
-  const created = new Set<string>();
-  const changed = new Set<string>();
-  const routable = input.events.filter(
-    (e) => !UNROUTED_KINDS.has(e.involvedObject.kind) || CHANNEL_ALERT_REASONS.has(e.reason),
-  );
+/**
+ * One pass of the router over a policy's outbox: the Notifications as they stand (`work`), which of
+ * them this pass created or changed, and the plan being built. The steps run in planRouting's order.
+ */
+class RoutingPass {
+  readonly plan: RouterPlan;
+  private readonly spec: NonNullable<NotificationPolicy['spec']>;
+  private readonly name: string;
+  private readonly prior: NotificationPolicyStatus;
+  private readonly day: ReturnType<typeof budgetDay>;
+  private readonly work: Map<string, Notification>;
+  private readonly created = new Set<string>();
+  private readonly changed = new Set<string>();
+  /** Events this policy may route: not about the notifier's own objects, but for a channel's trouble. */
+  private readonly routable: EventObject[];
+  private readonly inhibitSources: NotifierState['inhibitSources'];
+
+  constructor(private readonly input: RouterInput) {
+    const { now, policy } = input;
+    this.spec = policy.spec!;
+    this.name = policy.metadata.name;
+    this.prior = (policy.status ?? {}) as NotificationPolicyStatus;
+    this.day = budgetDay(now, this.spec.timeZone ?? DEFAULT_TIME_ZONE);
+    this.plan = { create: [], update: [], delete: [], status: { ...this.prior }, warnings: [], results: [] };
+    this.work = new Map(input.outbox.map((n) => [n.metadata.name, n]));
+    this.routable = input.events.filter(
+      (e) => !UNROUTED_KINDS.has(e.involvedObject.kind) || CHANNEL_ALERT_REASONS.has(e.reason),
+    );
+    // Only a policy with inhibit rules needs the fields of every Event in the namespace.
+    this.inhibitSources = this.spec.inhibit?.length
+      ? this.routable.map((e) => notificationFields(e, input.labelsOf?.(e)))
+      : [];
+  }
+
   /** The Warnings of `e`'s reason within the repeat window, up to and including `e` (decide.ts escalates). */
-  const repeats = (e: EventObject): number =>
-    e.type !== 'Warning'
-      ? 0
-      : routable
-          .filter(
-            (x) =>
-              x.type === 'Warning' &&
-              x.reason === e.reason &&
-              rv(x) <= rv(e) &&
-              now - Date.parse(x.lastTimestamp) <= REPEAT_ESCALATION.windowMs,
-          )
-          .reduce((n, x) => n + Math.max(1, x.count ?? 1), 0);
-  // Only a policy with inhibit rules needs the fields of every Event in the namespace.
-  const inhibitSources = spec.inhibit?.length ? routable.map((e) => notificationFields(e, input.labelsOf?.(e))) : [];
-  const state = (): NotifierState => ({
-    ...outboxState(work.values(), day.start),
-    budgetWarnedDay: plan.status.budgetWarned,
-    inhibitSources,
-    silences: input.silences,
-  });
-  const put = (n: Notification, isNew: boolean) => {
-    work.set(n.metadata.name, n);
-    (isNew ? created : changed).add(n.metadata.name);
-  };
-  const setStatus = (n: Notification, status: NotificationStatus) => put({ ...n, status }, false);
-  const batched = (channel: string) =>
-    [...work.values()]
+  private repeats(e: EventObject): number {
+    if (e.type !== 'Warning') return 0;
+    const now = this.input.now;
+    return this.routable
+      .filter(
+        (x) =>
+          x.type === 'Warning' &&
+          x.reason === e.reason &&
+          rv(x) <= rv(e) &&
+          now - Date.parse(x.lastTimestamp) <= REPEAT_ESCALATION.windowMs,
+      )
+      .reduce((n, x) => n + Math.max(1, x.count ?? 1), 0);
+  }
+
+  private state(): NotifierState {
+    return {
+      ...outboxState(this.work.values(), this.day.start),
+      budgetWarnedDay: this.plan.status.budgetWarned,
+      inhibitSources: this.inhibitSources,
+      silences: this.input.silences,
+    };
+  }
+
+  private put(n: Notification, isNew: boolean): void {
+    this.work.set(n.metadata.name, n);
+    (isNew ? this.created : this.changed).add(n.metadata.name);
+  }
+
+  private setStatus(n: Notification, status: NotificationStatus): void {
+    this.put({ ...n, status }, false);
+  }
+
+  private result(d: Decided, result: NotificationResult): void {
+    this.plan.results.push({ channel: d.channel, tier: d.tier, result });
+  }
+
+  private batched(channel: string): Notification[] {
+    return [...this.work.values()]
       .filter((n) => n.spec!.channel === channel && n.status?.phase === 'Batched')
       .sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''));
-  const record = (nm: string, s: NotificationSpec, status: NotificationStatus) =>
-    put(
-      {
-        apiVersion: API_VERSION,
-        kind: 'Notification',
-        metadata: {
-          name: nm,
-          namespace,
-          creationTimestamp: iso(now),
-          labels: {
-            [NOTIFICATION_LABELS.policy]: name,
-            [NOTIFICATION_LABELS.channel]: s.channel,
-            [NOTIFICATION_LABELS.tier]: String(s.tier),
-            [NOTIFICATION_LABELS.source]: s.source,
-          },
-          ...(policy.metadata.uid
-            ? {
-                ownerReferences: [
-                  { apiVersion: API_VERSION, kind: 'NotificationPolicy', name, uid: policy.metadata.uid },
-                ],
-              }
-            : {}),
-        },
-        spec: s,
-        status,
-      },
-      true,
-    );
-  const warn = (ws: BudgetWarning[]) => {
+  }
+
+  private record(nm: string, s: NotificationSpec, status: NotificationStatus): void {
+    const { policy, now } = this.input;
+    const name = this.name;
+    const labels = {
+      [NOTIFICATION_LABELS.policy]: name,
+      [NOTIFICATION_LABELS.channel]: s.channel,
+      [NOTIFICATION_LABELS.tier]: String(s.tier),
+      [NOTIFICATION_LABELS.source]: s.source,
+    };
+    const owner = policy.metadata.uid
+      ? { ownerReferences: [{ apiVersion: API_VERSION, kind: 'NotificationPolicy', name, uid: policy.metadata.uid }] }
+      : {};
+    const metadata = { name: nm, namespace: policy.metadata.namespace, creationTimestamp: iso(now), labels, ...owner };
+    this.put({ apiVersion: API_VERSION, kind: 'Notification', metadata, spec: s, status }, true);
+  }
+
+  private warn(ws: BudgetWarning[]): void {
+    const status = this.plan.status;
     for (const w of ws) {
-      if (plan.status.budgetWarned?.[w.channel] === w.day) continue;
-      plan.status.budgetWarned = { ...plan.status.budgetWarned, [w.channel]: w.day };
-      plan.warnings.push(w);
+      if (status.budgetWarned?.[w.channel] === w.day) continue;
+      status.budgetWarned = { ...status.budgetWarned, [w.channel]: w.day };
+      this.plan.warnings.push(w);
     }
-  };
+  }
+
   /** What becomes of an Event now (`due`: a deferral on that channel decided again). */
-  const decideNow = (
-    event: EventObject,
-    more: { due?: { channel: string }; repeats?: number; tierCap?: Tier } = {},
-  ) => {
+  private decideNow(event: EventObject, more: { due?: { channel: string }; repeats?: number; tierCap?: Tier } = {}) {
+    const { now, channels, labelsOf } = this.input;
     const d = decide({
       now,
-      policy: spec,
-      channels: input.channels,
+      policy: this.spec,
+      channels,
       event,
-      labels: input.labelsOf?.(event),
-      state: state(),
+      labels: labelsOf?.(event),
+      state: this.state(),
       ...more,
     });
-    warn(d.warnings);
+    this.warn(d.warnings);
     return d.decisions;
-  };
-  /** A tier 1/2 message going out takes the channel's pending batch along. */
-  const takeBatch = (carrier: string, channel: string): Notification[] => {
-    const items = batched(channel);
-    for (const it of items) setStatus(it, flushed(it, carrier));
-    return items;
-  };
+  }
 
-  // 1. Events new since the cursor, in the order they happened.
-  const cursor = prior.eventRevision !== undefined ? Number(prior.eventRevision) : undefined;
-  const since = Date.parse(policy.metadata.creationTimestamp ?? '') || 0;
-  const fresh = routable
-    .filter((e) => (cursor !== undefined ? rv(e) > cursor : Date.parse(e.lastTimestamp) >= since))
-    .sort((a, b) => rv(a) - rv(b));
-  for (const e of fresh) {
-    for (const dec of decideNow(e, { repeats: repeats(e) })) {
-      if (dec.action === 'suppress' && dec.why === 'repeat') {
-        plan.results.push({ channel: dec.channel, tier: dec.tier, result: 'suppressed' });
-        continue;
-      }
-      const nm = eventNotificationName(name, eventKey(e), e.count, dec.channel);
-      if (work.has(nm)) continue;
-      const msg = eventMessage(e);
-      const o = e.involvedObject;
-      const { status, result } = statusOf(dec);
-      const items = dec.action === 'send' && dec.flushesBatch ? takeBatch(nm, dec.channel) : [];
-      record(
-        nm,
-        {
-          policy: name,
-          channel: dec.channel,
-          tier: dec.tier,
-          source: 'event',
-          route: dec.route,
-          groupKey: dec.groupKey,
-          eventKey: eventKey(e),
-          event: {
-            type: e.type,
-            reason: e.reason,
-            message: e.message,
-            involvedObject: { kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}) },
-            count: e.count,
-            lastTimestamp: e.lastTimestamp,
-          },
-          title: msg.title,
-          body: withBatch(msg, items),
-          ...(items.length ? { items: items.map((i) => i.metadata.name) } : {}),
-        },
-        status,
-      );
-      if (result) plan.results.push({ channel: dec.channel, tier: dec.tier, result });
+  /** A tier 1/2 message going out takes the channel's pending batch along. */
+  private takeBatch(carrier: string, dec: NotificationDecision): Notification[] {
+    if (dec.action !== 'send' || !dec.flushesBatch) return [];
+    const items = this.batched(dec.channel);
+    for (const it of items) this.setStatus(it, flushed(it, carrier));
+    return items;
+  }
+
+  /** 1. Events new since the cursor, in the order they happened; the cursor moves past them. */
+  routeFresh(): void {
+    const { policy } = this.input;
+    const cursor = this.prior.eventRevision !== undefined ? Number(this.prior.eventRevision) : undefined;
+    const since = Date.parse(policy.metadata.creationTimestamp ?? '') || 0;
+    const fresh = this.routable
+      .filter((e) => (cursor !== undefined ? rv(e) > cursor : Date.parse(e.lastTimestamp) >= since))
+      .sort((a, b) => rv(a) - rv(b));
+    for (const e of fresh) for (const dec of this.decideNow(e, { repeats: this.repeats(e) })) this.recordEvent(e, dec);
+    if (fresh.length) this.plan.status.eventRevision = String(rv(fresh[fresh.length - 1]));
+    else if (cursor === undefined) this.plan.status.eventRevision = String(Math.max(0, ...this.routable.map(rv)));
+  }
+
+  private recordEvent(e: EventObject, dec: NotificationDecision): void {
+    if (dec.action === 'suppress' && dec.why === 'repeat') {
+      this.result(dec, 'suppressed');
+      return;
+    }
+    const nm = eventNotificationName(this.name, eventKey(e), e.count, dec.channel);
+    if (this.work.has(nm)) return;
+    const msg = eventMessage(e);
+    const o = e.involvedObject;
+    const { status, result } = statusOf(dec);
+    const items = this.takeBatch(nm, dec);
+    const event = {
+      type: e.type,
+      reason: e.reason,
+      message: e.message,
+      involvedObject: { kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}) },
+      count: e.count,
+      lastTimestamp: e.lastTimestamp,
+    };
+    this.record(
+      nm,
+      {
+        policy: this.name,
+        channel: dec.channel,
+        tier: dec.tier,
+        source: 'event',
+        route: dec.route,
+        groupKey: dec.groupKey,
+        eventKey: eventKey(e),
+        event,
+        title: msg.title,
+        body: withBatch(msg, items),
+        ...(items.length ? { items: items.map((i) => i.metadata.name) } : {}),
+      },
+      status,
+    );
+    if (result) this.result(dec, result);
+  }
+
+  /**
+   * 2. Deferrals now due are decided again (the budget may be spent, a silence begun); so is one
+   * deferred to the end of quiet hours the policy no longer ends then (changed or removed).
+   */
+  redecideDue(): void {
+    const { now } = this.input;
+    const quietEnd = quietHoursEnd(this.spec, now);
+    for (const n of [...this.work.values()]) {
+      if (n.status?.phase !== 'Deferred' || !n.spec!.event) continue;
+      const until = Date.parse(n.status.until ?? '');
+      const stale = n.status.reason === 'quietHours' && quietEnd !== until;
+      if (until > now && !stale) continue;
+      this.redecide(n);
     }
   }
-  if (fresh.length) plan.status.eventRevision = String(rv(fresh[fresh.length - 1]));
-  else if (cursor === undefined) plan.status.eventRevision = String(Math.max(0, ...routable.map(rv)));
 
-  // 2. Deferrals now due are decided again (the budget may be spent, a silence begun); so is one
-  // deferred to the end of quiet hours the policy no longer ends then (changed or removed).
-  const quietEnd = quietHoursEnd(spec, now);
-  for (const n of [...work.values()]) {
-    if (n.status?.phase !== 'Deferred' || !n.spec!.event) continue;
-    const until = Date.parse(n.status.until ?? '');
-    const stale = n.status.reason === 'quietHours' && quietEnd !== until;
-    if (until > now && !stale) continue;
+  private redecide(n: Notification): void {
+    const spec = n.spec!;
     const ev = eventOf(n);
-    if (CONDITION_REASONS.has(ev.reason) && input.stillTrue?.(ev) === false) {
-      setStatus(n, { phase: 'Suppressed', reason: 'resolved', message: `${ev.reason} is no longer True` });
-      plan.results.push({ channel: n.spec!.channel, tier: n.spec!.tier, result: 'suppressed' });
-      continue;
+    if (CONDITION_REASONS.has(ev.reason) && this.input.stillTrue?.(ev) === false) {
+      this.setStatus(n, { phase: 'Suppressed', reason: 'resolved', message: `${ev.reason} is no longer True` });
+      this.result(spec, 'suppressed');
+      return;
     }
-    const dec = decideNow(ev, { due: { channel: n.spec!.channel }, tierCap: n.spec!.tier })[0];
+    const dec = this.decideNow(ev, { due: { channel: spec.channel }, tierCap: spec.tier })[0];
     if (!dec) {
-      setStatus(n, { phase: 'Suppressed', reason: 'unrouted', message: 'the policy no longer routes it here' });
-      plan.results.push({ channel: n.spec!.channel, tier: n.spec!.tier, result: 'suppressed' });
-      continue;
+      this.setStatus(n, { phase: 'Suppressed', reason: 'unrouted', message: 'the policy no longer routes it here' });
+      this.result(spec, 'suppressed');
+      return;
     }
     const { status, result } = statusOf(dec);
-    const items = dec.action === 'send' && dec.flushesBatch ? takeBatch(n.metadata.name, dec.channel) : [];
+    const items = this.takeBatch(n.metadata.name, dec);
     if (items.length)
-      put(
-        { ...n, spec: { ...n.spec!, body: withBatch(n.spec!, items), items: items.map((i) => i.metadata.name) } },
+      this.put(
+        { ...n, spec: { ...spec, body: withBatch(spec, items), items: items.map((i) => i.metadata.name) } },
         false,
       );
-    setStatus(work.get(n.metadata.name)!, status);
-    if (result) plan.results.push({ channel: dec.channel, tier: dec.tier, result });
+    this.setStatus(this.work.get(n.metadata.name)!, status);
+    if (result) this.result(dec, result);
   }
 
-  // 3. Tier-3 batches whose interval is up.
-  const flush = decideFlush({ now, policy: spec, channels: input.channels, state: state() });
-  warn(flush.warnings);
-  let next = flush.next;
-  for (const dec of flush.decisions) {
-    const items = batched(dec.channel);
-    if (!items.length) continue;
-    if (dec.action === 'defer') {
-      next = Math.min(next ?? dec.until, dec.until);
-      continue;
+  /** 3. Tier-3 batches whose interval is up; returns when the next one falls due. */
+  flushBatches(): number | undefined {
+    const { now, channels } = this.input;
+    const flush = decideFlush({ now, policy: this.spec, channels, state: this.state() });
+    this.warn(flush.warnings);
+    let next = flush.next;
+    for (const dec of flush.decisions) {
+      const items = this.batched(dec.channel);
+      if (!items.length) continue;
+      if (dec.action === 'defer') {
+        next = Math.min(next ?? dec.until, dec.until);
+        continue;
+      }
+      if (dec.action === 'digest') {
+        const message = `past the daily budget (${dec.used}/${dec.budget})`;
+        for (const it of items) this.setStatus(it, { phase: 'Digest', reason: 'budget', message });
+        this.plan.results.push(
+          ...items.map(() => ({ channel: dec.channel, tier: 3 as const, result: 'digest' as const })),
+        );
+        continue;
+      }
+      const names = items.map((i) => i.metadata.name);
+      const nm = carrierName(this.name, 'batch', dec.channel, names);
+      const msg = batchMessage(items);
+      for (const it of items) this.setStatus(it, flushed(it, nm));
+      const spec: NotificationSpec = { policy: this.name, channel: dec.channel, tier: 3, source: 'batch', ...msg };
+      this.record(nm, { ...spec, items: names }, { phase: 'Pending' });
     }
-    if (dec.action === 'digest') {
-      for (const it of items)
-        setStatus(it, {
-          phase: 'Digest',
-          reason: 'budget',
-          message: `past the daily budget (${dec.used}/${dec.budget})`,
-        });
-      plan.results.push(...items.map(() => ({ channel: dec.channel, tier: 3 as const, result: 'digest' as const })));
-      continue;
-    }
-    const names = items.map((i) => i.metadata.name);
-    const nm = carrierName(name, 'batch', dec.channel, names);
-    const msg = batchMessage(items);
-    for (const it of items) setStatus(it, flushed(it, nm));
-    record(
-      nm,
-      { policy: name, channel: dec.channel, tier: 3, source: 'batch', ...msg, items: names },
-      { phase: 'Pending' },
-    );
+    return next;
   }
 
-  // 4. When to look again; what is old enough to go.
-  for (const n of work.values()) {
-    const until = Date.parse(n.status?.until ?? '');
-    if (n.status?.phase === 'Deferred' && until > now) next = Math.min(next ?? until, until);
+  /** 4. When to look again; what is old enough to go; the writes. */
+  finish(flushNext: number | undefined): RouterPlan {
+    const { now } = this.input;
+    const plan = this.plan;
+    let next = flushNext;
+    for (const n of this.work.values()) {
+      const until = Date.parse(n.status?.until ?? '');
+      if (n.status?.phase === 'Deferred' && until > now) next = Math.min(next ?? until, until);
+    }
+    if (next !== undefined) plan.next = next;
+    for (const n of this.work.values()) {
+      if (plan.delete.length >= MAX_DELETES) break;
+      if (this.created.has(n.metadata.name) || this.changed.has(n.metadata.name)) continue;
+      const at = Date.parse(n.status?.sentAt ?? n.metadata.creationTimestamp ?? '');
+      if (TERMINAL.has(n.status?.phase ?? 'Pending') && now - at > RETENTION_MS) plan.delete.push(n);
+    }
+    for (const nm of this.created) plan.create.push(this.work.get(nm)!);
+    for (const nm of this.changed) if (!this.created.has(nm)) plan.update.push(this.work.get(nm)!);
+    return plan;
   }
-  if (next !== undefined) plan.next = next;
-  for (const n of work.values()) {
-    if (plan.delete.length >= MAX_DELETES) break;
-    if (created.has(n.metadata.name) || changed.has(n.metadata.name)) continue;
-    const at = Date.parse(n.status?.sentAt ?? n.metadata.creationTimestamp ?? '');
-    if (TERMINAL.has(n.status?.phase ?? 'Pending') && now - at > RETENTION_MS) plan.delete.push(n);
-  }
-  for (const nm of created) plan.create.push(work.get(nm)!);
-  for (const nm of changed) if (!created.has(nm)) plan.update.push(work.get(nm)!);
-  return plan;
+}
+
+export function planRouting(input: RouterInput): RouterPlan {
+  const pass = new RoutingPass(input);
+  pass.routeFresh();
+  pass.redecideDue();
+  return pass.finish(pass.flushBatches());
 }

@@ -1,0 +1,37 @@
+import type { Command } from 'commander';
+import { globals } from '../register.js';
+
+/** Registers `orchctl controller` (flags, help); controller.ts loads only when it runs. */
+export function register(program: Command): void {
+  program
+    .command('controller')
+    .description('Run the controller: reconcile AgentSessions against tmux, git and the host')
+    .option('--once', 'run one full pass and exit')
+    .option('--no-node', 'run the control plane only: no node agent (runs) in this process (docs/multi-host.md)')
+    .option('--node-name <name>', "the embedded node agent's name (default: as last run here, else the hostname)")
+    .option(
+      '--rename-node',
+      "rename this home's node: rebind its sessions to --node-name and adopt their runs (docs/multi-host.md)",
+    )
+    .option('--node-lost-grace <duration>', "a lost node's sessions move (or fail) this long after it was seen", '40s')
+    .option(
+      '--leader-lease <duration>',
+      'the controller lease, 3s to 60s (default 4s): a standby takes over this long after a hang',
+    )
+    .option('--manifests <dir>', 'also apply this directory (recursively) now and on every change')
+    .option('--workers <n>', 'concurrent session reconciles', '4')
+    .option('--resync <duration>', 'period of the full resync', '30s')
+    .option('--observe-interval <duration>', 'how often a running session is observed', '5s')
+    .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
+    .option(
+      '--gc-orphans',
+      'kill tmux sessions on the socket that this store cannot account for (default: report them)',
+    )
+    .option('--log-format <format>', 'text or json (default: text on a terminal)')
+    .option('--log-level <level>', 'debug, info, warn or error', 'info')
+    .option(
+      '--metrics-addr <host:port>',
+      'serve /metrics, /healthz and /readyz here; 0 or off disables (default $ORCHCTL_METRICS_ADDR or 127.0.0.1:9464)',
+    )
+    .action(async (opts, cmd) => (await import('./controller.js')).controllerCommand(opts, globals(cmd)));
+}
