@@ -15,7 +15,7 @@
 import { SessionReason } from '../../api/event-reasons.js';
 import { getCondition, setCondition } from '../../api/conditions.js';
 import type { SchedulerMetricsHooks } from '../../api/metrics-hooks.js';
-import type { Node } from '../../api/node.js';
+import { HEARTBEAT_MS, type Node } from '../../api/node.js';
 import { resolvePolicy } from '../../api/policy.js';
 import type { Project } from '../../api/project.js';
 import type { AgentSession, AgentSessionStatus, BindingStatus } from '../../api/session.js';
@@ -25,7 +25,6 @@ import { type EventNote, type EventRecorder, isEventRace } from '../../client/ev
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import { isFenced, type Store, type TxnOptions, type WriteOp } from '../../store/store.js';
-import { HEARTBEAT_MS } from '../node/setup.js';
 import { betterPlace, bindingFor, needsBinding, occupiesNode, type ScheduleInput, schedule } from './plan.js';
 
 export interface SchedulerDeps {
