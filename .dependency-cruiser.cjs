@@ -49,6 +49,17 @@ module.exports = {
       'controller/reconcilers/ may import runtime/, observers/, agents/, llm/, notify/, client/, store/ and api/, ' +
         'not metrics/, cli/ or app/: those sit on top and wire reconcilers in.',
     ),
+    {
+      name: 'no-cross-reconciler-imports',
+      comment:
+        'A reconciler folder (controller/reconcilers/<name>/) must not import another reconciler folder: each ' +
+        'owns its kind and reconciles alone, like a controller-runtime controller. Move what two share into a ' +
+        'lower layer (a pure rule on api types into api/, an I/O helper into runtime/ or observers/). The shared ' +
+        'wiring at the top of reconcilers/ (services.ts, any file directly in reconcilers/) stays allowed.',
+      severity: 'error',
+      from: { path: '^controller/reconcilers/([^/]+)/' },
+      to: { path: '^controller/reconcilers/[^/]+/', pathNot: '^controller/reconcilers/$1/' },
+    },
     onlyImports(
       'metrics-imports-nothing-from-reconcilers-cli-app',
       'metrics',

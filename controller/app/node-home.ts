@@ -29,7 +29,8 @@ import { nodeLeaseName } from '../reconcilers/nodelifecycle/plan.js';
 import { runsOfOtherNodes } from '../reconcilers/session/sweep.js';
 import { acquireLease, NODE_LEASE_TIMING } from '../runtime/lease.js';
 import type { Logger } from '../runtime/log.js';
-import { isFenced, type Store, type TxnOptions } from '../store/store.js';
+import { isRetryableConflict, retryOnConflict } from '../store/retry.js';
+import type { Store, TxnOptions } from '../store/store.js';
 
 export const NODE_NAME_FILE = 'node-name';
 
@@ -164,37 +165,40 @@ async function rebind(
   name: string,
   fence: NonNullable<TxnOptions['fence']>,
 ): Promise<AgentSession | undefined> {
-  let s: AgentSession | undefined = first;
-  for (let attempt = 0; s && attempt < ATTEMPTS; attempt++) {
-    const b = s.status?.binding;
-    if (b?.nodeName !== old) return undefined;
-    const status: AgentSessionStatus = structuredClone(s.status ?? {});
-    const now = new Date().toISOString();
-    const message = `bound to node ${name} (epoch ${b.epoch}): node ${old} was renamed`;
-    status.binding = { ...b, nodeName: name };
-    // The run started under this binding is the renamed node's run; an older one stays where it was.
-    if (status.lifecycle?.nodeName === old && status.lifecycle.epoch === b.epoch) status.lifecycle.nodeName = name;
-    status.conditions ??= [];
-    setCondition(
-      status.conditions,
-      { type: 'Scheduled', status: 'True', reason: SessionReason.NodeRenamed, message },
-      now,
+  try {
+    return await retryOnConflict(
+      async (attempt) => {
+        const s = attempt === 0 ? first : ((await store.get(keyOf(first))) as AgentSession | undefined);
+        if (!s) return undefined;
+        const b = s.status?.binding;
+        if (b?.nodeName !== old) return undefined;
+        const status: AgentSessionStatus = structuredClone(s.status ?? {});
+        const now = new Date().toISOString();
+        const message = `bound to node ${name} (epoch ${b.epoch}): node ${old} was renamed`;
+        status.binding = { ...b, nodeName: name };
+        // The run started under this binding is the renamed node's run; an older one stays where it was.
+        if (status.lifecycle?.nodeName === old && status.lifecycle.epoch === b.epoch) status.lifecycle.nodeName = name;
+        status.conditions ??= [];
+        setCondition(
+          status.conditions,
+          { type: 'Scheduled', status: 'True', reason: SessionReason.NodeRenamed, message },
+          now,
+        );
+        if (getCondition(status.conditions, 'NodeLost')?.status === 'True')
+          setCondition(
+            status.conditions,
+            { type: 'NodeLost', status: 'False', reason: SessionReason.NodeRenamed, message },
+            now,
+          );
+        const [written] = await store.txn([{ op: 'updateStatus', object: { ...s, status } }], { fence });
+        return written as AgentSession;
+      },
+      { attempts: ATTEMPTS },
     );
-    if (getCondition(status.conditions, 'NodeLost')?.status === 'True')
-      setCondition(
-        status.conditions,
-        { type: 'NodeLost', status: 'False', reason: SessionReason.NodeRenamed, message },
-        now,
-      );
-    try {
-      const [written] = await store.txn([{ op: 'updateStatus', object: { ...s, status } }], { fence });
-      return written as AgentSession;
-    } catch (e) {
-      if (isApiError(e, 'NotFound')) return undefined;
-      if (!isApiError(e, 'Conflict') || isFenced(e)) throw e;
-      s = (await store.get(keyOf(s))) as AgentSession | undefined;
-    }
+  } catch (e) {
+    if (isApiError(e, 'NotFound')) return undefined;
+    if (!isRetryableConflict(e)) throw e;
+    if (!(await store.get(keyOf(first)))) return undefined;
+    throw new Error(`--rename-node: AgentSession ${first.metadata.namespace}/${first.metadata.name} kept changing`);
   }
-  if (s) throw new Error(`--rename-node: AgentSession ${s.metadata.namespace}/${s.metadata.name} kept changing`);
-  return undefined;
 }

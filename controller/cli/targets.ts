@@ -4,9 +4,9 @@
  * again and retried on a conflict, as kubectl's client-side patches are.
  */
 import type { KindInfo } from '../api/crds.js';
-import { isApiError } from '../api/errors.js';
 import { parseSelector } from '../api/labels.js';
 import type { Resource } from '../api/types.js';
+import { retryOnConflict } from '../store/retry.js';
 import type { Store } from '../store/store.js';
 import { type Context, namespaceFor, parseTargets } from './context.js';
 
@@ -77,17 +77,16 @@ export async function updateWithRetry<T extends Resource>(
   key: { kind: string; namespace: string; name: string },
   change: (current: T) => Change<T>,
 ): Promise<Outcome<T>> {
-  for (let attempt = 1; ; attempt++) {
-    const cur = (await store.get(key)) as T | undefined;
-    if (!cur) return { outcome: 'missing' };
-    const c = change(structuredClone(cur));
-    if ('refuse' in c) return { outcome: 'refused', why: c.refuse };
-    if ('unchanged' in c) return { outcome: 'unchanged', why: c.unchanged };
-    c.write.metadata.resourceVersion = cur.metadata.resourceVersion;
-    try {
+  return retryOnConflict(
+    async (): Promise<Outcome<T>> => {
+      const cur = (await store.get(key)) as T | undefined;
+      if (!cur) return { outcome: 'missing' };
+      const c = change(structuredClone(cur));
+      if ('refuse' in c) return { outcome: 'refused', why: c.refuse };
+      if ('unchanged' in c) return { outcome: 'unchanged', why: c.unchanged };
+      c.write.metadata.resourceVersion = cur.metadata.resourceVersion;
       return { outcome: 'written', object: (await store.update(c.write)) as T };
-    } catch (e) {
-      if (!isApiError(e, 'Conflict') || attempt >= CAS_ATTEMPTS) throw e;
-    }
-  }
+    },
+    { attempts: CAS_ATTEMPTS },
+  );
 }

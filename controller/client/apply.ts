@@ -11,6 +11,7 @@ import { locateError, type ManifestError, type ManifestDoc } from '../api/manife
 import { policyReach, reachWarning } from '../api/policy.js';
 import { API_VERSION, LAST_APPLIED_ANNOTATION, type Resource } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
+import { retryOnConflict } from '../store/retry.js';
 import type { Store, WriteOp } from '../store/store.js';
 import { admissionErrors } from './admission.js';
 import { threeWayMerge } from './merge.js';
@@ -211,21 +212,19 @@ export async function applyPrepared(
   prepared: PreparedObject[],
   opts: ApplyOptions = {},
 ): Promise<ApplyResult[]> {
-  for (let attempt = 0; ; attempt++) {
-    const { ops, results } = await planOnce(store, prepared, opts);
-    if (opts.dryRun === 'client' || ops.length === 0) return results;
-    try {
+  // Someone wrote between our read and our write: re-read and merge again, like kubectl.
+  return retryOnConflict(
+    async () => {
+      const { ops, results } = await planOnce(store, prepared, opts);
+      if (opts.dryRun === 'client' || ops.length === 0) return results;
       const written = await store.txn(ops, { dryRun: opts.dryRun === 'server' });
       // Report what the store made of each write (uid, resourceVersion, generation).
       let i = 0;
       for (const r of results) if (r.action !== 'unchanged') r.object = written[i++] ?? r.object;
       return results;
-    } catch (e) {
-      // Someone wrote between our read and our write: re-read and merge again, like kubectl.
-      if (isApiError(e, 'Conflict') && attempt < 4) continue;
-      throw e;
-    }
-  }
+    },
+    { attempts: 5, retryOn: (e) => isApiError(e, 'Conflict') },
+  );
 }
 
 /**

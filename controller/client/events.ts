@@ -16,6 +16,7 @@ import os from 'node:os';
 import { isApiError } from '../api/errors.js';
 import type { EventObject, EventType } from '../api/event.js';
 import { API_VERSION, DEFAULT_NAMESPACE, type Resource } from '../api/types.js';
+import { retryOnConflict } from '../store/retry.js';
 import { isFenced, type Store, type WriteOp } from '../store/store.js';
 
 // The Event kind's shape is in api/event.ts.
@@ -49,14 +50,13 @@ export class EventRecorder {
   }
 
   private async recordOrThrow(obj: Resource, note: EventNote): Promise<void> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        await this.store.txn(await this.ops(obj, [note]));
-        return;
-      } catch (e) {
-        if (!isEventRace(e)) throw e;
-      }
-    }
+    // Another writer recorded the same Event meanwhile: count again; after three races, leave it.
+    await retryOnConflict(async () => void (await this.store.txn(await this.ops(obj, [note]))), {
+      attempts: 3,
+      retryOn: isEventRace,
+    }).catch((e: unknown) => {
+      if (!isEventRace(e)) throw e;
+    });
   }
 
   /**

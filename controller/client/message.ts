@@ -4,9 +4,9 @@
  * its node delivered it (status.messageDelivery), or take it back while it still waits. What the
  * CLI (`orchctl send` to a run on another host) and the pipeline's resume share.
  */
-import { isApiError } from '../api/errors.js';
 import { MESSAGE_ANNOTATION, MESSAGE_FINAL_STATES, type MessageRequest, pendingMessage } from '../api/message.js';
 import type { AgentSession, MessageDeliveryStatus } from '../api/session.js';
+import { retryOnConflict } from '../store/retry.js';
 import type { Store } from '../store/store.js';
 
 export type PostOutcome =
@@ -26,22 +26,21 @@ export async function postMessage(
   name: string,
   req: MessageRequest,
 ): Promise<PostOutcome> {
-  for (let attempt = 1; ; attempt++) {
-    const s = (await store.get(keyOf(namespace, name))) as AgentSession | undefined;
-    if (!s || s.metadata.deletionTimestamp) return { outcome: 'missing' };
-    const pending = pendingMessage(s.metadata.annotations, s.status);
-    if (pending === req.id) return { outcome: 'posted', session: s };
-    if (pending) return { outcome: 'busy', pending, session: s };
-    // Already answered (a retry after a lost reply): posting it again would be a second message.
-    if (s.status?.messageDelivery?.id === req.id) return { outcome: 'posted', session: s };
-    const annotations = { ...(s.metadata.annotations ?? {}), [MESSAGE_ANNOTATION]: JSON.stringify(req) };
-    try {
+  return retryOnConflict(
+    async (): Promise<PostOutcome> => {
+      const s = (await store.get(keyOf(namespace, name))) as AgentSession | undefined;
+      if (!s || s.metadata.deletionTimestamp) return { outcome: 'missing' };
+      const pending = pendingMessage(s.metadata.annotations, s.status);
+      if (pending === req.id) return { outcome: 'posted', session: s };
+      if (pending) return { outcome: 'busy', pending, session: s };
+      // Already answered (a retry after a lost reply): posting it again would be a second message.
+      if (s.status?.messageDelivery?.id === req.id) return { outcome: 'posted', session: s };
+      const annotations = { ...(s.metadata.annotations ?? {}), [MESSAGE_ANNOTATION]: JSON.stringify(req) };
       const written = await store.update({ ...s, metadata: { ...s.metadata, annotations } });
       return { outcome: 'posted', session: written as AgentSession };
-    } catch (e) {
-      if (!isApiError(e, 'Conflict') || attempt >= ATTEMPTS) throw e;
-    }
-  }
+    },
+    { attempts: ATTEMPTS },
+  );
 }
 
 /** How the message `id` went, once its node answered it for good (undefined: not yet, or not known). */
@@ -55,17 +54,16 @@ export function messageOutcome(s: AgentSession | undefined, id: string): Message
  * that records Delivering first wins, and then it goes in). True when it was taken back.
  */
 export async function withdrawMessage(store: Store, namespace: string, name: string, id: string): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    const s = (await store.get(keyOf(namespace, name))) as AgentSession | undefined;
-    if (!s || pendingMessage(s.metadata.annotations, s.status) !== id) return false;
-    if (s.status?.messageDelivery?.id === id && s.status.messageDelivery.state === 'Delivering') return false;
-    const annotations = { ...(s.metadata.annotations ?? {}) };
-    delete annotations[MESSAGE_ANNOTATION];
-    try {
+  return retryOnConflict(
+    async () => {
+      const s = (await store.get(keyOf(namespace, name))) as AgentSession | undefined;
+      if (!s || pendingMessage(s.metadata.annotations, s.status) !== id) return false;
+      if (s.status?.messageDelivery?.id === id && s.status.messageDelivery.state === 'Delivering') return false;
+      const annotations = { ...(s.metadata.annotations ?? {}) };
+      delete annotations[MESSAGE_ANNOTATION];
       await store.update({ ...s, metadata: { ...s.metadata, annotations } });
       return true;
-    } catch (e) {
-      if (!isApiError(e, 'Conflict') || attempt >= ATTEMPTS) throw e;
-    }
-  }
+    },
+    { attempts: ATTEMPTS },
+  );
 }

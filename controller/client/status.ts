@@ -25,6 +25,7 @@ import {
   type StatusPatch,
 } from '../api/status-fields.js';
 import { keyOf, type Condition, type Resource } from '../api/types.js';
+import { retryOnConflict } from '../store/retry.js';
 import { isFenced, type Store } from '../store/store.js';
 import { type EventNote, type EventRecorder, isEventRace } from './events.js';
 
@@ -92,35 +93,51 @@ export async function writeStatusMerged<T extends Resource>(
   const base: Status | undefined = read.status;
   const wanted: Status = JSON.parse(JSON.stringify(mine));
   const events = withEvents?.events.length ? withEvents : undefined;
+  // A fence (a lease or a binding not held) is not a stale read: no retry helps.
+  const stale = (e: unknown) =>
+    !isFenced(e) && !isBindingFenced(e) && (isApiError(e, 'Conflict') || (!!events && isEventRace(e)));
   let cur: Resource | undefined = read;
-  for (let i = 0; i < attempts && cur; i++) {
-    const lost = i === 0 ? undefined : stillMine?.(cur);
-    if (lost) throw fencedByBinding(read, lost);
-    const merged = i === 0 ? wanted : mergeStatus(base, wanted, cur.status);
-    const same = isDeepStrictEqual(cur.status, merged);
-    if (same && !events) return sameKind(read, cur);
-    // A retry finds the change these Events tell of already stored: the write that stored it (this
-    // writer's from a stale read, e.g. an informer copy older than its own last write) told them.
-    if (same && i > 0 && !isDeepStrictEqual(base, merged)) return sameKind(read, cur);
-    try {
-      if (!events) return sameKind(read, await store.updateStatus({ ...cur, status: merged }));
-      const notes = await events.recorder.ops(cur, events.events);
-      if (same) {
-        await store.txn(notes);
-        return sameKind(read, cur);
-      }
-      const [stored] = await store.txn([{ op: 'updateStatus', object: { ...cur, status: merged } }, ...notes]);
-      return sameKind(read, stored);
-    } catch (e) {
-      // A fence (a lease or a binding not held) is not a stale read: no retry helps.
-      if (isFenced(e) || isBindingFenced(e)) throw e;
-      if (!isApiError(e, 'Conflict') && !(events && isEventRace(e))) throw e;
-      cur = await store.get(keyOf(read));
-    }
-  }
-  if (cur)
+  try {
+    return await retryOnConflict(
+      async (i) => {
+        if (i > 0) cur = await store.get(keyOf(read));
+        if (!cur) return undefined;
+        const lost = i === 0 ? undefined : stillMine?.(cur);
+        if (lost) throw fencedByBinding(read, lost);
+        const merged = i === 0 ? wanted : mergeStatus(base, wanted, cur.status);
+        return writeMergedOnce(store, read, cur, merged, i > 0 && !isDeepStrictEqual(base, merged), events);
+      },
+      { attempts, retryOn: stale },
+    );
+  } catch (e) {
+    if (!stale(e)) throw e;
+    if (!(await store.get(keyOf(read)))) return undefined;
     throw new Error(`status of ${read.kind} ${read.metadata.name}: still conflicting after ${attempts} attempts`);
-  return undefined;
+  }
+}
+
+/** One write of `merged` over `cur`; `retold`: a retry whose change, if already stored, needs no Event again. */
+async function writeMergedOnce<T extends Resource>(
+  store: Store,
+  read: T,
+  cur: Resource,
+  merged: Status,
+  retold: boolean,
+  events: WithEvents | undefined,
+): Promise<T> {
+  const same = isDeepStrictEqual(cur.status, merged);
+  if (same && !events) return sameKind(read, cur);
+  // A retry finds the change these Events tell of already stored: the write that stored it (this
+  // writer's from a stale read, e.g. an informer copy older than its own last write) told them.
+  if (same && retold) return sameKind(read, cur);
+  if (!events) return sameKind(read, await store.updateStatus({ ...cur, status: merged }));
+  const notes = await events.recorder.ops(cur, events.events);
+  if (same) {
+    await store.txn(notes);
+    return sameKind(read, cur);
+  }
+  const [stored] = await store.txn([{ op: 'updateStatus', object: { ...cur, status: merged } }, ...notes]);
+  return sameKind(read, stored);
 }
 
 /** The cause a Conflict carries when the session's binding changed under a writer (see the file's comment). */

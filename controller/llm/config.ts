@@ -5,13 +5,19 @@
  * made and kept nowhere else.
  */
 import { parseDuration } from '../api/duration.js';
-import { JUDGE_BACKENDS, type JudgeBackend, type JudgePolicy } from '../api/session-policy.js';
+import { JUDGE_BACKENDS, type JudgeBackend, type JudgePolicy, type SessionPolicy } from '../api/session-policy.js';
 
 export type BackendName = JudgeBackend;
 export const BACKENDS: readonly BackendName[] = JUDGE_BACKENDS;
 
 /** `spec.judge` of a SessionPolicy (typed in api/). */
 export type JudgeConfig = JudgePolicy;
+
+/** A policy's `spec.judge` section, if it has one (read by the judge and by the assessment's summarizer). */
+export function judgeConfigOf(policy: SessionPolicy | undefined): JudgeConfig | undefined {
+  const j = policy?.spec?.judge;
+  return j && typeof j === 'object' ? j : undefined;
+}
 
 export interface ResolvedJudgeConfig {
   enabled: boolean;

@@ -14,7 +14,13 @@ import { OpenAiBackend } from './openai.js';
 export { LlmError, type LlmBackend, type LlmRequest, type LlmResponse } from './backend.js';
 export { completeStructured, type StructuredOptions, type StructuredResult } from './structured.js';
 export { Semaphore } from './limiter.js';
-export { globalConcurrency, resolveJudgeConfig, type JudgeConfig, type ResolvedJudgeConfig } from './config.js';
+export {
+  globalConcurrency,
+  judgeConfigOf,
+  resolveJudgeConfig,
+  type JudgeConfig,
+  type ResolvedJudgeConfig,
+} from './config.js';
 
 export interface BackendFactoryOptions {
   env?: NodeJS.ProcessEnv;

@@ -7,9 +7,10 @@
  * the record's, as with Kubernetes' coordination Leases (hosts keep their clocks in sync).
  */
 import type { Etcd3 } from 'etcd3';
-import { ApiError } from '../api/errors.js';
+import { ApiError, isApiError } from '../api/errors.js';
 import type { EtcdKeys } from './etcd-keys.js';
 import { acquiredLease } from './object-rules.js';
+import { retryOnConflict } from './retry.js';
 import type { LeaseRecord } from './store.js';
 
 const MAX_ATTEMPTS = 20;
@@ -40,22 +41,31 @@ export class EtcdLeases {
   }
 
   async tryAcquire(name: string, holder: string, durationSeconds: number): Promise<LeaseRecord | undefined> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const { rec: cur, mod } = await this.read(name);
-      const rec = acquiredLease(cur, name, holder, durationSeconds, new Date());
-      if (!rec) return undefined;
-      if (await this.swap(name, mod, rec)) return rec;
-      // Someone else wrote it meanwhile: look again (they may now hold it).
-    }
-    throw new ApiError('Conflict', `lease "${name}" kept changing while ${holder} tried to acquire it; retry`);
+    // Someone else writing it meanwhile is a Conflict: look again (they may now hold it).
+    return retryOnConflict(
+      async () => {
+        const { rec: cur, mod } = await this.read(name);
+        const rec = acquiredLease(cur, name, holder, durationSeconds, new Date());
+        if (!rec) return undefined;
+        if (await this.swap(name, mod, rec)) return rec;
+        throw new ApiError('Conflict', `lease "${name}" kept changing while ${holder} tried to acquire it; retry`);
+      },
+      { attempts: MAX_ATTEMPTS },
+    );
   }
 
   async release(name: string, holder: string): Promise<void> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const { rec, mod } = await this.read(name);
-      if (rec?.holderIdentity !== holder) return;
-      if (await this.swap(name, mod, undefined)) return;
-    }
+    await retryOnConflict(
+      async () => {
+        const { rec, mod } = await this.read(name);
+        if (rec?.holderIdentity !== holder) return;
+        if (!(await this.swap(name, mod, undefined))) throw new ApiError('Conflict', `lease "${name}" changed`);
+      },
+      { attempts: MAX_ATTEMPTS },
+    ).catch((e: unknown) => {
+      // Still changing after every attempt: left to expire, as before.
+      if (!isApiError(e, 'Conflict')) throw e;
+    });
   }
 
   async get(name: string): Promise<LeaseRecord | undefined> {

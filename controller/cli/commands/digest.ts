@@ -11,6 +11,7 @@ import { isApiError } from '../../api/errors.js';
 import type { NotificationPolicy } from '../../api/notification.js';
 import { DIGEST_REQUEST_ANNOTATION, type Notification, type NotificationPolicyStatus } from '../../api/outbox.js';
 import { CONTROLLER_LEASE, holderIsDead } from '../../runtime/lease.js';
+import { retryOnConflict } from '../../store/retry.js';
 import type { Store } from '../../store/store.js';
 import { namespaceFor, openContext, type GlobalOptions } from '../context.js';
 import { err, out } from '../output.js';
@@ -90,18 +91,18 @@ async function requestDigest(store: Store, policy: NotificationPolicy, timeout: 
   const namespace = policy.metadata.namespace ?? '';
   const requested = Date.now();
   const at = new Date(requested).toISOString();
-  let cur: NotificationPolicy | undefined = policy;
-  for (let attempt = 0; ; attempt++) {
-    const annotations = { ...cur.metadata.annotations, [DIGEST_REQUEST_ANNOTATION]: at };
-    try {
-      await store.update({ ...cur, metadata: { ...cur.metadata, annotations } });
-      break;
-    } catch (e) {
-      if (!isApiError(e, 'Conflict') || attempt >= 4) throw e;
-      cur = (await store.get({ kind: 'NotificationPolicy', namespace, name })) as NotificationPolicy | undefined;
+  await retryOnConflict(
+    async (attempt) => {
+      const cur =
+        attempt === 0
+          ? policy
+          : ((await store.get({ kind: 'NotificationPolicy', namespace, name })) as NotificationPolicy | undefined);
       if (!cur) throw new Error(`notificationpolicies "${name}" was deleted`);
-    }
-  }
+      const annotations = { ...cur.metadata.annotations, [DIGEST_REQUEST_ANNOTATION]: at };
+      await store.update({ ...cur, metadata: { ...cur.metadata, annotations } });
+    },
+    { attempts: 5, retryOn: (e) => isApiError(e, 'Conflict') },
+  );
   out(`notificationpolicy.orchctl.io/${name} digest requested at ${at}\n`);
   const lease = await store.getLease(CONTROLLER_LEASE);
   const leaseLive =

@@ -19,6 +19,7 @@ import { FROZEN_ANNOTATION } from '../../api/freeze.js';
 import { parseSelector } from '../../api/labels.js';
 import type { Resource } from '../../api/types.js';
 import { EventRecorder } from '../../client/events.js';
+import { retryOnConflict } from '../../store/retry.js';
 import type { Store } from '../../store/store.js';
 import { type GlobalOptions, namespaceFor, openContext } from '../context.js';
 import { err, out } from '../output.js';
@@ -75,30 +76,28 @@ async function targets(store: Store, ns: string, args: string[], o: FreezeOption
 
 /** Sets (mark) or removes (undefined) the freeze mark; the project's or autopilot's Event in the same write. */
 async function mark(store: Store, recorder: EventRecorder, t: Target, value: string | undefined): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    const cur = await store.get(t);
-    if (!cur || cur.metadata.deletionTimestamp) return false;
-    const annotations = { ...(cur.metadata.annotations ?? {}) };
-    if (value === undefined ? !(FROZEN_ANNOTATION in annotations) : FROZEN_ANNOTATION in annotations) return false;
-    if (value === undefined) delete annotations[FROZEN_ANNOTATION];
-    else annotations[FROZEN_ANNOTATION] = value;
-    const next = { ...cur, metadata: { ...cur.metadata, annotations } };
-    const notes =
-      t.kind === 'AgentSession'
-        ? []
-        : await recorder.ops(cur, [
-            value === undefined
-              ? { type: 'Normal', reason: FreezeReason.Thawed, message: 'thawed (orchctl thaw)' }
-              : { type: 'Warning', reason: FreezeReason.Frozen, message: value },
-          ]);
-    try {
+  return retryOnConflict(
+    async () => {
+      const cur = await store.get(t);
+      if (!cur || cur.metadata.deletionTimestamp) return false;
+      const annotations = { ...(cur.metadata.annotations ?? {}) };
+      if (value === undefined ? !(FROZEN_ANNOTATION in annotations) : FROZEN_ANNOTATION in annotations) return false;
+      if (value === undefined) delete annotations[FROZEN_ANNOTATION];
+      else annotations[FROZEN_ANNOTATION] = value;
+      const next = { ...cur, metadata: { ...cur.metadata, annotations } };
+      const notes =
+        t.kind === 'AgentSession'
+          ? []
+          : await recorder.ops(cur, [
+              value === undefined
+                ? { type: 'Normal', reason: FreezeReason.Thawed, message: 'thawed (orchctl thaw)' }
+                : { type: 'Warning', reason: FreezeReason.Frozen, message: value },
+            ]);
       await store.txn([{ op: 'update', object: next }, ...notes]);
       return true;
-    } catch (e) {
-      const retry = isApiError(e, 'Conflict') || isApiError(e, 'AlreadyExists');
-      if (!retry || attempt >= CAS_ATTEMPTS) throw e;
-    }
-  }
+    },
+    { attempts: CAS_ATTEMPTS, retryOn: (e) => isApiError(e, 'Conflict') || isApiError(e, 'AlreadyExists') },
+  );
 }
 
 async function run(verb: 'freeze' | 'thaw', args: string[], o: FreezeOptions, g: GlobalOptions): Promise<void> {

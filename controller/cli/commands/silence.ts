@@ -13,6 +13,7 @@ import type { Silence, SilenceSpec } from '../../api/notification.js';
 import { API_VERSION } from '../../api/types.js';
 import { type FieldError, formatPath, validateObject } from '../../api/validate.js';
 import { admissionErrors } from '../../client/admission.js';
+import { retryOnConflict } from '../../store/retry.js';
 import { namespaceFor, openContext, qualifiedKind, type GlobalOptions } from '../context.js';
 import { err, out } from '../output.js';
 
@@ -156,30 +157,26 @@ export async function silenceExpireCommand(names: string[], opts: SilenceExpireO
     for (const arg of names) {
       const name = arg.includes('/') ? arg.split('/')[1] : arg;
       const what = `${qualifiedKind(kind)}/${name}`;
-      for (let attempt = 0; ; attempt++) {
-        const s = (await ctx.store.get({ kind: 'Silence', namespace: ns, name })) as Silence | undefined;
-        if (!s?.spec) {
-          err(`error: silences "${name}" not found in namespace ${ns}\n`);
-          failed++;
-          break;
-        }
-        const now = Date.now();
-        if (Date.parse(s.spec.endsAt) <= now) {
-          out(`${what} unchanged (expired at ${s.spec.endsAt})\n`);
-          break;
-        }
-        // To the millisecond: an active silence then still ends after it started, even within its first second.
-        const at = new Date(now).toISOString();
-        const spec: SilenceSpec = { ...s.spec, endsAt: at };
-        if (Date.parse(s.spec.startsAt) > now) spec.startsAt = at;
-        try {
+      // Someone wrote it between our read and our write: read it again.
+      const said = await retryOnConflict(
+        async () => {
+          const s = (await ctx.store.get({ kind: 'Silence', namespace: ns, name })) as Silence | undefined;
+          if (!s?.spec) return undefined;
+          const now = Date.now();
+          if (Date.parse(s.spec.endsAt) <= now) return `${what} unchanged (expired at ${s.spec.endsAt})\n`;
+          // To the millisecond: an active silence then still ends after it started, even within its first second.
+          const at = new Date(now).toISOString();
+          const spec: SilenceSpec = { ...s.spec, endsAt: at };
+          if (Date.parse(s.spec.startsAt) > now) spec.startsAt = at;
           await ctx.store.update({ ...s, spec });
-          out(`${what} expired\n`);
-          break;
-        } catch (e) {
-          // Someone wrote it between our read and our write: read it again.
-          if (!isApiError(e, 'Conflict') || attempt >= 4) throw e;
-        }
+          return `${what} expired\n`;
+        },
+        { attempts: 5, retryOn: (e) => isApiError(e, 'Conflict') },
+      );
+      if (said) out(said);
+      else {
+        err(`error: silences "${name}" not found in namespace ${ns}\n`);
+        failed++;
       }
     }
   } finally {

@@ -8,11 +8,12 @@ import { parseDuration } from '../../api/duration.js';
 import { INTERVENTION_TYPES, type BreakerThresholdsStatus, type InterventionType } from '../../api/assessment.js';
 import type { SessionPolicy } from '../../api/kinds.js';
 import { compilePattern } from '../../api/patterns.js';
+import { samplingConfig, type SamplingConfig } from '../../api/sampling.js';
 import type { BreakerThresholds } from './breaker.js';
 import { normaliseText, type DetectorConfig } from './detector.js';
 
 // The intervention types are API vocabulary (status.breaker; metrics and the CLI read them).
-export { INTERVENTION_TYPES, type InterventionType };
+export { INTERVENTION_TYPES, type InterventionType, type SamplingConfig };
 
 /** Seed 001's frustration patterns, plus a short list of expletives people type when annoyed. */
 export const DEFAULT_FRUSTRATION_PATTERNS = [
@@ -82,14 +83,6 @@ export interface CheckpointConfig {
   summarizer: 'offline' | 'judge';
 }
 
-export interface SamplingConfig {
-  burnIn: number;
-  baseRate: number;
-  longSessionMessages: number;
-  onBreaker: boolean;
-  onFeedback: boolean;
-}
-
 export interface AssessmentConfig {
   enabled: boolean;
   policy?: string;
@@ -109,9 +102,6 @@ export const DEFAULTS = {
   cooldown: '10m',
   messageThreshold: 30,
   checkpointInterval: '30m',
-  burnIn: 10,
-  baseRate: 0.2,
-  longSessionMessages: 100,
   maxText: 4000,
 };
 
@@ -156,7 +146,6 @@ export function assessmentConfig(policy: SessionPolicy | undefined): AssessmentC
   const d = obj(spec.detector);
   const b = obj(spec.breaker);
   const c = obj(spec.checkpoints);
-  const s = obj(spec.sampling);
   const textsIn = obj(b.interventions);
   const texts = { ...DEFAULT_INTERVENTION_TEXTS };
   for (const t of INTERVENTION_TYPES)
@@ -191,13 +180,7 @@ export function assessmentConfig(policy: SessionPolicy | undefined): AssessmentC
       taskBoundary: compileAll(strings(c.taskBoundaryPatterns, DEFAULT_TASK_BOUNDARY_PATTERNS)),
       summarizer: c.summarizer === 'judge' ? 'judge' : 'offline',
     },
-    sampling: {
-      burnIn: Math.max(0, num(s.burnIn, DEFAULTS.burnIn)),
-      baseRate: Math.min(1, Math.max(0, num(s.baseRate, DEFAULTS.baseRate))),
-      longSessionMessages: Math.max(1, num(s.longSessionMessages, DEFAULTS.longSessionMessages)),
-      onBreaker: bool(s.onBreaker, true),
-      onFeedback: bool(s.onFeedback, true),
-    },
+    sampling: samplingConfig(spec.sampling),
   };
   if (cache.size > 256) cache.clear();
   cache.set(key, cfg);

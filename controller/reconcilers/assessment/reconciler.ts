@@ -19,14 +19,11 @@
  *    catch up before sending again. So an intervention is sent once, and a second time only if
  *    the first attempt never reached the agent's transcript.
  */
-import { AssessmentReason } from '../../api/event-reasons.js';
-import { currentPause } from '../../api/pause.js';
 import fs from 'node:fs';
-import { setCondition } from '../../api/conditions.js';
 import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
 import type { AssessmentMetricsHooks } from '../../api/metrics-hooks.js';
-import type { Condition } from '../../api/types.js';
-import type { EventNote, EventRecorder } from '../../client/events.js';
+import { resolvePolicy } from '../../api/policy.js';
+import type { EventRecorder } from '../../client/events.js';
 import { writeOwnedStatus } from '../../client/status.js';
 import type { LlmBackend } from '../../llm/backend.js';
 import {
@@ -39,24 +36,21 @@ import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import { eventLogPath, LOG_START, readEventLog, type LogPosition } from '../../store/eventlog.js';
 import type { Store } from '../../store/store.js';
-import { resolvePolicy } from '../../api/policy.js';
-import { assessStep, newAssessmentState, STOP_GRACE_MS, type AssessmentState, type InterventionDue } from './assess.js';
-import type { BreakerStateName } from './breaker.js';
+import { newAssessmentState, type AssessmentState } from './assess.js';
 import { segmentEvidence, type CheckpointDue } from './checkpoints.js';
-import { assessmentConfig, thresholdsOf, type AssessmentConfig } from './config.js';
+import { assessmentConfig, type AssessmentConfig } from './config.js';
 import { normaliseText } from './detector.js';
 import { appendCheckpoint, checkpointsPath, type CheckpointRecord } from './history.js';
 import {
-  breakerToStatus,
-  gitBaseFingerprint,
-  gitFingerprint,
-  HISTORY,
-  stateFromStatus,
-  type AssessmentStatus,
-  type BreakerStatus,
-  type InterventionRecord,
-  type PendingIntervention,
-} from './status.js';
+  attemptMarked,
+  type ConsumeObserved,
+  type DeliveryOutcome,
+  deliveredStatus,
+  outcomeOf,
+  planConsume,
+  planDelivery,
+} from './plan.js';
+import { stateFromStatus, type PendingIntervention } from './status.js';
 
 /** Sends text into a live session through the verified delivery path (`orchctl send`). */
 export type SendFn = (
@@ -85,11 +79,7 @@ export interface AssessmentDeps {
   now?: () => number;
 }
 
-const iso = (t: number) => new Date(t).toISOString();
 const offline = new OfflineSummaryBackend();
-
-/** A pending intervention of a frozen session is looked at again after this (the thaw also wakes it). */
-const FROZEN_WAIT_MS = 30_000;
 
 export class AssessmentReconciler implements Reconciler {
   private readonly batch: number;
@@ -122,7 +112,7 @@ export class AssessmentReconciler implements Reconciler {
     return this.consume(obj, cfg, policy);
   }
 
-  /** Reads the next batch, assesses it and commits state + position in one write. */
+  /** Reads the next batch (observe), assesses it (plan.ts, pure), summarises its checkpoints, one status write. */
   private async consume(
     obj: AgentSession,
     cfg: AssessmentConfig,
@@ -130,10 +120,34 @@ export class AssessmentReconciler implements Reconciler {
   ): Promise<Result | undefined> {
     const ns = obj.metadata.namespace ?? 'default';
     const key = `${ns}/${obj.metadata.name}`;
-    const status = obj.status ?? {};
-    const a = status.assessment;
     const file = eventLogPath(this.d.home, ns, obj.metadata.name);
-    let from: LogPosition = a?.position ?? LOG_START;
+    const p = planConsume(this.observeBatch(key, obj, file), cfg);
+    if (!p) return; // nothing logged yet: no status to write
+    // Checkpoints go to the history before the position moves past them (idempotent by seq).
+    for (const due of p.checkpoints) {
+      const rec = await this.summarise(key, file, due, cfg, policy);
+      appendCheckpoint(checkpointsPath(this.d.home, ns, obj.metadata.name), rec);
+      p.status.assessment.checkpoints.lastSummary = rec.title;
+    }
+    const written = await writeOwnedStatus(this.d.store, obj, 'assessment', { ...p.status }, 8, {
+      recorder: this.d.recorder,
+      events: p.events,
+    });
+    if (!written) return;
+    this.d.metrics?.onSignals?.(p.signals);
+    for (const t of p.transitions)
+      this.d.log.info(`assessment ${key}: breaker ${t.from} → ${t.to}${t.why ? ` (${t.why})` : ''}`);
+    if (p.deliver) {
+      const d = await this.deliver(written, p.deliver, cfg);
+      if (d.wait !== undefined) return { requeueAfterMs: d.wait };
+    }
+    return p.requeueAfterMs === undefined ? undefined : { requeueAfterMs: p.requeueAfterMs };
+  }
+
+  /** The committed state and the next batch of the session's event log after its position. */
+  private observeBatch(key: string, obj: AgentSession, file: string): ConsumeObserved {
+    const status = obj.status ?? {};
+    let from: LogPosition = status.assessment?.position ?? LOG_START;
     let prev: AssessmentState = stateFromStatus(status) ?? newAssessmentState();
     let size = 0;
     try {
@@ -150,120 +164,15 @@ export class AssessmentReconciler implements Reconciler {
       from = LOG_START;
     }
     const { events, next } = readEventLog(file, from, this.batch);
-    if (!events.length && !a) return; // nothing logged yet: no status to write
-    const now = this.now();
-    const git = gitFingerprint(status.git);
-    const r = assessStep(prev, { events, from, cfg, git, gitBase: gitBaseFingerprint(status.headBefore), now });
-    const state = r.state;
-
-    // Checkpoints go to the history before the position moves past them (idempotent by seq).
-    for (const due of r.checkpoints) {
-      const rec = await this.summarise(key, file, due, cfg, policy);
-      appendCheckpoint(checkpointsPath(this.d.home, ns, obj.metadata.name), rec);
-      state.checkpoints.lastSummary = rec.title;
-    }
-
-    const breaker = breakerToStatus(state.breaker.state, state.breaker.context, status.breaker);
-    breaker.thresholds = thresholdsOf(cfg.breaker);
-    const history = [...(breaker.history ?? [])];
-    let pending: PendingIntervention | undefined = a?.pendingIntervention;
-    // Several trips in one batch happen only when catching up on a backlog: the last one stands.
-    r.interventions.forEach((iv, i) => {
-      const last = i === r.interventions.length - 1;
-      const stale = now - Date.parse(iv.at) > Math.max(cfg.breaker.cooldownMs, 60_000);
-      if (last && !stale) pending = this.pendingFor(iv, cfg, from);
-      else {
-        history.push(
-          record(
-            iv,
-            false,
-            last ? 'Stale' : 'Superseded',
-            last ? 'the trip is older than the cooldown; not sent' : 'a later trip in the same batch replaced it',
-          ),
-        );
-        breaker.interventions++;
-      }
-    });
-    breaker.history = history.slice(-HISTORY);
-
-    const assessment: AssessmentStatus = {
-      run: state.detector.run,
-      position: next,
-      ...(cfg.policy ? { policy: cfg.policy } : {}),
-      turn: state.turn,
-      ...(state.gitMark !== undefined ? { gitMark: state.gitMark } : {}),
-      checkpoints: state.checkpoints,
-      ...(pending ? { pendingIntervention: pending } : {}),
-      ...(state.previousRun ? { previousRun: state.previousRun } : {}),
-      lastUpdateTime: events.length || !a?.lastUpdateTime ? iso(now) : a.lastUpdateTime,
-    };
-    const conditions = breakerCondition(
-      structuredClone(status.conditions ?? []),
-      breaker,
-      state.breaker.state,
-      obj.metadata.generation,
-      iso(now),
-    );
-    // The breaker's transitions told in the transaction that records them (never lost, never twice).
-    const told: EventNote[] = [];
-    for (const t of r.transitions) {
-      if (t.to === 'Open')
-        told.push({
-          type: 'Warning',
-          reason: AssessmentReason.BreakerOpen,
-          message: `Circuit breaker opened (${state.breaker.context.reason}): ${t.why ?? ''}`,
-        });
-      else if (t.to === 'HalfOpen')
-        told.push({
-          type: 'Normal',
-          reason: AssessmentReason.BreakerHalfOpen,
-          message: 'Cooldown over: the circuit breaker is half-open until a healthy turn',
-        });
-      else if (t.to === 'Closed')
-        told.push({
-          type: 'Normal',
-          reason: AssessmentReason.BreakerClosed,
-          message: 'A healthy turn after the cooldown: the circuit breaker closed',
-        });
-    }
-    const written = await writeOwnedStatus(
-      this.d.store,
-      obj,
-      'assessment',
-      { detector: state.detector, breaker, assessment, conditions },
-      8,
-      { recorder: this.d.recorder, events: told },
-    );
-    if (!written) return;
-
-    this.d.metrics?.onSignals?.(r.signals.map((s) => s.signal));
-    for (const t of r.transitions)
-      this.d.log.info(`assessment ${key}: breaker ${t.from} → ${t.to}${t.why ? ` (${t.why})` : ''}`);
-
-    if (pending && !a?.pendingIntervention) {
-      const d = await this.deliver(written, pending, cfg);
-      if (d.wait !== undefined) return { requeueAfterMs: d.wait };
-    }
-    if (events.length >= this.batch) return { requeueAfterMs: 0 };
-    const waits: number[] = [];
-    // A Stop waiting for its turn's transcript lines ends the turn alone after the grace.
-    const stop = state.turn.stops?.length ? Date.parse(state.turn.stops[0].ts) : Number.NaN;
-    if (!Number.isNaN(stop)) waits.push(stop + STOP_GRACE_MS - now + 50);
-    if (state.breaker.state === 'Open' && state.breaker.context.openedAt !== undefined)
-      waits.push(state.breaker.context.openedAt + cfg.breaker.cooldownMs - now + 50);
-    if (waits.length) return { requeueAfterMs: Math.max(1000, Math.min(...waits)) };
-    return undefined;
-  }
-
-  private pendingFor(iv: InterventionDue, cfg: AssessmentConfig, from: LogPosition): PendingIntervention {
     return {
-      id: iv.id,
-      type: iv.type,
-      why: iv.why,
-      text: cfg.breaker.texts[iv.type],
-      seq: iv.seq,
-      decidedTime: iv.at,
+      status,
+      generation: obj.metadata.generation,
       from,
+      prev,
+      events,
+      next,
+      batch: this.batch,
+      now: this.now(),
     };
   }
 
@@ -276,60 +185,18 @@ export class AssessmentReconciler implements Reconciler {
     p: PendingIntervention,
     cfg: AssessmentConfig,
   ): Promise<{ obj?: AgentSession; wait?: number }> {
-    const ns = obj.metadata.namespace ?? 'default';
-    const key = `${ns}/${obj.metadata.name}`;
-    const phase = obj.status?.phase;
-    let outcome: { delivered: boolean; result: string; message: string; retries?: number; at: number };
-    const mine = this.sent.get(p.id);
-    const paused = currentPause(obj.status);
-    if (mine)
-      outcome = {
-        delivered: mine.delivered,
-        result: mine.delivered ? 'Delivered' : mine.reason,
-        message: mine.message,
-        retries: mine.retries,
-        at: mine.at,
-      };
-    else if (!cfg.breaker.deliver)
-      outcome = {
-        delivered: false,
-        result: 'Observe',
-        message: `policy autonomy is not "act": the intervention is recorded, not sent`,
-        at: this.now(),
-      };
-    else if (phase !== 'Running')
-      outcome = {
-        delivered: false,
-        result: 'NotRunning',
-        message: `the session is ${phase ?? 'Pending'}, not Running: nothing to send to`,
-        at: this.now(),
-      };
-    else if (obj.status?.frozen)
-      // Frozen (orchctl freeze): kept for after the thaw, not sent to a stopped process.
-      return { wait: FROZEN_WAIT_MS };
-    else if (paused)
-      // A paused run is sent nothing but its continue message (reconcilers/session/pause.ts).
-      outcome = {
-        delivered: false,
-        result: 'Paused',
-        message: `the session is paused (${paused.reason}): the intervention is recorded, not sent`,
-        at: this.now(),
-      };
-    else if (p.attemptTime && this.arrived(obj, p))
-      outcome = {
-        delivered: true,
-        result: 'DeliveredBeforeRestart',
-        message: 'an attempt before a controller restart reached the agent',
-        at: this.now(),
-      };
+    const key = `${obj.metadata.namespace ?? 'default'}/${obj.metadata.name}`;
+    const sent = this.sent.get(p.id);
+    // The log is searched only after an attempt this process did not make (a restarted controller).
+    const arrived = !!p.attemptTime && !sent && this.arrived(obj, p);
+    const step = planDelivery({ session: obj, pending: p, sent, arrived, graceMs: this.graceMs, now: this.now() }, cfg);
+    if (step.kind === 'wait') return { wait: step.ms };
+    let outcome: DeliveryOutcome;
+    if (step.kind === 'record') outcome = step.outcome;
     else {
-      if (p.attemptTime) {
-        const left = Date.parse(p.attemptTime) + this.graceMs - this.now();
-        if (left > 0) return { wait: left };
-      }
       // Mark the attempt before making it: a crash from here on may or may not have sent.
       const marked = await writeOwnedStatus(this.d.store, obj, 'assessment', {
-        assessment: { ...obj.status!.assessment!, pendingIntervention: { ...p, attemptTime: iso(this.now()) } },
+        assessment: attemptMarked(obj.status!, p, this.now()),
       });
       if (!marked) return {};
       obj = marked;
@@ -340,42 +207,17 @@ export class AssessmentReconciler implements Reconciler {
         r = { delivered: false, reason: 'SendFailed', message: (e as Error).message };
       }
       this.sent.set(p.id, { ...r, at: this.now() });
-      outcome = {
-        delivered: r.delivered,
-        result: r.delivered ? 'Delivered' : r.reason,
-        message: r.message,
-        retries: r.retries,
-        at: this.now(),
-      };
+      outcome = outcomeOf(r, this.now());
     }
-
-    const status = structuredClone(obj.status ?? {});
-    const a = { ...status.assessment! };
-    delete a.pendingIntervention;
-    // A pending intervention is only decided in the write that also sets status.breaker.
-    const b = { ...status.breaker! };
-    const rec = record(
-      { id: p.id, type: p.type, why: p.why, seq: p.seq, at: p.decidedTime, run: 0 },
-      outcome.delivered,
-      outcome.result,
-      outcome.message,
+    const next = deliveredStatus(structuredClone(obj.status ?? {}), p, outcome);
+    const written = await writeOwnedStatus(
+      this.d.store,
+      obj,
+      'assessment',
+      { assessment: next.assessment, breaker: next.breaker },
+      8,
+      { recorder: this.d.recorder, events: [next.event] },
     );
-    if (outcome.delivered) rec.deliveredTime = iso(outcome.at);
-    if (outcome.retries !== undefined) rec.retries = outcome.retries;
-    b.history = [...(b.history ?? []), rec].slice(-HISTORY);
-    b.interventions = (b.interventions ?? 0) + 1;
-    b.lastInterventionTime = iso(outcome.at);
-    const told: EventNote = {
-      type: outcome.delivered ? 'Normal' : 'Warning',
-      reason: outcome.delivered ? AssessmentReason.InterventionDelivered : AssessmentReason.InterventionNotDelivered,
-      message:
-        `${p.type} intervention ` +
-        `${outcome.delivered ? 'sent into the session' : `not sent (${outcome.result}): ${outcome.message}`}`,
-    };
-    const written = await writeOwnedStatus(this.d.store, obj, 'assessment', { assessment: a, breaker: b }, 8, {
-      recorder: this.d.recorder,
-      events: [told],
-    });
     this.sent.delete(p.id);
     if (outcome.delivered) this.d.metrics?.onIntervention?.(p.type, true);
     this.d.log.info(`assessment ${key}: intervention ${p.id} ${p.type}: ${outcome.result}`);
@@ -458,47 +300,4 @@ export class AssessmentReconciler implements Reconciler {
       ...(fallback ? { fallback } : {}),
     };
   }
-}
-
-function record(iv: InterventionDue, delivered: boolean, result: string, message: string): InterventionRecord {
-  return { id: iv.id, type: iv.type, why: iv.why, seq: iv.seq, decidedTime: iv.at, delivered, result, message };
-}
-
-/** BreakerOpen: True while Open or HalfOpen (the session has not had its healthy turn yet). */
-function breakerCondition(
-  list: Condition[],
-  b: BreakerStatus,
-  state: BreakerStateName,
-  generation: number | undefined,
-  now: string,
-): Condition[] {
-  if (state === 'Closed') {
-    if (list.some((c) => c.type === 'BreakerOpen'))
-      setCondition(
-        list,
-        {
-          type: 'BreakerOpen',
-          status: 'False',
-          reason: 'Closed',
-          message: 'the circuit breaker is closed',
-          observedGeneration: generation,
-        },
-        now,
-      );
-  } else
-    setCondition(
-      list,
-      {
-        type: 'BreakerOpen',
-        status: 'True',
-        reason: b.reason ?? 'Open',
-        message:
-          state === 'Open'
-            ? (b.message ?? '')
-            : `half-open after the cooldown, waiting for a healthy turn (opened for: ${b.message ?? ''})`,
-        observedGeneration: generation,
-      },
-      now,
-    );
-  return list;
 }

@@ -7,10 +7,9 @@
  */
 import type { SessionPolicy } from '../../api/kinds.js';
 import { sendToSession } from '../../agents/send.js';
-import { createBackend, resolveJudgeConfig } from '../../llm/index.js';
+import { createBackend, judgeConfigOf, resolveJudgeConfig } from '../../llm/index.js';
 import { type Manager, queueKey } from '../../runtime/manager.js';
 import type { EventLogs } from '../../store/eventlog.js';
-import { judgeConfigOf } from '../judge/should-judge.js';
 import type { ControllerServices } from '../services.js';
 import { type AssessmentMetricsHooks, AssessmentReconciler, type SendFn } from './reconciler.js';
 

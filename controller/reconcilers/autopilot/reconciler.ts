@@ -13,59 +13,34 @@
  * It writes its own status, Decisions, Project status.errorRetries, AgentSessions and Events — never
  * its own spec, so it cannot raise its own autonomy level.
  */
-import { AutopilotReason } from '../../api/event-reasons.js';
-import {
-  type Autopilot,
-  type DecisionCounts,
-  type DecisionPhase,
-  DECISION_PHASES,
-  DEFAULTS,
-  type ErrorRetries,
-  type ThinkTrigger,
-} from '../../api/autopilot.js';
+import type { Autopilot, DecisionPhase, ThinkTrigger } from '../../api/autopilot.js';
 import { setCondition } from '../../api/conditions.js';
-import { formatDuration } from '../../api/duration.js';
 import { registry } from '../../api/crds.js';
 import { isApiError } from '../../api/errors.js';
 import type { Evaluation } from '../../api/evaluation.js';
+import { frozenMark } from '../../api/freeze.js';
 import type { AutopilotMetricsHooks } from '../../api/metrics-hooks.js';
 import type { Node } from '../../api/node.js';
-import { frozenMark } from '../../api/freeze.js';
 import { resolvePolicy } from '../../api/policy.js';
 import type { Project } from '../../api/project.js';
 import type { AgentSession } from '../../api/session.js';
 import type { SessionPolicy } from '../../api/session-policy.js';
 import type { ObjectKey } from '../../api/types.js';
-import { newEvent } from '../../client/events.js';
-import type { EventObject } from '../../api/event.js';
-import { validateObject } from '../../api/validate.js';
-import { admissionErrors } from '../../client/admission.js';
 import type { Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Logger } from '../../runtime/log.js';
+import { retryOnConflict } from '../../store/retry.js';
 import type { Store, WriteOp } from '../../store/store.js';
-import {
-  AUTOPILOT_COMPONENT,
-  afterNotice,
-  effects,
-  type Fresh,
-  newSession,
-  noticeEvent,
-  recheck,
-  timeBoxNotice,
-} from './execute.js';
+import type { Fresh } from './execute.js';
 import {
   type Dec,
   decide,
-  type Draft,
-  endSeenAt,
   expired,
   isActive,
   nextThinkDelay,
   type RecoveryProposal,
   recoveryProposals,
   retryBudget,
-  selectedProjects,
   type Settings,
   settings,
   type View,
@@ -73,8 +48,18 @@ import {
   type World,
 } from './plan.js';
 import { createPlanner } from './planner/index.js';
-import { recoveryPrompt, resumePrompt } from './prompts.js';
+import { recoveryPrompt } from './prompts.js';
 import type { Planner, Proposal } from './types.js';
+import {
+  planExpire,
+  plannerFailedEvent,
+  planSettle,
+  planThinkWrite,
+  type CarryOutInput,
+  resumeFrom,
+  type ThinkDecided,
+  thinkTrigger,
+} from './writes.js';
 
 /** Thinks are at least this far apart, however many sessions end at once. */
 export const MIN_THINK_GAP_MS = 1000;
@@ -159,33 +144,13 @@ export class AutopilotReconciler {
   // ---- when to think ------------------------------------------------------------------------------
 
   private trigger(ap: Autopilot, now: number): ThinkTrigger | undefined {
-    const st = ap.status ?? {};
-    if (!st.lastThink) return 'start';
-    if (st.observedGeneration !== ap.metadata.generation) return 'spec';
-    const last = Date.parse(st.lastThink.time);
     const ns = ap.metadata.namespace ?? 'default';
-    const selected = new Set(
-      selectedProjects({ autopilot: ap, projects: this.d.projects.list(ns) as Project[] }).map((p) => p.metadata.name),
-    );
-    const ours = (this.d.sessions.list(ns) as AgentSession[]).filter((s) => selected.has(s.spec?.projectRef ?? ''));
-    const after = (t: string | undefined) => !!t && Date.parse(t) > last;
-    if (ours.some((s) => after(endSeenAt(s)))) return 'session-ended';
-    if (
-      ours.some((s) =>
-        s.status?.conditions?.some((c) => c.type === 'Escalated' && c.status === 'True' && after(c.lastTransitionTime)),
-      )
-    )
-      return 'escalation';
-    const names = new Set(ours.map((s) => s.metadata.name));
-    if (
-      (this.d.evaluations.list(ns) as Evaluation[]).some(
-        (e) => names.has(e.spec?.sessionRef ?? '') && after(e.status?.evaluatedAt),
-      )
-    )
-      return 'evaluation';
-    const next = Date.parse(st.nextThinkTime ?? '');
-    if (!Number.isFinite(next) || now >= next) return 'interval';
-    return undefined;
+    const observed = {
+      projects: this.d.projects.list(ns) as Project[],
+      sessions: this.d.sessions.list(ns) as AgentSession[],
+      evaluations: this.d.evaluations.list(ns) as Evaluation[],
+    };
+    return thinkTrigger(ap, observed, now);
   }
 
   // ---- think ------------------------------------------------------------------------------------
@@ -316,185 +281,59 @@ export class AutopilotReconciler {
       error && !wasFailing
         ? [{ op: 'create', object: plannerFailedEvent(ap, think, error, status.lastThink.time) }]
         : [];
-    await this.write(ap, drafts, v, status, decisions, extra);
+    await this.write({ ap, drafts, resets: v.resets, status, decisions, extra }, v);
   }
 
   /**
-   * One transaction per think. Retried when a session changed between the fresh read and the write
-   * (the recheck runs again); abandoned when the Autopilot itself changed (another controller took
-   * this think, or a person edited it: the next reconcile thinks again).
+   * One transaction per think (writes.ts planThinkWrite). Retried when a session changed between the
+   * fresh read and the write (the recheck runs again); abandoned when the Autopilot itself changed
+   * (another controller took this think, or a person edited it: the next reconcile thinks again).
    */
-  private async write(
-    ap: Autopilot,
-    drafts: Draft[],
-    v: View,
-    status: NonNullable<Autopilot['status']>,
-    decisions: Dec[],
-    extra: WriteOp[],
-  ): Promise<void> {
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const fresh = await this.fresh(ap);
-      const now = new Date(this.now()).toISOString();
-      const ops: WriteOp[] = [];
-      const retries = new Map<string, ErrorRetries | undefined>();
-      const written: Dec[] = [];
-      for (const [name, reset] of v.resets) {
-        const cur = fresh.projects.get(name)?.status?.errorRetries;
-        if (!cur) continue;
-        retries.set(name, reset === 'clear' ? undefined : { count: 0, windowStart: now, lastFailure: cur.lastFailure });
-      }
-      let guard = false;
-      for (const draft of drafts) {
-        if (draft.update) {
-          // Compare-and-swap on the version read: a person's answer in between wins.
-          ops.push({ op: 'updateStatus', object: draft.decision });
-          continue;
-        }
-        const dec = structuredClone(draft.decision);
-        const st = dec.status ?? {};
-        if (draft.execute) {
-          const r = this.carryOut(ap, dec, fresh, now, ops, (name) => resumeFrom(v, name));
-          record(st, r, now);
-          guard ||= r.ok && dec.spec.action === 'start';
-        }
-        dec.status = st;
-        this.bookRetries(dec, fresh, retries, now);
-        ops.push({ op: 'create', object: dec }, { op: 'updateStatus', object: dec });
-        // Told in the Decision's own transaction: a pending one is never without its Event.
-        if (st.phase === 'PendingApproval')
-          ops.push({
-            op: 'create',
-            object: pendingEvent(ap, dec, fresh.projects.get(dec.spec.target.project ?? ''), now),
-          });
-        written.push(dec);
-      }
-      const advice = recommendationsEvent(ap, status.thinks ?? 0, written, now);
-      if (advice) ops.push({ op: 'create', object: advice });
-      ops.push(...this.projectWrites(fresh, retries), ...extra);
-      status.counts = counts([...decisions, ...written]);
-      ops.push({ op: 'updateStatus', object: { ...ap, status } });
-      if (guard)
-        ops.push({ op: 'unchanged', kind: 'AgentSession', namespace: ap.metadata.namespace, since: fresh.revision });
-      try {
-        await this.d.store.txn(ops);
-      } catch (e) {
-        if (!lostRace(e)) throw e;
-        const now = (await this.d.store.get(keyOf(ap))) as Autopilot | undefined;
-        if (!now || now.metadata.resourceVersion !== ap.metadata.resourceVersion) return; // the next reconcile re-plans
-        continue;
-      }
-      for (const dec of written)
-        this.d.metrics?.onDecision?.(ap.metadata.name, dec.spec.action, dec.status?.phase as DecisionPhase);
-      return;
-    }
-    this.d.log.warn(`autopilot ${ap.metadata.name}: sessions kept changing under the recheck; thinking again`);
-  }
-
-  /** The effects of one executable Decision, appended to `ops`; or why it does not execute. */
-  private carryOut(
-    ap: Autopilot,
-    dec: Dec,
-    fresh: Fresh,
-    now: string,
-    ops: WriteOp[],
-    resume: (project: string) => string,
-  ): CarryOut {
-    const r = recheck(dec, fresh);
-    if (!r.ok) return { ok: false, message: r.message };
-    const project = fresh.projects.get(dec.spec.target.project ?? '');
-    if (dec.spec.action === 'start') {
-      const prompt = dec.spec.prompt ?? resume(dec.spec.target.project ?? '');
-      const session = newSession(ap, dec, ap.spec?.sessionTemplate, prompt);
-      // Seed 002 §2.7: an autopilot session is time-boxed, by its template, else its policy, else 45m.
-      if (
-        !session.spec?.maxDuration &&
-        !resolvePolicy(session, this.policiesIn(ap.metadata.namespace ?? 'default'))?.spec?.maxSessionDuration
-      )
-        session.spec = { ...session.spec, maxDuration: DEFAULTS.maxDuration };
-      const kind = registry().resolve('AgentSession');
-      const errors = [...validateObject(session, kind), ...admissionErrors(session, kind)];
-      if (errors.length)
-        return {
-          ok: false,
-          failed: true,
-          message: `the session it would create is invalid: ${errors
-            .map((e) => `${e.path.join('.')}: ${e.message}`)
-            .join('; ')}`,
-        };
-      ops.push(...effects(dec, fresh, now, session));
-      if (dec.status?.notifyAfter && project)
-        ops.push({ op: 'create', object: afterNotice(dec, project, session.metadata.name, now) });
-      return { ok: true, session: session.metadata.name };
-    }
-    if (dec.spec.action === 'notify') {
-      const about = project ?? ap;
-      const warning = !!dec.spec.recovery;
-      const ev = noticeEvent(
-        dec,
-        about,
-        warning ? 'Warning' : 'Normal',
-        dec.spec.message ?? dec.spec.reason,
-        'notice',
-        now,
+  private async write(t: ThinkDecided, v: View): Promise<void> {
+    const ap = t.ap;
+    try {
+      await retryOnConflict(
+        async () => {
+          const r = await this.recheckInput(ap, (name) => resumeFrom(v, name));
+          const p = planThinkWrite(t, r);
+          try {
+            await this.d.store.txn(p.ops);
+          } catch (e) {
+            // The next reconcile re-plans.
+            if (lostRace(e) && !(await this.unchanged(ap))) return;
+            throw e;
+          }
+          for (const dec of p.written)
+            this.d.metrics?.onDecision?.(ap.metadata.name, dec.spec.action, dec.status?.phase as DecisionPhase);
+        },
+        { attempts: WRITE_ATTEMPTS, retryOn: lostRace },
       );
-      ops.push({ op: 'create', object: ev });
-      return { ok: true, event: ev.metadata.name };
-    }
-    if (dec.spec.action === 'skip') return { ok: true };
-    ops.push(...effects(dec, fresh, now));
-    // A run that ran out of time goes on: the person hears of it (whatever the gate's "notify after").
-    if (dec.spec.action === 'restart' && dec.spec.recovery?.class === 'TimeBox' && project)
-      ops.push({ op: 'create', object: timeBoxNotice(dec, project, now) });
-    else if (dec.status?.notifyAfter && project)
-      ops.push({ op: 'create', object: afterNotice(dec, project, dec.spec.target.session ?? '', now) });
-    return { ok: true, session: dec.spec.target.session };
-  }
-
-  /** The error-retry count a Decision changes: a recovery restart that executed, an escalation recorded. */
-  private bookRetries(dec: Dec, fresh: Fresh, retries: Map<string, ErrorRetries | undefined>, now: string) {
-    const rec = dec.spec.recovery;
-    const project = dec.spec.target.project;
-    if (!rec || !project || !fresh.projects.has(project)) return;
-    const base = retries.has(project) ? retries.get(project) : fresh.projects.get(project)?.status?.errorRetries;
-    const cur: ErrorRetries = base ? structuredClone(base) : { count: 0, windowStart: now };
-    const failure = { session: rec.session, run: rec.run, class: rec.class, at: now };
-    const ran = dec.status?.phase === 'Executed' || (dec.status?.phase === 'Expired' && !!dec.status.executedAt);
-    if (dec.spec.action === 'restart' && ran) {
-      // A continuation after a time box is counted against its own limit (maxTimeBoxContinuations).
-      if (rec.class === 'TimeBox')
-        retries.set(project, { ...cur, timeBoxes: (cur.timeBoxes ?? 0) + 1, lastFailure: failure });
-      else retries.set(project, { ...cur, count: cur.count + 1, lastFailure: failure });
-    } else if (dec.spec.action === 'notify' && dec.status?.phase !== 'Superseded' && dec.status?.phase !== 'Failed') {
-      retries.set(project, {
-        ...cur,
-        lastFailure: failure,
-        escalated: { reason: dec.spec.reason.slice(0, 500), at: now },
-      });
+    } catch (e) {
+      if (!lostRace(e)) throw e;
+      this.d.log.warn(`autopilot ${ap.metadata.name}: sessions kept changing under the recheck; thinking again`);
     }
   }
 
-  private projectWrites(fresh: Fresh, retries: Map<string, ErrorRetries | undefined>): WriteOp[] {
-    const ops: WriteOp[] = [];
-    for (const [name, value] of retries) {
-      const p = fresh.projects.get(name);
-      if (!p) continue;
-      const next = structuredClone(p);
-      next.status ??= {};
-      const st = next.status;
-      if (value) st.errorRetries = value;
-      else delete st.errorRetries;
-      st.conditions ??= [];
-      const at = value?.escalated?.at ?? new Date(this.now()).toISOString();
-      setCondition(
-        st.conditions,
-        value?.escalated
-          ? { type: 'Escalated', status: 'True', reason: 'AutopilotEscalated', message: value.escalated.reason }
-          : { type: 'Escalated', status: 'False', reason: 'Recovered', message: '' },
-        at,
-      );
-      ops.push({ op: 'updateStatus', object: next });
-    }
-    return ops;
+  /** Whether the Autopilot is still at the version this think was planned from. */
+  private async unchanged(ap: Autopilot): Promise<boolean> {
+    const now = (await this.d.store.get(keyOf(ap))) as Autopilot | undefined;
+    return !!now && now.metadata.resourceVersion === ap.metadata.resourceVersion;
+  }
+
+  /** The fresh read and the rest a Decision is rechecked and carried out against. */
+  private async recheckInput(ap: Autopilot, resume: (project: string) => string): Promise<CarryOutInput> {
+    return {
+      fresh: await this.fresh(ap),
+      policies: this.policiesIn(ap.metadata.namespace ?? 'default'),
+      sessionKind: registry().resolve('AgentSession'),
+      resume,
+      now: new Date(this.now()).toISOString(),
+    };
+  }
+
+  /** The resume prompt of a start the planner wrote no prompt for, built from the caches as a think would. */
+  private resumeFromCaches(ap: Autopilot): (project: string) => string {
+    return (project) => resumeFrom(view(this.world(ap, this.decisionsOf(ap), this.now()), settings(ap.spec)), project);
   }
 
   /** A fresh read of what the recheck needs (not the caches, which may lag a person's write). */
@@ -517,93 +356,44 @@ export class AutopilotReconciler {
   private async settle(ap: Autopilot, dec: Dec): Promise<void> {
     const approval = dec.spec.approval;
     if (!approval) return;
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const cur = (await this.d.store.get(keyOf(dec))) as Dec | undefined;
-      if (cur?.status?.phase !== 'PendingApproval') return;
-      const next = structuredClone(cur);
-      next.status ??= {};
-      const st = next.status;
-      const now = new Date(this.now()).toISOString();
-      const ops: WriteOp[] = [];
-      let guard = false;
-      const retries = new Map<string, ErrorRetries | undefined>();
-      let fresh: Fresh | undefined;
-      if (approval.verdict === 'Rejected') {
-        st.phase = 'Rejected';
-        st.guardrail = 'Person';
-        const by = approval.by ? ` by ${approval.by}` : '';
-        st.message = `rejected${by}${approval.message ? `: ${approval.message}` : ''}`;
-      } else {
-        fresh = await this.fresh(ap);
-        // The view only for a start's resume prompt, built from the caches as a think would.
-        const resume = (project: string) =>
-          resumeFrom(view(this.world(ap, this.decisionsOf(ap), this.now()), settings(ap.spec)), project);
-        const r = this.carryOut(ap, next, fresh, now, ops, resume);
-        record(st, r, now);
-        if (r.ok) st.message = `approved${approval.by ? ` by ${approval.by}` : ''}`;
-        guard = r.ok && next.spec.action === 'start';
-        this.bookRetries(next, fresh, retries, now);
-      }
-      ops.push({ op: 'updateStatus', object: next });
-      if (fresh) ops.push(...this.projectWrites(fresh, retries));
-      if (guard && fresh)
-        ops.push({ op: 'unchanged', kind: 'AgentSession', namespace: ap.metadata.namespace, since: fresh.revision });
-      try {
-        await this.d.store.txn(ops);
-        this.d.metrics?.onDecision?.(ap.metadata.name, next.spec.action, st.phase as DecisionPhase);
-        return;
-      } catch (e) {
-        if (!lostRace(e)) throw e;
-      }
-    }
+    await retryOnConflict(
+      async () => {
+        const cur = (await this.d.store.get(keyOf(dec))) as Dec | undefined;
+        if (cur?.status?.phase !== 'PendingApproval') return;
+        const r = approval.verdict === 'Rejected' ? undefined : await this.recheckInput(ap, this.resumeFromCaches(ap));
+        const p = planSettle(ap, cur, approval, r, new Date(this.now()).toISOString());
+        if (!p) return;
+        await this.d.store.txn(p.ops);
+        this.d.metrics?.onDecision?.(
+          ap.metadata.name,
+          p.decision.spec.action,
+          p.decision.status?.phase as DecisionPhase,
+        );
+      },
+      { attempts: WRITE_ATTEMPTS, retryOn: lostRace },
+    ).catch((e: unknown) => {
+      if (!lostRace(e)) throw e;
+    });
   }
 
   /**
    * A PendingApproval Decision nobody answered within spec.approval.timeout: Expired, its default
-   * action taken (proceed: executed, rechecked as an approval is; reject: dropped), and told with a
-   * DecisionExpired Event in the same transaction.
+   * action taken (writes.ts planExpire), told with a DecisionExpired Event in the same transaction.
    */
   private async expire(ap: Autopilot, dec: Dec, s: Settings): Promise<void> {
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const cur = (await this.d.store.get(keyOf(dec))) as Dec | undefined;
-      if (cur?.status?.phase !== 'PendingApproval' || cur.spec.approval) return;
-      const next = structuredClone(cur);
-      next.status ??= {};
-      const st = next.status;
-      const now = new Date(this.now()).toISOString();
-      const ops: WriteOp[] = [];
-      const retries = new Map<string, ErrorRetries | undefined>();
-      const fresh = await this.fresh(ap);
-      const waited = `nobody answered within ${formatDuration(s.approvalTimeoutMs)}`;
-      const action = s.onTimeout[next.spec.action];
-      let guard = false;
-      if (action === 'proceed') {
-        const resume = (project: string) =>
-          resumeFrom(view(this.world(ap, this.decisionsOf(ap), this.now()), settings(ap.spec)), project);
-        const r = this.carryOut(ap, next, fresh, now, ops, resume);
-        record(st, r, now);
-        st.message = r.ok
-          ? `${waited}: proceeded (onTimeout proceed)`
-          : `${waited}; proceeding was not possible: ${r.message}`;
-        guard = r.ok && next.spec.action === 'start';
-      } else st.message = `${waited}: dropped (onTimeout reject)`;
-      st.phase = 'Expired';
-      this.bookRetries(next, fresh, retries, now);
-      const about = fresh.projects.get(next.spec.target.project ?? '') ?? ap;
-      ops.push({ op: 'updateStatus', object: next }, ...this.projectWrites(fresh, retries), {
-        op: 'create',
-        object: expiredEvent(next, about, st.message, now),
-      });
-      if (guard)
-        ops.push({ op: 'unchanged', kind: 'AgentSession', namespace: ap.metadata.namespace, since: fresh.revision });
-      try {
-        await this.d.store.txn(ops);
-        this.d.metrics?.onDecision?.(ap.metadata.name, next.spec.action, 'Expired');
-        return;
-      } catch (e) {
-        if (!lostRace(e)) throw e;
-      }
-    }
+    await retryOnConflict(
+      async () => {
+        const cur = (await this.d.store.get(keyOf(dec))) as Dec | undefined;
+        if (cur?.status?.phase !== 'PendingApproval' || cur.spec.approval) return;
+        const p = planExpire(ap, cur, s, await this.recheckInput(ap, this.resumeFromCaches(ap)));
+        if (!p) return;
+        await this.d.store.txn(p.ops);
+        this.d.metrics?.onDecision?.(ap.metadata.name, p.decision.spec.action, 'Expired');
+      },
+      { attempts: WRITE_ATTEMPTS, retryOn: lostRace },
+    ).catch((e: unknown) => {
+      if (!lostRace(e)) throw e;
+    });
   }
 
   // ---- history ------------------------------------------------------------------------------------
@@ -635,118 +425,4 @@ function keyOf(o: { kind: string; metadata: { namespace?: string; name: string }
   return { kind: o.kind, namespace: o.metadata.namespace ?? 'default', name: o.metadata.name };
 }
 
-/** The resume prompt for a start the planner wrote no prompt for (seed 002 §2.3). */
-function resumeFrom(v: View, project: string): string {
-  const pv = v.input.projects.find((p) => p.name === project);
-  return pv ? resumePrompt(pv) : `Resume work on the project "${project}".`;
-}
-
-type CarryOut = { ok: true; session?: string; event?: string } | { ok: false; failed?: boolean; message: string };
-
-/** A Decision's status after its execution was tried. */
-function record(st: NonNullable<Dec['status']>, r: CarryOut, now: string): void {
-  if (!r.ok) {
-    st.phase = r.failed ? 'Failed' : 'Superseded';
-    st.message = r.message;
-    return;
-  }
-  st.phase = 'Executed';
-  st.executedAt = now;
-  if (r.session) st.result = { ...st.result, session: r.session };
-  if (r.event) st.result = { ...st.result, event: r.event };
-}
-
-/** PlannerFailed: recorded in the think's transaction, named after the think (so once). */
-function plannerFailedEvent(ap: Autopilot, think: number, error: string, now: string): EventObject {
-  const message = `the planner failed, no action taken: ${error}`;
-  const name = `${ap.metadata.name}.planner-failed.${think}`;
-  return newEvent(
-    ap,
-    { name, type: 'Warning', reason: AutopilotReason.PlannerFailed, message, now },
-    AUTOPILOT_COMPONENT,
-  );
-}
-
-function counts(decisions: Dec[]): DecisionCounts {
-  const out: DecisionCounts = {};
-  for (const p of DECISION_PHASES) {
-    const n = decisions.filter((x) => x.status?.phase === p).length;
-    if (n) out[p] = n;
-  }
-  return out;
-}
-
 export type { RecoveryProposal };
-
-/** `orchctl approve decision NAME` (with -n when the namespace is not the default one). */
-function answer(verb: 'approve' | 'reject', dec: Dec): string {
-  const ns = dec.metadata.namespace && dec.metadata.namespace !== 'default' ? ` -n ${dec.metadata.namespace}` : '';
-  return `orchctl ${verb} decision ${dec.metadata.name}${ns}`;
-}
-
-/** What a Decision would do, in a few words: `restart session web-1 (project web)`. */
-function what(dec: Dec): string {
-  const t = dec.spec.target;
-  const obj = t.session ? `session ${t.session}${t.project ? ` (project ${t.project})` : ''}` : `project ${t.project}`;
-  return `${dec.spec.action} ${obj}`;
-}
-
-/**
- * DecisionPending: a Decision waits for a person, with the commands that answer it. A Warning when
- * it holds back a recovery (the routing table makes that tier 1), else Normal (tier 2).
- */
-function pendingEvent(ap: Autopilot, dec: Dec, project: Project | undefined, now: string): EventObject {
-  const expires = dec.status?.expiresAt ? `; unanswered by ${dec.status.expiresAt} it expires` : '';
-  const message =
-    `Decision ${dec.metadata.name} waits for you: ${what(dec)}: ${dec.spec.reason}. ` +
-    `Approve: ${answer('approve', dec)}; reject: ${answer('reject', dec)}${expires}`;
-  return newEvent(
-    project ?? ap,
-    {
-      name: `${dec.metadata.name}.pending`,
-      type: dec.spec.recovery ? 'Warning' : 'Normal',
-      reason: AutopilotReason.DecisionPending,
-      message,
-      now,
-    },
-    AUTOPILOT_COMPONENT,
-  );
-}
-
-/** DecisionExpired, in the transaction of the Decision's Expired status. */
-function expiredEvent(dec: Dec, about: Project | Autopilot, outcome: string, now: string): EventObject {
-  return newEvent(
-    about,
-    {
-      name: `${dec.metadata.name}.expired`,
-      type: 'Warning',
-      reason: AutopilotReason.DecisionExpired,
-      message: `Decision ${dec.metadata.name} (${what(dec)}) expired: ${outcome}`,
-      now,
-    },
-    AUTOPILOT_COMPONENT,
-  );
-}
-
-/**
- * At the observe level the recommendations of a think reach a person as messages (seed 002 §2.1:
- * "SMS only"): one AutopilotNotice per think listing them, which the policy batches (tier 3).
- */
-function recommendationsEvent(ap: Autopilot, think: number, written: Dec[], now: string): EventObject | undefined {
-  const advice = written.filter(
-    (d) => d.spec.level === 'observe' && d.status?.phase === 'Logged' && d.spec.action !== 'skip',
-  );
-  if (!advice.length) return undefined;
-  const lines = advice.map((d) => `${what(d)}: ${d.spec.reason} (${d.metadata.name})`);
-  return newEvent(
-    ap,
-    {
-      name: `${ap.metadata.name}.recommendations.${think}`,
-      type: 'Normal',
-      reason: AutopilotReason.AutopilotNotice,
-      message: `observe level, recommended (nothing done): ${lines.join('; ')}`.slice(0, 1000),
-      now,
-    },
-    AUTOPILOT_COMPONENT,
-  );
-}

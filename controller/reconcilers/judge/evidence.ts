@@ -9,10 +9,11 @@
  * the agent and is untrusted: prompt.ts fences it.
  */
 import { getCondition } from '../../api/conditions.js';
+import { clip } from '../../api/text.js';
 import type { AgentSession } from '../../api/kinds.js';
 import type { JudgeEvidence, TestSignal } from '../../llm/verdict.js';
 import type { AgentEvent, ToolResultEvent, ToolUseEvent } from '../../store/eventlog.js';
-import { outputTail } from '../session/output.js';
+import { outputTail } from '../../observers/output.js';
 
 export const MAX_EVIDENCE_BYTES = 6144;
 export const LIMITS = {
@@ -46,12 +47,6 @@ export interface EvidenceInput {
   events?: AgentEvent[];
   maxDurationMs?: number;
   now?: number;
-}
-
-/** Control characters other than newline and tab removed; at most `max` characters (head). */
-export function clip(s: string, max: number): string {
-  const t = s.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '');
-  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 
 /** The phase a run ended in, from a status that may already be in Backoff/Pending for a restart. */

@@ -15,12 +15,12 @@
  * controller judges again (after 3 attempts it fails instead). A verdict is written with
  * compare-and-swap and never over an existing one, so a run gets one verdict.
  */
-import { AssessmentReason } from '../../api/event-reasons.js';
-import { setCondition, getCondition } from '../../api/conditions.js';
 import { isApiError } from '../../api/errors.js';
-import type { AgentSession, AgentSessionStatus, SessionPolicy } from '../../api/kinds.js';
 import { newEvaluation } from '../../api/evaluation.js';
+import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
 import type { JudgeMetricsHooks } from '../../api/metrics-hooks.js';
+import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
+import { resolvePolicy } from '../../api/policy.js';
 import type { EventNote, EventRecorder } from '../../client/events.js';
 import { writeOwnedStatus } from '../../client/status.js';
 import { LlmError, type LlmBackend, type LlmErrorKind } from '../../llm/backend.js';
@@ -31,16 +31,24 @@ import { completeStructured } from '../../llm/structured.js';
 import { VERDICT_SCHEMA, VERDICT_SCHEMA_NAME, type Verdict } from '../../llm/verdict.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
+import { retryOnConflict } from '../../store/retry.js';
 import type { Store } from '../../store/store.js';
-import { resolvePolicy } from '../../api/policy.js';
-import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
-import { clip, endedPhase } from './evidence.js';
+import { endedPhase } from './evidence.js';
+import {
+  failedStatus,
+  type JudgeObserved,
+  judgedStatus,
+  judgementStep,
+  judgingStatus,
+  plan,
+  type VerdictInfo,
+} from './plan.js';
 import { buildJudgePrompt } from './prompt.js';
 import { judgeConfigOf, shouldJudge } from './should-judge.js';
 import { gatherEvidence, readRunState } from './sources.js';
-import { hasVerdict, isFailed, runEvaluationName, type Evaluation, type LastEvaluation } from './types.js';
+import { type Evaluation, hasVerdict, isFailed, runEvaluationName } from './types.js';
 
-export const MAX_ATTEMPTS = 3;
+export { escalates, MAX_ATTEMPTS } from './plan.js';
 const RETRY_LATER_MS = 5000;
 // The Evaluation vocabulary and the metrics hooks live in api/ (the CLI and metrics use them too).
 export { newEvaluation, RUN_LABEL, SESSION_LABEL, TRIGGER_LABEL } from '../../api/evaluation.js';
@@ -80,22 +88,6 @@ const REASONS: Record<LlmErrorKind, string> = {
   client: 'RequestRejected',
 };
 
-/** Score ≤ 2 or recommendation escalate: a person should look. */
-export const escalates = (s: { score?: number; recommendation?: string } | undefined) =>
-  !!s && ((s.score !== undefined && s.score <= 2) || s.recommendation === 'escalate');
-
-/** When an Evaluation was decided: its verdict's time, else when JudgeFailed was set, else its creation. */
-const decidedAt = (e: Evaluation) => {
-  const t =
-    e.status?.evaluatedAt ??
-    e.status?.conditions?.find((c) => c.type === 'JudgeFailed' && c.status === 'True')?.lastTransitionTime ??
-    e.metadata.creationTimestamp;
-  const n = Date.parse(String(t ?? ''));
-  return Number.isNaN(n) ? 0 : n;
-};
-const newestFirst = (a: Evaluation, b: Evaluation) =>
-  (b.spec?.run ?? 0) - (a.spec?.run ?? 0) || decidedAt(b) - decidedAt(a);
-
 export class JudgeReconciler implements Reconciler {
   /** Evaluations (namespace/name) with a judgement under way in this process. */
   private readonly inFlight = new Set<string>();
@@ -112,29 +104,46 @@ export class JudgeReconciler implements Reconciler {
     return this.inFlight.size;
   }
 
+  /** Observe → plan (plan.ts, pure) → create and start what it asks → one status write. */
   async reconcile(key: string): Promise<Result | undefined> {
     if (this.stopping) return;
+    const o = await this.observe(key);
+    if (!o) return; // its Evaluations go with it (ownerReferences)
+    const p = plan(o);
+    for (const id of p.caughtUp) this.decided.delete(id); // the cache has caught up
+    const judge = [...p.judge];
+    for (const run of p.create) {
+      const created = await this.createEvaluation(o.session, run, o.policy);
+      // Judged at once: the cache may not have it yet.
+      if (created && !o.evaluations.some((e) => e.metadata.name === created.metadata.name)) judge.push(created);
+    }
+    for (const ev of judge) this.start(ev, key);
+    if (!p.status) return; // most passes: nothing of ours to write
+    // The Events in the transaction of the status they tell of: never lost to a crash, never told twice.
+    const { lastEvaluation, conditions, events } = p.status;
+    await writeOwnedStatus(this.d.store, o.session, 'judge', { lastEvaluation, conditions }, 8, {
+      recorder: this.d.recorder,
+      events,
+    });
+  }
+
+  /** Everything a pass decides on: the session, its policy and Evaluations, its ended runs. */
+  private async observe(key: string): Promise<JudgeObserved | undefined> {
     const [namespace, name] = key.split('/');
     const session = (await this.d.store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
-    if (!session?.metadata.uid) return; // its Evaluations go with it (ownerReferences)
+    if (!session?.metadata.uid) return undefined;
     const policy = resolvePolicy(session, this.d.policies.list() as SessionPolicy[]);
-    const mine = this.evaluationsOf(session);
-    if (shouldJudge(session, policy))
-      for (const run of this.endedRuns(session)) {
-        // Sampling (assessment/sampling.ts) picks which ended runs are judged; burn-in counts the
-        // namespace's Evaluations.
-        if (!shouldJudge(session, policy, run, this.d.evaluations.list(namespace).length)) continue;
-        const created = await this.ensureEvaluation(session, run, policy);
-        // Pushed here as well: the cache may not have it yet.
-        if (created && !mine.some((e) => e.metadata.name === created.metadata.name)) mine.push(created);
-      }
-    for (const ev of mine) {
-      const id = `${ev.metadata.namespace ?? ''}/${ev.metadata.name}`;
-      if (hasVerdict(ev) || isFailed(ev))
-        this.decided.delete(id); // the cache has caught up
-      else if (!this.decided.has(id)) this.start(ev, key);
-    }
-    await this.summarise(session, mine);
+    const all = this.d.evaluations.list(namespace) as Evaluation[];
+    return {
+      session,
+      policy,
+      evaluations: this.evaluationsOf(session),
+      // The run workspaces are read only for a session whose ended runs are judged at all.
+      endedRuns: shouldJudge(session, policy) ? this.endedRuns(session) : [],
+      evaluationsSoFar: all.length,
+      existing: new Set(all.map((e) => e.metadata.name)),
+      decided: this.decided,
+    };
   }
 
   // ---- which runs, which Evaluations ------------------------------------------------------
@@ -170,15 +179,17 @@ export class JudgeReconciler implements Reconciler {
     );
   }
 
-  /** Creates the run's Evaluation unless it exists; returns it when this call created it. */
-  private async ensureEvaluation(
+  /**
+   * Creates the run's Evaluation with its evidence unless the store has it (the cache the plan read
+   * may lag); returns it when this call created it.
+   */
+  private async createEvaluation(
     session: AgentSession,
     run: number,
     policy: SessionPolicy | undefined,
   ): Promise<Evaluation | undefined> {
     const ns = session.metadata.namespace ?? 'default';
     const name = runEvaluationName(session.metadata.name, run);
-    if ((this.d.evaluations.list(ns) as Evaluation[]).some((e) => e.metadata.name === name)) return undefined;
     if (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) return undefined;
     const evidence = gatherEvidence(this.d.home, session, run, 'SessionEnded', policy);
     try {
@@ -229,126 +240,16 @@ export class JudgeReconciler implements Reconciler {
     }
     this.d.metrics?.onInFlight?.(limiter.inFlight);
     const t0 = performance.now();
-    let backendName = 'unknown';
+    const job = { backend: 'unknown' };
     try {
-      let ev = (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) as Evaluation | undefined;
-      if (!ev || hasVerdict(ev) || isFailed(ev)) return true;
-      if (this.stopping) return false;
-      const session = (await this.d.store.get({ kind: 'AgentSession', namespace: ns, name: ev.spec!.sessionRef })) as
-        | AgentSession
-        | undefined;
-      if (!session) return true;
-      const policy = resolvePolicy(session, this.d.policies.list() as SessionPolicy[]);
-      const config = resolveJudgeConfig(judgeConfigOf(policy));
-      backendName = config.backend;
-      const attempts = ev.status?.attempts ?? 0;
-      if (attempts >= MAX_ATTEMPTS) {
-        await this.fail(
-          ev,
-          session,
-          'TooManyAttempts',
-          `${attempts} judgements were started and none finished (the controller restarted during each)`,
-          backendName,
-          t0,
-        );
-        return true;
-      }
-      if (!ev.spec?.evidence) {
-        const evidence = gatherEvidence(this.d.home, session, ev.spec!.run, ev.spec!.trigger ?? 'OnDemand', policy);
-        ev = (await this.d.store.update({
-          ...ev,
-          spec: { ...ev.spec!, evidence: JSON.parse(JSON.stringify(evidence)) },
-        })) as Evaluation;
-      }
-      // Recorded before the call: a controller killed now leaves the attempt counted.
-      ev = await this.writeEvaluationStatus(ev, (s) => {
-        s.phase = 'Judging';
-        s.attempts = attempts + 1;
-        s.message = `judging with the ${config.backend} backend (attempt ${attempts + 1})`;
-      });
-      if (!ev) return true;
-      let backend: LlmBackend;
-      try {
-        backend = (this.d.backendFor ?? ((c) => createBackend(c)))(config);
-      } catch (e) {
-        throw e instanceof LlmError ? e : new LlmError('config', (e as Error).message);
-      }
-      const p = buildJudgePrompt(ev.spec!.evidence!);
-      const r = await completeStructured<Verdict>(
-        backend,
-        {
-          purpose: 'judge',
-          system: p.system,
-          prompt: p.prompt,
-          schema: VERDICT_SCHEMA,
-          schemaName: VERDICT_SCHEMA_NAME,
-          evidence: ev.spec!.evidence,
-          timeoutMs: config.timeoutMs,
-          maxTokens: 1024,
-          signal: this.abort.signal,
-        },
-        {
-          maxRetries: config.maxRetries,
-          backoffMs: this.d.backoffMs,
-          onRequest: (result, secs) => this.d.metrics?.onRequest?.(backend.name, 'judge', result, secs),
-        },
-      );
-      if (this.stopping) return false;
-      const v = r.value;
-      const written = await this.writeEvaluationStatus(ev, (s) => {
-        Object.assign(s, {
-          phase: 'Judged',
-          message: clip(`${v.score}/5 ${v.outcome}: ${v.reasoning.split('\n')[0]}`, 200),
-          score: v.score,
-          recommendation: v.recommendation,
-          outcome: v.outcome,
-          confidence: v.confidence,
-          accomplishments: v.accomplishments,
-          failures: v.failures,
-          reasoning: v.reasoning,
-          backend: backend.name,
-          ...((r.response.model ?? backend.model) ? { model: r.response.model ?? backend.model } : {}),
-          evaluatedAt: new Date().toISOString(),
-          ...(r.response.usage &&
-          (r.response.usage.inputTokens !== undefined || r.response.usage.outputTokens !== undefined)
-            ? { usage: JSON.parse(JSON.stringify(r.response.usage)) }
-            : {}),
-        });
-        s.conditions ??= [];
-        setCondition(s.conditions, {
-          type: 'Judged',
-          status: 'True',
-          reason: 'VerdictRecorded',
-          message:
-            `score ${v.score}/5 from the ${backend.name} backend ` +
-            `after ${r.requests} request${r.requests === 1 ? '' : 's'}${r.repaired ? ' (one repaired answer)' : ''}`,
-          observedGeneration: ev!.metadata.generation,
-        });
-        if (getCondition(s.conditions, 'JudgeFailed'))
-          setCondition(s.conditions, {
-            type: 'JudgeFailed',
-            status: 'False',
-            reason: 'VerdictRecorded',
-            message: '',
-            observedGeneration: ev!.metadata.generation,
-          });
-      });
-      if (written) {
-        this.d.metrics?.onEvaluated?.(backend.name, v.recommendation, v.score, (performance.now() - t0) / 1000);
-        this.d.log.info(`evaluation ${ns}/${name}: ${v.score}/5 ${v.outcome}, ${v.recommendation} (${backend.name})`);
-      }
-      return true;
+      return await this.judgeOnce(ns, name, t0, job);
     } catch (e) {
       if (this.stopping) return false; // an aborted call at shutdown is not a failure; the next controller judges it
       const err = e instanceof LlmError ? e : undefined;
       if (!err) throw e;
       const ev = (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) as Evaluation | undefined;
-      const session =
-        ev &&
-        ((await this.d.store.get({ kind: 'AgentSession', namespace: ns, name: ev.spec!.sessionRef })) as
-          | AgentSession
-          | undefined);
-      if (ev && session) await this.fail(ev, session, REASONS[err.kind], err.message, backendName, t0);
+      const session = ev && (await this.sessionOf(ev));
+      if (ev && session) await this.fail(ev, session, REASONS[err.kind], err.message, job.backend, t0);
       return true;
     } finally {
       limiter.release();
@@ -356,7 +257,91 @@ export class JudgeReconciler implements Reconciler {
     }
   }
 
-  /** JudgeFailed on the Evaluation (never a score), a Warning event; the session's condition follows in summarise(). */
+  private async sessionOf(ev: Evaluation): Promise<AgentSession | undefined> {
+    const namespace = ev.metadata.namespace ?? 'default';
+    return (await this.d.store.get({ kind: 'AgentSession', namespace, name: ev.spec!.sessionRef })) as
+      | AgentSession
+      | undefined;
+  }
+
+  /** Observe the Evaluation and its session, take the step plan.ts names, write each step's status. */
+  private async judgeOnce(ns: string, name: string, t0: number, job: { backend: string }): Promise<boolean> {
+    let ev = (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) as Evaluation | undefined;
+    if (!ev || hasVerdict(ev) || isFailed(ev)) return true;
+    if (this.stopping) return false;
+    const session = await this.sessionOf(ev);
+    if (!session) return true;
+    const policy = resolvePolicy(session, this.d.policies.list() as SessionPolicy[]);
+    const config = resolveJudgeConfig(judgeConfigOf(policy));
+    job.backend = config.backend;
+    const step = judgementStep(ev, session);
+    if (step.kind === 'done') return true;
+    if (step.kind === 'fail') {
+      await this.fail(ev, session, step.reason, step.message, job.backend, t0);
+      return true;
+    }
+    if (step.needsEvidence) {
+      const evidence = gatherEvidence(this.d.home, session, ev.spec!.run, ev.spec!.trigger ?? 'OnDemand', policy);
+      ev = (await this.d.store.update({
+        ...ev,
+        spec: { ...ev.spec!, evidence: JSON.parse(JSON.stringify(evidence)) },
+      })) as Evaluation;
+    }
+    ev = await this.writeEvaluationStatus(ev, (s) => judgingStatus(s, step.attempt, config.backend));
+    if (!ev) return true;
+    const backend = this.backendFor(config);
+    const r = await this.ask(backend, ev, config);
+    if (this.stopping) return false;
+    const v = r.value;
+    const info: VerdictInfo = {
+      backend: backend.name,
+      model: r.response.model ?? backend.model,
+      requests: r.requests,
+      repaired: !!r.repaired,
+      usage: r.response.usage,
+      now: new Date().toISOString(),
+      generation: ev.metadata.generation,
+    };
+    if (await this.writeEvaluationStatus(ev, (s) => judgedStatus(s, v, info))) {
+      this.d.metrics?.onEvaluated?.(backend.name, v.recommendation, v.score, (performance.now() - t0) / 1000);
+      this.d.log.info(`evaluation ${ns}/${name}: ${v.score}/5 ${v.outcome}, ${v.recommendation} (${backend.name})`);
+    }
+    return true;
+  }
+
+  private backendFor(config: ResolvedJudgeConfig): LlmBackend {
+    try {
+      return (this.d.backendFor ?? ((c) => createBackend(c)))(config);
+    } catch (e) {
+      throw e instanceof LlmError ? e : new LlmError('config', (e as Error).message);
+    }
+  }
+
+  /** The model's verdict on the Evaluation's evidence (bounded retries and one repair in completeStructured). */
+  private ask(backend: LlmBackend, ev: Evaluation, config: ResolvedJudgeConfig) {
+    const p = buildJudgePrompt(ev.spec!.evidence!);
+    return completeStructured<Verdict>(
+      backend,
+      {
+        purpose: 'judge',
+        system: p.system,
+        prompt: p.prompt,
+        schema: VERDICT_SCHEMA,
+        schemaName: VERDICT_SCHEMA_NAME,
+        evidence: ev.spec!.evidence,
+        timeoutMs: config.timeoutMs,
+        maxTokens: 1024,
+        signal: this.abort.signal,
+      },
+      {
+        maxRetries: config.maxRetries,
+        backoffMs: this.d.backoffMs,
+        onRequest: (result, secs) => this.d.metrics?.onRequest?.(backend.name, 'judge', result, secs),
+      },
+    );
+  }
+
+  /** JudgeFailed on the Evaluation (never a score), a Warning event; the session's condition follows in a pass. */
   private async fail(
     ev: Evaluation,
     session: AgentSession,
@@ -365,41 +350,13 @@ export class JudgeReconciler implements Reconciler {
     backend: string,
     t0: number,
   ): Promise<void> {
-    const msg = clip(message, 900);
+    const f = failedStatus(ev, reason, message, backend);
     // In the transaction of the Evaluation's Failed status: a failed Evaluation is never judged again,
     // so the Event must not be lost to a kill after that write, nor told twice by one before it.
-    const told: EventNote = {
-      type: 'Warning',
-      reason: AssessmentReason.JudgeFailed,
-      message: `Evaluation ${ev.metadata.name} of run ${ev.spec?.run} failed (${reason}, ${backend} backend): ${msg}`,
-    };
-    const written = await this.writeEvaluationStatus(
-      ev,
-      (s) => {
-        s.phase = 'Failed';
-        s.message = clip(`${reason}: ${msg}`, 1000);
-        s.backend = backend;
-        s.conditions ??= [];
-        setCondition(s.conditions, {
-          type: 'JudgeFailed',
-          status: 'True',
-          reason,
-          message: msg,
-          observedGeneration: ev.metadata.generation,
-        });
-        setCondition(s.conditions, {
-          type: 'Judged',
-          status: 'False',
-          reason,
-          message: 'no verdict',
-          observedGeneration: ev.metadata.generation,
-        });
-      },
-      { about: session, events: [told] },
-    );
+    const written = await this.writeEvaluationStatus(ev, f.change, { about: session, events: [f.event] });
     if (!written || hasVerdict(written)) return;
     this.d.metrics?.onFailed?.(backend, reason, (performance.now() - t0) / 1000);
-    this.d.log.warn(`evaluation ${ev.metadata.namespace}/${ev.metadata.name}: judge failed (${reason}): ${msg}`);
+    this.d.log.warn(`evaluation ${ev.metadata.namespace}/${ev.metadata.name}: judge failed (${reason}): ${f.message}`);
   }
 
   /**
@@ -411,118 +368,24 @@ export class JudgeReconciler implements Reconciler {
     change: (s: NonNullable<Evaluation['status']>) => void,
     told?: { about: AgentSession; events: EventNote[] },
   ): Promise<Evaluation | undefined> {
-    let cur: Evaluation | undefined = ev;
-    for (let i = 0; i < 8 && cur; i++) {
-      if (hasVerdict(cur) || isFailed(cur)) return undefined;
-      const status = structuredClone(cur.status ?? {});
-      change(status);
-      status.observedGeneration = cur.metadata.generation;
-      const object = { ...cur, status: JSON.parse(JSON.stringify(status)) };
-      const events = told ? await this.d.recorder.ops(told.about, told.events) : [];
-      try {
+    const key = { kind: 'Evaluation', namespace: ev.metadata.namespace ?? '', name: ev.metadata.name };
+    // Written meanwhile (the Evaluation, or the same Event by another writer): read again.
+    return retryOnConflict(
+      async (i) => {
+        const cur = i === 0 ? ev : ((await this.d.store.get(key)) as Evaluation | undefined);
+        if (!cur || hasVerdict(cur) || isFailed(cur)) return undefined;
+        const status = structuredClone(cur.status ?? {});
+        change(status);
+        status.observedGeneration = cur.metadata.generation;
+        const object = { ...cur, status: JSON.parse(JSON.stringify(status)) };
+        const events = told ? await this.d.recorder.ops(told.about, told.events) : [];
         return (await this.d.store.txn([{ op: 'updateStatus', object }, ...events]))[0] as Evaluation;
-      } catch (e) {
-        // Written meanwhile (the Evaluation, or the same Event by another writer): read again.
-        if (!isApiError(e, 'Conflict') && !isApiError(e, 'AlreadyExists')) {
-          if (isApiError(e, 'NotFound')) return undefined;
-          throw e;
-        }
-        cur = (await this.d.store.get({
-          kind: 'Evaluation',
-          namespace: ev.metadata.namespace ?? '',
-          name: ev.metadata.name,
-        })) as Evaluation | undefined;
-      }
-    }
-    return undefined;
-  }
-
-  // ---- the session's status ---------------------------------------------------------------
-
-  private async summarise(session: AgentSession, mine: Evaluation[]): Promise<void> {
-    const judged = mine.filter(hasVerdict).sort(newestFirst);
-    const finished = mine.filter((e) => hasVerdict(e) || isFailed(e)).sort(newestFirst);
-    const st: AgentSessionStatus = structuredClone(session.status ?? {});
-    st.conditions ??= [];
-    let changed = false;
-    const gen = session.metadata.generation;
-    const events: [type: 'Normal' | 'Warning', reason: string, message: string][] = [];
-    const latest = judged[0];
-    const prev = st.lastEvaluation as Partial<LastEvaluation> | undefined;
-    if (latest && prev?.name !== latest.metadata.name) {
-      const s = latest.status!;
-      st.lastEvaluation = {
-        name: latest.metadata.name,
-        run: latest.spec!.run,
-        score: s.score!,
-        recommendation: s.recommendation!,
-        outcome: s.outcome!,
-        evaluatedAt: s.evaluatedAt!,
-      } satisfies LastEvaluation;
-      changed = true;
-      // On the arrival of a new verdict only: the session controller may clear Escalated later (a new run).
-      if (escalates(s)) {
-        const msg =
-          `run ${latest.spec!.run} judged ${s.score}/5 (${s.outcome}, recommendation ${s.recommendation}) ` +
-          `by the ${s.backend} judge: ${clip(s.reasoning ?? '', 300)}`;
-        setCondition(st.conditions, {
-          type: 'Escalated',
-          status: 'True',
-          reason: 'JudgeEscalated',
-          message: msg,
-          observedGeneration: gen,
-        });
-        events.push(['Warning', AssessmentReason.JudgeEscalated, `Evaluation ${latest.metadata.name}: ${msg}`]);
-      } else {
-        const esc = getCondition(st.conditions, 'Escalated');
-        if (esc?.status === 'True' && esc.reason === 'JudgeEscalated')
-          setCondition(st.conditions, {
-            type: 'Escalated',
-            status: 'False',
-            reason: 'JudgeSatisfied',
-            message: `run ${latest.spec!.run} judged ${s.score}/5 (${s.recommendation})`,
-            observedGeneration: gen,
-          });
-        events.push([
-          'Normal',
-          AssessmentReason.Evaluated,
-          `Evaluation ${latest.metadata.name}: run ${latest.spec!.run} judged ${s.score}/5 ` +
-            `(${s.outcome}, recommendation ${s.recommendation}) by the ${s.backend} judge`,
-        ]);
-      }
-    }
-    const last = finished[0];
-    if (last && isFailed(last)) {
-      const c = getCondition(last.status?.conditions, 'JudgeFailed');
-      changed =
-        setCondition(st.conditions, {
-          type: 'JudgeFailed',
-          status: 'True',
-          reason: c?.reason ?? 'JudgeFailed',
-          message: clip(`Evaluation ${last.metadata.name}: ${c?.message ?? last.status?.message ?? ''}`, 1000),
-          observedGeneration: gen,
-        }) || changed;
-    } else if (last && getCondition(st.conditions, 'JudgeFailed')?.status === 'True') {
-      changed =
-        setCondition(st.conditions, {
-          type: 'JudgeFailed',
-          status: 'False',
-          reason: 'VerdictRecorded',
-          message: `Evaluation ${last.metadata.name} has a verdict`,
-          observedGeneration: gen,
-        }) || changed;
-    }
-    if (!changed) return; // most passes: nothing of ours to write
-    // The Events in the transaction of the status they tell of: never lost to a crash, never told twice.
-    const notes = events.map(([type, reason, message]): EventNote => ({ type, reason, message }));
-    await writeOwnedStatus(
-      this.d.store,
-      session,
-      'judge',
-      { lastEvaluation: st.lastEvaluation, conditions: st.conditions },
-      8,
-      { recorder: this.d.recorder, events: notes },
-    );
+      },
+      { attempts: 8, retryOn: (e) => isApiError(e, 'Conflict') || isApiError(e, 'AlreadyExists') },
+    ).catch((e: unknown) => {
+      if (isApiError(e, 'NotFound') || isApiError(e, 'Conflict') || isApiError(e, 'AlreadyExists')) return undefined;
+      throw e;
+    });
   }
 
   /**

@@ -1,27 +1,20 @@
 /**
  * Which ended runs are judged automatically: those of a session whose SessionPolicy has a `judge`
  * section that is not `enabled: false`, and of those the runs the sampling strategy picks
- * (assessment/sampling.ts, seed 001 §7 — every run unless the policy has a `sampling` section).
+ * (api/sampling.ts, seed 001 §7 — every run unless the policy has a `sampling` section).
  * Sessions without a judge section are judged only on demand (`orchctl judge`), so adding the
  * judge changes nothing for sessions that did not ask for it — the judge's escalation
  * stops restarts, see docs/judge.md.
  */
 import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
-import type { JudgeConfig } from '../../llm/config.js';
-import { sampleRun } from '../assessment/sampling.js';
+import { sampleRun } from '../../api/sampling.js';
+import { judgeConfigOf } from '../../llm/config.js';
 
-export interface JudgePolicyView {
-  judge?: JudgeConfig;
-}
-
-export function judgeConfigOf(policy: SessionPolicy | undefined): JudgeConfig | undefined {
-  const j = (policy?.spec as JudgePolicyView | undefined)?.judge;
-  return j && typeof j === 'object' ? j : undefined;
-}
+export { judgeConfigOf };
 
 /**
  * True when the session's ended runs get an Evaluation (trigger SessionEnded). With `run`, also
- * whether that run is sampled (assessment/sampling.ts: every run unless the policy has a
+ * whether that run is sampled (api/sampling.ts: every run unless the policy has a
  * `sampling` section; `evaluationsSoFar` in the namespace counts towards its burn-in).
  */
 export function shouldJudge(

@@ -4,12 +4,11 @@
  * added, removed or moved to another path (status.projects is where the scheduler places its
  * sessions: a new Project must not wait for the heartbeat), and with --once the end of the pass.
  */
+import { HEARTBEAT_MS } from '../../api/node.js';
 import type { Project } from '../../api/project.js';
 import type { Manager } from '../../runtime/manager.js';
 import type { ControllerServices } from '../services.js';
 import { type NodeDeps, NodeReconciler } from './reconciler.js';
-
-export const HEARTBEAT_MS = 10_000;
 
 export interface NodeSetupDeps extends ControllerServices {
   versions: NodeDeps['versions'];

@@ -17,8 +17,8 @@ import { formatDuration } from '../../api/duration.js';
 import type { Node } from '../../api/node.js';
 import { ACTIVE_PHASES, type Phase, TERMINAL_PHASES } from '../../api/phases.js';
 import type { AgentSession } from '../../api/session.js';
+import { wantsRunning } from '../../api/session-intent.js';
 import type { LeaseRecord } from '../../store/store.js';
-import { wantsRunning } from '../session/decide.js';
 
 /** The node agent's lease (one holder per node name). */
 export const nodeLeaseName = (node: string) => `orchctl-node-${node}`;

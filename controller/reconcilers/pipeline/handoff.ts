@@ -7,7 +7,7 @@
  */
 import { HANDOFF_FILE } from '../../observers/context-files.js';
 import type { AgentSession } from '../../api/session.js';
-import { printable } from '../session/handoff.js';
+import { printable } from '../../api/text.js';
 
 export { HANDOFF_FILE };
 

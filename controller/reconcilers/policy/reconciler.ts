@@ -12,6 +12,7 @@ import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
 import type { EventRecorder } from '../../client/events.js';
 import { isApiError } from '../../api/errors.js';
 import { isEventRace } from '../../client/events.js';
+import { retryOnConflict } from '../../store/retry.js';
 import { isFenced, type WriteOp } from '../../store/store.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
@@ -60,31 +61,33 @@ export class PolicyReconciler implements Reconciler {
     const crossed = !!out.budget?.exceeded !== !!policy.status?.budget?.exceeded || !out.budget;
     const wait = (this.written.get(key) ?? 0) + THROTTLE_MS - now;
     if (!crossed && wait > 0) return { requeueAfterMs: Math.min(wait, requeueAfterMs ?? wait) };
-    for (let attempt = 0; ; attempt++) {
-      // A crossing is decided on the stored policy, not the cache: a pass woken before the watch
-      // brought this reconciler's own last write would tell the same crossing again (issue 25).
-      if (out.events.length || attempt > 0) {
-        const fresh = (await this.d.store.get({ kind: 'SessionPolicy', namespace, name })) as SessionPolicy | undefined;
-        if (!fresh || fresh.metadata.deletionTimestamp) return;
-        policy = fresh;
-        out = planFor(policy);
-        if (isDeepStrictEqual(out.budget, policy.status?.budget)) break;
-      }
-      const status = { ...(policy.status ?? {}), budget: out.budget };
-      if (!out.budget) delete status.budget;
-      const ops: WriteOp[] = [
-        { op: 'updateStatus', object: { ...policy, status } },
-        ...(out.events.length ? await this.d.recorder.ops(policy, out.events) : []),
-      ];
-      try {
+    // Someone wrote the policy meanwhile (a person's edit, or this reconciler's own earlier write read
+    // stale): read it again and plan again, so a crossing is told once.
+    const gone = await retryOnConflict(
+      async (attempt) => {
+        // A crossing is decided on the stored policy, not the cache: a pass woken before the watch
+        // brought this reconciler's own last write would tell the same crossing again (issue 25).
+        if (out.events.length || attempt > 0) {
+          const fresh = (await this.d.store.get({ kind: 'SessionPolicy', namespace, name })) as
+            | SessionPolicy
+            | undefined;
+          if (!fresh || fresh.metadata.deletionTimestamp) return true;
+          policy = fresh;
+          out = planFor(policy);
+          if (isDeepStrictEqual(out.budget, policy.status?.budget)) return false;
+        }
+        const status = { ...(policy.status ?? {}), budget: out.budget };
+        if (!out.budget) delete status.budget;
+        const ops: WriteOp[] = [
+          { op: 'updateStatus', object: { ...policy, status } },
+          ...(out.events.length ? await this.d.recorder.ops(policy, out.events) : []),
+        ];
         await this.d.store.txn(ops);
-        break;
-      } catch (e) {
-        // Someone wrote the policy meanwhile (a person's edit, or this reconciler's own earlier
-        // write read stale): read it again and plan again, so a crossing is told once.
-        if (isFenced(e) || attempt >= WRITE_ATTEMPTS - 1 || !(isApiError(e, 'Conflict') || isEventRace(e))) throw e;
-      }
-    }
+        return false;
+      },
+      { attempts: WRITE_ATTEMPTS, retryOn: (e) => !isFenced(e) && (isApiError(e, 'Conflict') || isEventRace(e)) },
+    );
+    if (gone) return;
     this.written.set(key, now);
     return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
   }

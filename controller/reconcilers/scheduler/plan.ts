@@ -10,8 +10,8 @@ import type { Node } from '../../api/node.js';
 import { type Phase, TERMINAL_PHASES } from '../../api/phases.js';
 import type { Project } from '../../api/project.js';
 import type { AgentSession, BindingStatus } from '../../api/session.js';
+import { restartRequested, wantsRunning } from '../../api/session-intent.js';
 import type { SessionPolicy } from '../../api/session-policy.js';
-import { restartRequested, wantsRunning } from '../session/decide.js';
 
 /** Why a Node does not fit, in the order the filters run (a Node is counted under the first that fails). */
 export const FIT_REASONS = {

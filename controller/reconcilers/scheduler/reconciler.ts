@@ -15,7 +15,7 @@
 import { SessionReason } from '../../api/event-reasons.js';
 import { getCondition, setCondition } from '../../api/conditions.js';
 import type { SchedulerMetricsHooks } from '../../api/metrics-hooks.js';
-import type { Node } from '../../api/node.js';
+import { HEARTBEAT_MS, type Node } from '../../api/node.js';
 import { resolvePolicy } from '../../api/policy.js';
 import type { Project } from '../../api/project.js';
 import type { AgentSession, AgentSessionStatus, BindingStatus } from '../../api/session.js';
@@ -24,8 +24,8 @@ import { type Condition, keyOf } from '../../api/types.js';
 import { type EventNote, type EventRecorder, isEventRace } from '../../client/events.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
+import { retryOnConflict } from '../../store/retry.js';
 import { isFenced, type Store, type TxnOptions, type WriteOp } from '../../store/store.js';
-import { HEARTBEAT_MS } from '../node/setup.js';
 import { betterPlace, bindingFor, needsBinding, occupiesNode, type ScheduleInput, schedule } from './plan.js';
 
 export interface SchedulerDeps {
@@ -78,20 +78,21 @@ export class SchedulerReconciler implements Reconciler {
     const mine = this.assumed.get(key);
     // The cache has not caught up with a binding written here: that copy is older than the binding.
     if (s && mine && Number(s.metadata.resourceVersion) < mine.resourceVersion) return;
-    for (let attempt = 0; s && attempt < ATTEMPTS; attempt++) {
-      try {
-        return await this.place(key, s);
-      } catch (e) {
-        if (!isEventRace(e) || isFenced(e)) {
-          this.d.metrics?.onScheduleAttempt?.('error');
-          throw e;
-        }
-        // Changed since it was read (by a person, a node, another scheduler; or its Event by another
-        // writer): plan again from the store.
-        s = (await this.d.store.get(keyOf(s))) as AgentSession | undefined;
-      }
-    }
-    if (s) throw new Error(`AgentSession ${key}: binding still conflicting after ${ATTEMPTS} attempts`);
+    if (!s) return;
+    // Changed since it was read (by a person, a node, another scheduler; or its Event by another
+    // writer): plan again from the store.
+    const stale = (e: unknown) => isEventRace(e) && !isFenced(e);
+    return retryOnConflict(
+      async (attempt) => {
+        if (attempt > 0) s = (await this.d.store.get(keyOf(s!))) as AgentSession | undefined;
+        return s && this.place(key, s);
+      },
+      { attempts: ATTEMPTS, retryOn: stale },
+    ).catch((e: unknown) => {
+      if (stale(e)) throw new Error(`AgentSession ${key}: binding still conflicting after ${ATTEMPTS} attempts`);
+      this.d.metrics?.onScheduleAttempt?.('error');
+      throw e;
+    });
   }
 
   private async place(key: string, s: AgentSession): Promise<Result | undefined> {

@@ -37,6 +37,7 @@ import {
 } from '../../observers/workspace.js';
 import type { Logger } from '../../runtime/log.js';
 import type { EventLogs } from '../../store/eventlog.js';
+import { retryOnConflict } from '../../store/retry.js';
 import type { Store, WriteOp } from '../../store/store.js';
 import type { Actuator, Effect, Outcome, PreparedRun, SettledRun } from './effects.js';
 import { isDirectory } from './observe.js';
@@ -498,19 +499,17 @@ export class SessionActuator implements Actuator {
   /** The finalizer off (the store then removes the object) and the Events of the deletion, in one transaction. */
   private async removeFinalizer(obj: AgentSession, events: EventNote[]): Promise<void> {
     const m = obj.metadata;
-    for (let attempt = 0; ; attempt++) {
-      const fresh = await this.d.store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name });
-      if (!fresh) return;
-      const finalizers = (fresh.metadata.finalizers ?? []).filter((f) => f !== SESSION_FINALIZER);
-      const update: WriteOp = { op: 'update', object: { ...fresh, metadata: { ...fresh.metadata, finalizers } } };
-      try {
+    // Written meanwhile (the object or the same Event): read again; the next pass goes on after that.
+    await retryOnConflict(
+      async () => {
+        const fresh = await this.d.store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name });
+        if (!fresh) return;
+        const finalizers = (fresh.metadata.finalizers ?? []).filter((f) => f !== SESSION_FINALIZER);
+        const update: WriteOp = { op: 'update', object: { ...fresh, metadata: { ...fresh.metadata, finalizers } } };
         await this.d.store.txn([update, ...(await this.d.recorder.ops(fresh, events))]);
-        return;
-      } catch (e) {
-        // Written meanwhile (the object or the same Event): read again; the next pass goes on after that.
-        if (attempt >= 2 || !isEventRace(e)) throw e;
-      }
-    }
+      },
+      { attempts: 3, retryOn: isEventRace },
+    );
   }
 }
 
@@ -524,22 +523,23 @@ const COMMAND_SUBMITS = 3;
  */
 async function requestRestart(store: Store, obj: AgentSession, note: string): Promise<void> {
   const m = obj.metadata;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const fresh = (await store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name })) as
-      | AgentSession
-      | undefined;
-    if (!fresh || fresh.metadata.deletionTimestamp || restartRequested(fresh)) return;
-    const annotations = {
-      ...(fresh.metadata.annotations ?? {}),
-      [RESTARTED_AT_ANNOTATION]: new Date().toISOString(),
-      [RESTART_REASON_ANNOTATION]: 'Context',
-      [RESTART_NOTE_ANNOTATION]: note,
-    };
-    try {
+  // Someone else wrote first: read again; after three such races, leave it to the next pass.
+  await retryOnConflict(
+    async () => {
+      const fresh = (await store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name })) as
+        | AgentSession
+        | undefined;
+      if (!fresh || fresh.metadata.deletionTimestamp || restartRequested(fresh)) return;
+      const annotations = {
+        ...(fresh.metadata.annotations ?? {}),
+        [RESTARTED_AT_ANNOTATION]: new Date().toISOString(),
+        [RESTART_REASON_ANNOTATION]: 'Context',
+        [RESTART_NOTE_ANNOTATION]: note,
+      };
       await store.update({ ...fresh, metadata: { ...fresh.metadata, annotations } });
-      return;
-    } catch (e) {
-      if (!isApiError(e, 'Conflict')) throw e; // someone else wrote first: read again
-    }
-  }
+    },
+    { attempts: 3, retryOn: (e) => isApiError(e, 'Conflict') },
+  ).catch((e: unknown) => {
+    if (!isApiError(e, 'Conflict')) throw e;
+  });
 }

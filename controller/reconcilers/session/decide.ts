@@ -3,11 +3,11 @@
  * (admission), which lifecycle events the observed world implies, and when to look again.
  * Desired + observed in, events/decisions out — no tmux, git or files here.
  */
-import { RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import { parseDuration } from '../../api/duration.js';
 import { RunEndReason } from '../../api/event-reasons.js';
 import type { AgentSession, AgentSessionSpec, SessionPolicy } from '../../api/kinds.js';
 import { isTrue } from '../../api/conditions.js';
+import { restartRequested, wantsRunning } from '../../api/session-intent.js';
 import { BUDGET_DEFAULTS, budgetExceeded } from '../../api/pause.js';
 import type { Condition } from '../../api/types.js';
 import type { HostSnapshot } from '../../observers/host.js';
@@ -143,16 +143,7 @@ export interface ObservedInput {
   effective: Effective;
 }
 
-export const wantsRunning = (s: AgentSession) => (s.spec?.desiredState ?? 'Running') === 'Running';
-
-/**
- * The restart annotation's value when it asks for a run it has not had yet (like `kubectl rollout
- * restart`): set, and not the value the current run was started for (status.lifecycle.restartedAt).
- */
-export function restartRequested(s: AgentSession): string | undefined {
-  const asked = s.metadata.annotations?.[RESTARTED_AT_ANNOTATION];
-  return asked && asked !== s.status?.lifecycle?.restartedAt ? asked : undefined;
-}
+export { restartRequested, wantsRunning };
 
 /**
  * Whether an Escalated condition stops restarts. It does — except the judge's (reason

@@ -5,11 +5,10 @@
  * Only the current run's: a new run's first reading replaces the last run's.
  */
 import type { HandoffStatus } from '../../api/session.js';
+import { printable } from '../../api/text.js';
 import type { HandoffFileReading } from '../../observers/handoff.js';
 
-/** Control characters out except newlines and tabs (terminal escapes included); CRLF to LF. */
-export const printable = (s: string) =>
-  s.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
+export { printable };
 
 /** status.handoff after a reading of run `run`'s handoff.md (none: as it was). */
 export function applyHandoff(

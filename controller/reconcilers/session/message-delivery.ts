@@ -11,6 +11,7 @@ import type { AgentSession, DeliveryResult } from '../../api/session.js';
 import { sendToSession } from '../../agents/send.js';
 import { isBindingFenced, writeOwnedStatus } from '../../client/status.js';
 import type { Tmux } from '../../observers/tmux.js';
+import { retryOnConflict } from '../../store/retry.js';
 import type { Store } from '../../store/store.js';
 import type { Effect } from './effects.js';
 
@@ -19,6 +20,9 @@ type InFlight = { id: string; result: DeliveryResult | 'pending' };
 
 /** Compare-and-swap attempts at recording Delivering before the message is given up for this pass. */
 const RECORD_ATTEMPTS = 5;
+
+/** The status write lost (a stale read, most likely): read again. A failed read is not retried. */
+class WriteLost extends Error {}
 
 export class MessageDeliveries {
   /** By session key: one message at a time per session. */
@@ -61,22 +65,28 @@ export class MessageDeliveries {
    */
   private async record(obj: AgentSession, e: Deliver): Promise<boolean> {
     const m = obj.metadata;
-    for (let attempt = 0; attempt < RECORD_ATTEMPTS; attempt++) {
-      const fresh = (await this.d.store.get({
-        kind: 'AgentSession',
-        namespace: m.namespace ?? '',
-        name: m.name,
-      })) as AgentSession | undefined;
-      const posted = parseMessage(fresh?.metadata.annotations?.[MESSAGE_ANNOTATION]);
-      if (!fresh || !posted?.ok || posted.request.id !== e.request.id) return false;
-      try {
-        // One attempt per read: a conflict means reading again, to see whether it is still posted.
-        await writeOwnedStatus(this.d.store, fresh, 'session', { messageDelivery: e.record }, 1);
-        return true;
-      } catch (err) {
-        if (isBindingFenced(err)) return false;
-      }
-    }
-    return false;
+    // One write attempt per read: a conflict means reading again, to see whether it is still posted.
+    return retryOnConflict(
+      async () => {
+        const fresh = (await this.d.store.get({
+          kind: 'AgentSession',
+          namespace: m.namespace ?? '',
+          name: m.name,
+        })) as AgentSession | undefined;
+        const posted = parseMessage(fresh?.metadata.annotations?.[MESSAGE_ANNOTATION]);
+        if (!fresh || !posted?.ok || posted.request.id !== e.request.id) return false;
+        try {
+          await writeOwnedStatus(this.d.store, fresh, 'session', { messageDelivery: e.record }, 1);
+          return true;
+        } catch (err) {
+          if (isBindingFenced(err)) return false;
+          throw new WriteLost(String(err));
+        }
+      },
+      { attempts: RECORD_ATTEMPTS, retryOn: (err) => err instanceof WriteLost },
+    ).catch((err: unknown) => {
+      if (err instanceof WriteLost) return false;
+      throw err;
+    });
   }
 }

@@ -11,7 +11,9 @@
  * --once also waits for deliveries in flight. A failing reconcile shows on the object
  * (Reconciled=False and a Warning Event).
  */
+import type { Evaluation } from '../../api/evaluation.js';
 import type { AgentSession } from '../../api/kinds.js';
+import { resumeNotes } from '../../api/resume.js';
 import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
 import type { Resource } from '../../api/types.js';
 import type { AgentFeed } from '../../observers/agent-feed.js';
@@ -20,8 +22,6 @@ import type { FileWatchSource } from '../../runtime/file-source.js';
 import { type EventSource, type Manager, queueKey } from '../../runtime/manager.js';
 import { ReconcileErrorReporter } from '../../runtime/reconcile-errors.js';
 import type { EventLogs } from '../../store/eventlog.js';
-import { resumeNotes } from '../judge/resume.js';
-import type { Evaluation } from '../judge/types.js';
 import type { ControllerServices } from '../services.js';
 import { freesSlot } from './observe.js';
 import { SessionReconciler, type SessionMetricsHooks } from './reconciler.js';
