@@ -72,6 +72,20 @@ export class Informer {
     for (const h of this.handlers) h(type, obj);
   }
 
+  /**
+   * Whether the cache holds what the store holds now: no change is still on its way from the watch
+   * to the handlers (a --once pass is over only then, or its last writes' reactions would be lost).
+   */
+  async caughtUp(): Promise<boolean> {
+    const { items } = await this.store.list(this.kind);
+    if (items.length !== this.items.size) return false;
+    return items.every(
+      (o) =>
+        this.items.get(cacheKey(o.metadata.namespace, o.metadata.name))?.metadata.resourceVersion ===
+        o.metadata.resourceVersion,
+    );
+  }
+
   get(namespace: string | undefined, name: string): Resource | undefined {
     return this.items.get(cacheKey(namespace, name));
   }

@@ -113,6 +113,13 @@ export class Informers {
     await Promise.all([...this.byKind.values()].map((e) => (e.started ??= e.informer.start())));
   }
 
+  /** Whether every started cache holds what the store holds now (Informer.caughtUp). */
+  async caughtUp(): Promise<boolean> {
+    const started = [...this.byKind.values()].filter((e) => e.started);
+    for (const e of started) if (!(await e.informer.caughtUp())) return false;
+    return true;
+  }
+
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
@@ -438,11 +445,20 @@ export class Manager {
     return this.registrations.some((r) => r.queue.busy() > 0 || r.inFlight.some((count) => count() > 0));
   }
 
-  /** --once: until nothing is queued or being reconciled, and no background work is in flight. */
+  /**
+   * --once: until nothing is queued or being reconciled, no background work is in flight, and every
+   * cache holds what the store holds. Idle queues alone are not the end of the pass: a write's event
+   * reaches the handlers after the write returns (SQLite: on the next turn of the event loop; etcd:
+   * over the network), and when the scheduler's binding was the last work of the pass, the drain saw
+   * idle queues in between and the pass ended with the session bound but never started.
+   */
   private async drain(): Promise<void> {
     const busy = () => this.busy() || !!this.opts.alsoBusy?.();
-    await sleep(20);
-    while (!this.stopped && busy()) await sleep(20);
+    while (!this.stopped) {
+      await sleep(20);
+      if (busy()) continue;
+      if ((await this.informers.caughtUp()) && !busy()) return;
+    }
   }
 
   private async safely(what: string, fn: () => Promise<void>): Promise<void> {

@@ -64,7 +64,8 @@ it('kill -9 of the controller while 20 sessions run: a new controller adopts eve
     expect(condition(a, 'Ready')?.status).toBe('True');
   }
   expect(tmuxAfter.map((t) => t.name).sort()).toEqual(tmuxBefore.map((t) => t.name).sort());
-});
+  // Room for every step's own wait (60 + 15 + 3 s), as below.
+}, 100_000);
 
 it('a session launched by a controller killed before it recorded the launch is adopted, not duplicated', async () => {
   // Simulate the crash window: a tmux session tagged for run 1 exists while status still says Pending.
@@ -155,7 +156,9 @@ it('tmux server killed: each session ends (Killed, TmuxSessionLost), processes d
   expect(await h.tmuxSessions()).toHaveLength(N / 2);
   const lost = (await h.events(names[1])).find((e) => e.reason === 'TmuxSessionLost');
   expect(lost?.type).toBe('Warning');
-});
+  // Room for every step's own wait (60 + 10 + 20 + 30 s): on a loaded box a slow step fails by its name
+  // and with the controller's log, not as a bare test timeout part-way through another step's wait.
+}, 150_000);
 
 function alive(pid: number): boolean {
   try {

@@ -5,12 +5,15 @@
 // Claude Code does. The first prompt is answered with the limit notice of
 // shared/reference/claude-code-samples.md (cc_ratelimit.txt), its reset LIMIT_RESET_S seconds ahead;
 // every later prompt is taken ("● Continuing.") and appended to $ORCHCTL_WORKSPACE/received.txt.
-//   LIMIT_RESET_S=10 node limit-agent.mjs
+// With LIMIT_GATE set, the first prompt is worked on (a spinner, busy) until that file exists, and
+// only then answered with the limit: the pause starts when the test says, not at a wall-clock moment.
+//   LIMIT_RESET_S=10 [LIMIT_GATE=/path/to/file] node limit-agent.mjs
 import fs from 'node:fs';
 import path from 'node:path';
 
 const ws = process.env.ORCHCTL_WORKSPACE ?? '.';
 const reset = process.env.LIMIT_RESET_S ?? '10';
+const gate = process.env.LIMIT_GATE;
 const RULE = '─'.repeat(100);
 const history = [];
 let typed = '';
@@ -34,14 +37,23 @@ function draw() {
 function submit(text) {
   history.push(`❯ ${text}`, '');
   fs.appendFileSync(path.join(ws, 'received.txt'), `${text}\n`);
-  if (history.filter((l) => l.startsWith('❯ ')).length === 1)
-    history.push(
-      "You've hit your limit. Please wait and try again later.",
-      '',
-      `Your usage resets in ${reset} seconds.`,
-    );
-  else history.push('● Continuing.');
+  if (history.filter((l) => l.startsWith('❯ ')).length > 1) history.push('● Continuing.');
+  else if (!gate || fs.existsSync(gate)) limit();
+  else {
+    history.push('✻ Working… (esc to interrupt)');
+    const wait = setInterval(() => {
+      if (!fs.existsSync(gate)) return;
+      clearInterval(wait);
+      history.pop();
+      limit();
+      draw(); // the spinner and the notice swap in one screen
+    }, 100);
+  }
   draw();
+}
+
+function limit() {
+  history.push("You've hit your limit. Please wait and try again later.", '', `Your usage resets in ${reset} seconds.`);
 }
 
 process.stdin.setRawMode(true);

@@ -63,19 +63,28 @@ const start = (f = fuse) => {
 };
 const owner = () => fs.readFileSync(fuse.ownerFile, 'utf8').trim();
 
-/** Watchdogs of this test's home: processes whose argv names it and the heartbeat file. */
+/**
+ * Watchdogs of this test's home: processes whose argv names it and the heartbeat file, less the
+ * watchdog's own forks. Each `$(stat …)`, `$(date …)` and `$(tmux …)` is a forked copy of the shell,
+ * with the same argv until it execs (or for the whole of a `a || b` list): on a loaded machine a scan
+ * often catches one, and it is not a second watchdog.
+ */
 function watchdogs(): number[] {
-  const pids: number[] = [];
+  const found = new Map<number, number>(); // pid → parent pid
   for (const p of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
     let argv: string[];
+    let stat: string;
     try {
       argv = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
     } catch {
       continue; // gone meanwhile
     }
-    if (argv.includes(WATCHDOG_NAME) && argv.includes(fuse.heartbeatFile)) pids.push(Number(p));
+    // stat: "pid (comm) state ppid …"; comm may hold spaces and parentheses, so split after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (argv.includes(WATCHDOG_NAME) && argv.includes(fuse.heartbeatFile)) found.set(Number(p), ppid);
   }
-  return pids;
+  return [...found].filter(([, ppid]) => !found.has(ppid)).map(([pid]) => pid);
 }
 
 /** A run as the node agent launches it: the wrapper around `agent` (sh), tagged with a uid. */
