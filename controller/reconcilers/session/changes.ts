@@ -8,12 +8,14 @@
  * watches.
  *
  * A session's fingerprint is what its observation reads that can change without an event: its
- * panes in the shared tmux snapshot (alive, dead, exit status, current command…), the stat stamps
- * of its run's files (the workspace directory — a file created or renamed in, such as the exit
- * code —, the output log, which grows whenever the screen is redrawn, and the files agents
- * rewrite in place) and of its repository. A tick costs one `list-panes` and a few stats per
- * session; a change is seen by the next tick, as before. Each session is still queued at least
- * every `fullLookMs`, whatever its fingerprint says.
+ * panes in the shared tmux snapshot (alive, dead, exit status, current command…), its run
+ * directory (the output log, which grows whenever the screen is redrawn, the exit code, the files
+ * agents write: one inotify watch on the directory counts changes — a busy agent's output costs a
+ * counter increment, still looked at once per tick; where no watch can be had, the files' stat
+ * stamps) and its repository's git stamp (stat only, once per repository per tick). An idle tick
+ * costs one `list-panes` and no file system call per session (six stats each cost more than the
+ * reconciles they saved under load); a change is seen by the next tick, as before. Each session
+ * is still queued at least every `fullLookMs`, whatever its fingerprint says.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,6 +39,7 @@ export interface ChangeFilterDeps {
 
 export class ChangeFilter {
   private readonly last = new Map<string, { print: string; at: number }>();
+  private readonly dirs = new RunDirWatches();
 
   constructor(private readonly d: ChangeFilterDeps) {}
 
@@ -54,14 +57,20 @@ export class ChangeFilter {
     for (const o of sessions) {
       const key = queueKey(o);
       seen.add(key);
-      const print = fingerprint(o, snap, repoStamp);
+      const print = fingerprint(o, snap, repoStamp, this.dirs.stamp(key, o.status?.workspace));
       const prev = this.last.get(key);
       if (prev && prev.print === print && now - prev.at < this.d.fullLookMs) continue;
       this.last.set(key, { print, at: now });
       out.push(key);
     }
     for (const k of this.last.keys()) if (!seen.has(k)) this.last.delete(k);
+    this.dirs.keep(seen);
     return out;
+  }
+
+  /** Closes the directory watches. */
+  close(): void {
+    this.dirs.keep(new Set());
   }
 
   /** Fingerprints held (one per live session), for the cost tests. */
@@ -70,7 +79,7 @@ export class ChangeFilter {
   }
 }
 
-function fingerprint(o: AgentSession, snap: PaneSnapshot, repoStamp: (dir: string) => string): string {
+function fingerprint(o: AgentSession, snap: PaneSnapshot, repoStamp: (dir: string) => string, runDir: string): string {
   const s = o.status ?? {};
   const parts: string[] = [String(snap.serverRunning), String(s.run ?? 0)];
   for (const p of snap.byUid(o.metadata.uid ?? '')) {
@@ -78,10 +87,7 @@ function fingerprint(o: AgentSession, snap: PaneSnapshot, repoStamp: (dir: strin
       [p.key, p.pid, p.dead, p.exitStatus, p.exitSignal, p.deadAt, p.inMode, p.currentCommand, p.store, p.fused].join(),
     );
   }
-  if (s.workspace) {
-    parts.push(stamp(s.workspace));
-    for (const f of WORKSPACE_FILES) parts.push(stamp(path.join(s.workspace, f)));
-  }
+  parts.push(runDir);
   if (s.workdir) parts.push(repoStamp(s.workdir));
   return parts.join('\n');
 }
@@ -89,4 +95,61 @@ function fingerprint(o: AgentSession, snap: PaneSnapshot, repoStamp: (dir: strin
 function stamp(file: string): string {
   const st = fs.statSync(file, { throwIfNoEntry: false });
   return st ? `${st.size}:${st.mtimeMs}` : '-';
+}
+
+/**
+ * One inotify watch per live session's run directory, counting what happens in it (a file written,
+ * created, renamed); '' for no run directory. Unref'd: they never keep the process alive.
+ */
+class RunDirWatches {
+  private readonly watches = new Map<string, Watch>();
+
+  stamp(key: string, dir: string | undefined): string {
+    if (!dir) return '';
+    let w = this.watches.get(key);
+    if (w?.dir !== dir) {
+      w?.watcher?.close();
+      w = { dir, events: 0 };
+      this.watches.set(key, w);
+      w.watcher = watchDir(dir, w);
+    }
+    // No watch (the directory is missing, or inotify's limit is reached): the files' own stamps.
+    if (!w.watcher) {
+      w.watcher = watchDir(dir, w);
+      return [dir, ...WORKSPACE_FILES].map((f, i) => stamp(i ? path.join(dir, f) : f)).join(' ');
+    }
+    return `${dir}#${w.events}`;
+  }
+
+  /** Closes the watches of sessions not in `keys`. */
+  keep(keys: ReadonlySet<string>): void {
+    for (const [k, w] of this.watches)
+      if (!keys.has(k)) {
+        w.watcher?.close();
+        this.watches.delete(k);
+      }
+  }
+}
+
+interface Watch {
+  dir: string;
+  watcher?: fs.FSWatcher;
+  events: number;
+}
+
+function watchDir(dir: string, w: Watch): fs.FSWatcher | undefined {
+  try {
+    const watcher = fs.watch(dir, { persistent: false }, () => {
+      w.events++;
+    });
+    watcher.on('error', () => {
+      // Looked at once more; the next tick watches again.
+      w.events++;
+      watcher.close();
+      if (w.watcher === watcher) w.watcher = undefined;
+    });
+    return watcher;
+  } catch {
+    return undefined;
+  }
 }

@@ -150,6 +150,7 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
     .every(d.resyncMs, notLive)
     .atStart(all)
     .inFlight(() => reconciler.deliveriesInFlight())
+    .onStop(() => changes.close())
     .complete(reconciler);
   // A run that is over needs no file watches.
   sessions.onChange((_t, o) => {
