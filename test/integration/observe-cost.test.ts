@@ -117,7 +117,7 @@ describe('observe cost per tick', () => {
     expect(twenty.gitPerTick).toBe(0);
   }, 240_000);
 
-  it('idle sessions are not reconciled and their status not written on an observe tick, at N=1 as at N=20', async () => {
+  it('idle sessions are neither reconciled nor written on an observe tick, at N=1 as at N=20', async () => {
     const one = await idleTickCost(1);
     await h!.cleanup();
     h = undefined;
