@@ -51,6 +51,27 @@ function tmuxServerPid(socket: string): number | undefined {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
+/** A heap snapshot (SIGUSR2), then SIGTERM and the exit (the CPU profile is written on the way out). */
+async function heapSnapshotThenStop(p: ChildProcess, dir: string): Promise<void> {
+  const size = () =>
+    fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.heapsnapshot'))
+      .reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
+  const before = size();
+  p.kill('SIGUSR2');
+  // Written while it grows: done once its size stood still for two seconds.
+  for (let i = 0, last = before, still = 0; i < 240 && still < 4; i++) {
+    await sleep(500);
+    const now = size();
+    still = now > before && now === last ? still + 1 : 0;
+    last = now;
+  }
+  const exited = new Promise((r) => p.once('exit', r));
+  p.kill('SIGTERM');
+  await Promise.race([exited, sleep(60_000)]);
+}
+
 async function atScale(n: number, idleWindowMs: number): Promise<Record<string, number>> {
   const dir = tempDir(`scale-${n}`);
   const home = path.join(dir, 'home');
@@ -60,7 +81,16 @@ async function atScale(n: number, idleWindowMs: number): Promise<Record<string, 
   const store = new SqliteStore(path.join(home, 'state.db'), { pollIntervalMs: 50 });
   let ctl: ChildProcess | undefined;
   try {
-    ctl = spawn(ORCHCTL, ['controller', '--log-format', 'json'], { env, stdio: 'ignore' });
+    // ORCHCTL_BENCH_CPU_PROF=<dir>: the controller writes a CPU profile there when it stops (SIGTERM
+    // below); its last `idleWindowMs` is the idle window measured here.
+    const prof = process.env.ORCHCTL_BENCH_CPU_PROF;
+    const profiling = prof
+      ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${prof}`]
+      : [];
+    ctl = spawn(process.execPath, [...profiling, ORCHCTL, 'controller', '--log-format', 'json'], {
+      env,
+      stdio: 'ignore',
+    });
     for (let i = 0; i < 200 && !(await store.getLease('orchctl-controller')); i++) await sleep(50);
     const names = Array.from({ length: n }, (_, i) => `s-${i}`);
     const t0 = performance.now();
@@ -79,6 +109,8 @@ async function atScale(n: number, idleWindowMs: number): Promise<Record<string, 
     await sleep(idleWindowMs);
     const c1 = cpuSeconds(ctl.pid!, true);
     const s1 = server ? cpuSeconds(server, false) : 0;
+    const rss = rssMB(ctl.pid!);
+    if (prof) await heapSnapshotThenStop(ctl, prof);
     const pct = (s: number) => Math.round((s / (idleWindowMs / 1000)) * 1000) / 10;
     return {
       sessions: n,
@@ -86,7 +118,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<Record<string, 
       tmuxFloorMs: tmuxFloor(n),
       idleCpuPercentOfOneCore: pct(c1 - c0),
       tmuxServerIdleCpuPercent: pct(s1 - s0),
-      controllerRssMB: rssMB(ctl.pid!),
+      controllerRssMB: rss,
     };
   } finally {
     ctl?.kill('SIGKILL');
@@ -109,8 +141,10 @@ export const scaleBench: Bench = {
   name: 'scale',
   description: 'one host at 100 and 1000 sessions: created → Running vs tmux floor, idle CPU, RSS',
   async run() {
-    const hundred = await atScale(100, 30_000);
-    const thousand = await atScale(1000, 30_000);
+    // ORCHCTL_BENCH_SCALE_ONLY=1000: only that size (profiling one size, a quicker look).
+    const only = Number(process.env.ORCHCTL_BENCH_SCALE_ONLY) || undefined;
+    const hundred = only && only !== 100 ? { sessions: 0, runningMs: 0, tmuxFloorMs: 1 } : await atScale(100, 30_000);
+    const thousand = await atScale(only ?? 1000, 30_000);
     const bare = bareNodeRssMB();
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
     return {

@@ -53,6 +53,12 @@ export class GitObserver {
     }
   }
 
+  /** The repository's fingerprint (stat only, no process); '' for no repository. */
+  stampOf(dir: string): string {
+    const gitDir = this.gitDir(dir);
+    return gitDir ? this.stamp(gitDir) : '';
+  }
+
   /** A cheap fingerprint of the repository state, from file metadata only. */
   private stamp(gitDir: string): string {
     const parts: string[] = [];

@@ -43,13 +43,16 @@ export interface Registration {
   workers: number;
   errors?: ReconcileOutcomes;
   controller?: Controller;
-  atStart: (() => Iterable<string>)[];
-  periodic: { ms: number; keys: () => Iterable<string> }[];
+  atStart: Keys[];
+  periodic: { ms: number; keys: Keys }[];
   /** Keys this process acts on (a node: sessions bound to it); others never enter the queue. */
   accepts?: (key: string) => boolean;
   inFlight: (() => number)[];
   onStop: (() => void | Promise<void>)[];
 }
+
+/** Keys to queue, found synchronously or after a look (the session observe tick's tmux snapshot). */
+type Keys = () => Iterable<string> | Promise<Iterable<string>>;
 
 /** What a builder needs of its manager. */
 export interface BuilderContext {
@@ -102,10 +105,19 @@ export class ControllerBuilder {
     return this;
   }
 
-  /** Every `ms` (not with --once) the keys `keys` returns; with `atStart`, also once when the controllers start. */
-  every(ms: number, keys: () => Iterable<string>, opts: { atStart?: boolean } = {}): this {
+  /**
+   * Every `ms` (not with --once) the keys `keys` returns (it may look first: a tick still looking
+   * when the next is due skips that one); with `atStart`, also once when the controllers start.
+   */
+  every(ms: number, keys: Keys, opts: { atStart?: boolean } = {}): this {
     this.r.periodic.push({ ms, keys });
     if (opts.atStart) this.r.atStart.push(keys);
+    return this;
+  }
+
+  /** Queues `keys` once when the controllers start. */
+  atStart(keys: Keys): this {
+    this.r.atStart.push(keys);
     return this;
   }
 

@@ -277,7 +277,7 @@ export class Manager {
     // the process alive with its store closed.
     if (this.stopped) return;
     for (const r of this.registrations) r.controller!.start();
-    for (const r of this.registrations) for (const keys of r.atStart) enqueueAccepted(r, keys());
+    for (const r of this.registrations) for (const keys of r.atStart) enqueueAccepted(r, await keys());
 
     if (this.opts.once) {
       await this.drain();
@@ -285,13 +285,28 @@ export class Manager {
       for (const h of this.drained) await this.safely(h.what, h.fn);
       return;
     }
-    for (const r of this.registrations)
-      for (const p of r.periodic) this.timers.push(setInterval(() => enqueueAccepted(r, p.keys()), p.ms));
+    for (const r of this.registrations) for (const p of r.periodic) this.timers.push(this.periodic(r, p));
     for (const x of this.runnables) {
       if (this.stopped) return;
       await x.start?.();
     }
     await this.stoppedPromise;
+  }
+
+  /** A periodic source's timer: one tick at a time; a failing one is logged and the next tick tries again. */
+  private periodic(r: Registration, p: Registration['periodic'][number]): NodeJS.Timeout {
+    let busy = false;
+    return setInterval(() => {
+      if (busy) return;
+      busy = true;
+      Promise.resolve()
+        .then(p.keys)
+        .then((keys) => enqueueAccepted(r, keys))
+        .catch((e) => this.log.error(`${r.name}: periodic keys`, e))
+        .finally(() => {
+          busy = false;
+        });
+    }, p.ms);
   }
 
   /** /readyz: ready only while this process leads and its caches are filled. */

@@ -1,15 +1,17 @@
 /**
- * What one observe tick costs in processes, counted, not timed: a real controller with wrappers
- * for tmux and git first on its PATH that log every launch. Idle sessions must cost nothing per
- * tick beyond the one `list-panes` snapshot every reconcile shares — at N=1 and at N=20 alike.
- * (A `capture-pane` per idle session per tick once slipped in unnoticed: 104 tmux calls per tick
- * at 100 sessions and half a core busy doing nothing.)
+ * What one observe tick costs, counted, not timed: a real controller with wrappers for tmux and
+ * git first on its PATH that log every launch, and its reconcile counter (/metrics). Idle
+ * sessions must cost nothing per tick beyond the one `list-panes` snapshot the tick takes — no
+ * other process, no reconcile, no status write — at N=1 and at N=20 alike. (A `capture-pane` per
+ * idle session per tick once slipped in unnoticed: 104 tmux calls per tick at 100 sessions; and
+ * reconciling every live session on every tick cost 21 % of a core at 1000 idle sessions.)
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
+import { freePort, httpGet } from '../support/metrics-helpers.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -35,6 +37,19 @@ interface TickCost {
   tmuxPerTick: number;
   gitPerTick: number;
   other: string[];
+  /** agentsession reconciles over the window. */
+  reconciles: number;
+  /** Sessions whose stored object changed over the window (status writes, finalizers…). */
+  sessionWrites: number;
+}
+
+/** controller_runtime_reconcile_total of the session controller, every result summed. */
+async function sessionReconciles(port: number): Promise<number> {
+  const { body } = await httpGet(port, '/metrics');
+  let n = 0;
+  for (const m of body.matchAll(/^controller_runtime_reconcile_total\{([^}]*)\} (\S+)$/gm))
+    if (m[1].includes('controller="agentsession"')) n += Number(m[2]);
+  return n;
 }
 
 /**
@@ -51,7 +66,8 @@ async function idleTickCost(n: number): Promise<TickCost> {
   await harness.apply(
     names.map((name, i) => shellSession(name, i % 2 ? 'exec sleep 600' : 'echo ready; exec sleep 600', harness.repo)),
   );
-  harness.start(['--observe-interval', '200ms', '--resync', '1h']);
+  const port = await freePort();
+  harness.start(['--observe-interval', '200ms', '--resync', '1h', '--metrics-addr', `127.0.0.1:${port}`]);
   await harness.waitFor(
     `${n} sessions Running`,
     async () => (await Promise.all(names.map((x) => harness.session(x)))).every((s) => phaseOf(s) === 'Running'),
@@ -62,9 +78,16 @@ async function idleTickCost(n: number): Promise<TickCost> {
   const ticksSoFar = () => counting.calls().filter(isTick).length;
   const settledAt = ticksSoFar() + 5;
   await harness.waitFor('5 more observe ticks', async () => ticksSoFar() >= settledAt, 60_000);
+  const versions = async () =>
+    new Map((await harness.store.list('AgentSession')).items.map((o) => [o.metadata.name, o.metadata.resourceVersion]));
+  const before = await versions();
+  const r0 = await sessionReconciles(port);
   const from = counting.calls().length;
   const until = ticksSoFar() + 8;
   await harness.waitFor('8 more observe ticks', async () => ticksSoFar() >= until, 60_000);
+  const reconciles = (await sessionReconciles(port)) - r0;
+  const after = await versions();
+  const sessionWrites = [...after].filter(([name, v]) => before.get(name) !== v).length;
   const all = counting.calls();
   // The window: from the first tick after `from` up to (not including) the last tick seen.
   const first = all.findIndex((c, i) => i >= from && isTick(c));
@@ -73,7 +96,8 @@ async function idleTickCost(n: number): Promise<TickCost> {
   const ticks = window.filter(isTick).length;
   const tmux = window.filter((c) => c.startsWith('tmux ')).length;
   const git = window.filter((c) => c.startsWith('git ')).length;
-  return { ticks, tmuxPerTick: tmux / ticks, gitPerTick: git / ticks, other: window.filter((c) => !isTick(c)) };
+  const other = window.filter((c) => !isTick(c));
+  return { ticks, tmuxPerTick: tmux / ticks, gitPerTick: git / ticks, other, reconciles, sessionWrites };
 }
 
 describe('observe cost per tick', () => {
@@ -91,5 +115,19 @@ describe('observe cost per tick', () => {
     expect(twenty.tmuxPerTick).toBe(1);
     expect(one.gitPerTick).toBe(0);
     expect(twenty.gitPerTick).toBe(0);
+  }, 240_000);
+
+  it('idle sessions are neither reconciled nor written on an observe tick, at N=1 as at N=20', async () => {
+    const one = await idleTickCost(1);
+    await h!.cleanup();
+    h = undefined;
+    const twenty = await idleTickCost(20);
+    expect(one.ticks).toBeGreaterThanOrEqual(5);
+    expect(twenty.ticks).toBeGreaterThanOrEqual(5);
+    // A tick queues only sessions whose observed facts changed: none here, at any N.
+    expect(one.reconciles).toBe(0);
+    expect(twenty.reconciles).toBe(0);
+    expect(one.sessionWrites).toBe(0);
+    expect(twenty.sessionWrites).toBe(0);
   }, 240_000);
 });

@@ -4,9 +4,12 @@
  *    Pending session of its namespace (it may have freed an admission slot);
  *  - any change to an Agent, Project or SessionPolicy: every session of that namespace;
  *  - a write to a live run's hook file or transcript: that session, at once;
- *  - a pane dying (tmux's pane-died hook) and every observe interval: every live session (and
- *    every one being deleted), all on one tick so they share one tmux snapshot;
- *  - when the controllers start and every resync period, every session;
+ *  - a pane dying (tmux's pane-died hook): every live session (and every one being deleted);
+ *  - every observe interval: those of them whose observed facts changed since (changes.ts: one
+ *    tmux snapshot and a few stats per session), and each at least every FULL_LOOK_MS;
+ *  - when the controllers start, every session; every resync period, every session not live
+ *    (a live one's own look is the observe tick's);
+ *  - when its plan said to look again (requeueAfterMs: time-based transitions);
  *  - a background prompt delivery finishing (the reconciler enqueues its session).
  * --once also waits for deliveries in flight. A failing reconcile shows on the object
  * (Reconciled=False and a Warning Event).
@@ -23,6 +26,8 @@ import { type EventSource, type Manager, queueKey } from '../../runtime/manager.
 import { ReconcileErrorReporter } from '../../runtime/reconcile-errors.js';
 import type { EventLogs } from '../../store/eventlog.js';
 import type { ControllerServices } from '../services.js';
+import { ChangeFilter } from './changes.js';
+import { boundTo } from './epoch.js';
 import { freesSlot } from './observe.js';
 import { SessionReconciler, type SessionMetricsHooks } from './reconciler.js';
 
@@ -45,6 +50,9 @@ export interface SessionSetupDeps extends ControllerServices {
   /** This node's name: only sessions bound to it are reconciled (epoch.ts). */
   node?: string;
 }
+
+/** A live session is queued by the observe tick at least this often, changed or not. */
+export const FULL_LOOK_MS = 5 * 60_000;
 
 const phaseOf = (o: Resource) => (o.status as { phase?: Phase } | undefined)?.phase;
 const isActive = (o: Resource) => {
@@ -108,11 +116,26 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
       .list(ns)
       .filter((o) => (phaseOf(o) ?? 'Pending') === 'Pending')
       .map(queueKey);
-  const live = () =>
+  const isLive = (o: Resource) => isActive(o) || !!(phaseOf(o) && o.metadata.deletionTimestamp);
+  // A node fingerprints only its own sessions: the others' files are on other hosts.
+  const mine = (o: Resource) => d.node === undefined || boundTo(o as AgentSession, d.node);
+  const liveSessions = () => sessions.list().filter((o) => isLive(o) && mine(o)) as AgentSession[];
+  const live = () => liveSessions().map(queueKey);
+  const notLive = () =>
     sessions
       .list()
-      .filter((o) => isActive(o) || (phaseOf(o) && o.metadata.deletionTimestamp))
+      .filter((o) => !isLive(o))
       .map(queueKey);
+  const changes = new ChangeFilter({ panes: d.panes, git: d.git, fullLookMs: FULL_LOOK_MS });
+  const changed = async () => {
+    const list = liveSessions();
+    try {
+      return await changes.changed(list);
+    } catch (e) {
+      d.log.warn(`agentsession: observe tick: ${(e as Error).message}; looking at every live session`);
+      return list.map(queueKey);
+    }
+  };
   const namespace = (o: Resource) => all(o.metadata.namespace ?? '');
 
   ctl
@@ -123,9 +146,11 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
     .watches('SessionPolicy', namespace)
     .watches(d.feedFiles, (key) => [key])
     .watches(d.paneDeaths, live)
-    .every(d.observeEveryMs, live)
-    .every(d.resyncMs, all, { atStart: true })
+    .every(d.observeEveryMs, changed)
+    .every(d.resyncMs, notLive)
+    .atStart(all)
     .inFlight(() => reconciler.deliveriesInFlight())
+    .onStop(() => changes.close())
     .complete(reconciler);
   // A run that is over needs no file watches.
   sessions.onChange((_t, o) => {
