@@ -33,20 +33,20 @@ export interface MetricsOptions {
   controller: string;
   /** Lease name: the `name` label of leader_election_master_status. */
   leaseName: string;
-  sessions: Pick<Informer, 'list' | 'onChange'>;
-  nodes: Pick<Informer, 'list'>;
+  sessions: Pick<Informer<'AgentSession'>, 'list' | 'onChange'>;
+  nodes: Pick<Informer<'Node'>, 'list'>;
   /** NotificationChannels, for the budget, waiting and failing gauges from their status (none without). */
-  notificationChannels?: Pick<Informer, 'list'>;
+  notificationChannels?: Pick<Informer<'NotificationChannel'>, 'list'>;
   /** Autopilots, for the level and think-failing gauges (and with `decisions`, pending approvals). */
-  autopilots?: Pick<Informer, 'list'>;
+  autopilots?: Pick<Informer<'Autopilot'>, 'list'>;
   /** Decisions, for orchctl_autopilot_pending_approvals. */
-  decisions?: Pick<Informer, 'list'>;
+  decisions?: Pick<Informer<'Decision'>, 'list'>;
   /** Projects, for orchctl_project_stale. */
-  projects?: Pick<Informer, 'list'>;
+  projects?: Pick<Informer<'Project'>, 'list'>;
   /** Pipelines, for orchctl_pipeline_status_phase and orchctl_pipeline_phases. */
-  pipelines?: Pick<Informer, 'list'>;
+  pipelines?: Pick<Informer<'Pipeline'>, 'list'>;
   /** SessionPolicies, for the budget gauges (orchctl_sessionpolicy_*). */
-  policies?: Pick<Informer, 'list'>;
+  policies?: Pick<Informer<'SessionPolicy'>, 'list'>;
   /** Node.js process metrics (default true). */
   processMetrics?: boolean;
 }

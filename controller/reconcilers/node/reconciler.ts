@@ -37,7 +37,7 @@ export function nodeName(hostname = os.hostname()): string {
 
 export interface NodeDeps {
   store: Store;
-  sessions: Informer;
+  sessions: Informer<'AgentSession'>;
   panes: PaneObserver;
   tmux: Tmux;
   host: () => HostSnapshot;
@@ -55,7 +55,7 @@ export interface NodeDeps {
   /** spec.maxSessions as the agent was started with (`--max-sessions`); unset leaves the Node's own. */
   maxSessions?: number;
   /** The Projects, for status.projects (whose spec.path is a directory on this host). */
-  projects?: Pick<Informer, 'list'>;
+  projects?: Pick<Informer<'Project'>, 'list'>;
 }
 
 export class NodeReconciler {

@@ -27,8 +27,8 @@ import { DEFAULT_GRACE_MS, nodeLeaseName, planNodeLifecycle, type Probe, type Se
 
 export interface NodeLifecycleDeps {
   store: Store;
-  nodes: Pick<Informer, 'get'>;
-  sessions: Pick<Informer, 'list'>;
+  nodes: Pick<Informer<'Node'>, 'get'>;
+  sessions: Pick<Informer<'AgentSession'>, 'list'>;
   recorder: Pick<EventRecorder, 'ops'>;
   /** From the node's last renewal seen to unbinding its sessions (plan.ts checkGrace bounds it). */
   graceMs?: number;
@@ -181,4 +181,4 @@ function endMovedRun(s: AgentSessionStatus, why: string, now: string): void {
 }
 
 /** The key of every Node in the cache (the periodic look: a lease runs out without any object changing). */
-export const nodeKeys = (nodes: Pick<Informer, 'list'>) => nodes.list().map((n) => `/${n.metadata.name}`);
+export const nodeKeys = (nodes: Pick<Informer<'Node'>, 'list'>) => nodes.list().map((n) => `/${n.metadata.name}`);

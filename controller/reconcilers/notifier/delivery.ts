@@ -36,8 +36,8 @@ const MAX_RETRY_AFTER_MS = 3600_000;
 
 export interface DeliveryDeps {
   store: Store;
-  notifications: Pick<Informer, 'get'>;
-  channels: Pick<Informer, 'get'>;
+  notifications: Pick<Informer<'Notification'>, 'get'>;
+  channels: Pick<Informer<'NotificationChannel'>, 'get'>;
   recorder: EventRecorder;
   log: Logger;
   metrics?: NotifierMetricsHooks;

@@ -41,16 +41,16 @@ const iso = (t: number) => new Date(t).toISOString();
 
 export interface DigesterDeps {
   store: Store;
-  policies: Pick<Informer, 'get'>;
-  channels: Pick<Informer, 'list'>;
-  notifications: Pick<Informer, 'list'>;
-  sessions: Pick<Informer, 'list'>;
-  evaluations: Pick<Informer, 'list'>;
+  policies: Pick<Informer<'NotificationPolicy'>, 'get'>;
+  channels: Pick<Informer<'NotificationChannel'>, 'list'>;
+  notifications: Pick<Informer<'Notification'>, 'list'>;
+  sessions: Pick<Informer<'AgentSession'>, 'list'>;
+  evaluations: Pick<Informer<'Evaluation'>, 'list'>;
   /** Pending Decisions, escalated Projects, blocked Pipelines and the budgets: the digest's other sections. */
-  decisions?: Pick<Informer, 'list'>;
-  projects?: Pick<Informer, 'list'>;
-  pipelines?: Pick<Informer, 'list'>;
-  sessionPolicies?: Pick<Informer, 'list'>;
+  decisions?: Pick<Informer<'Decision'>, 'list'>;
+  projects?: Pick<Informer<'Project'>, 'list'>;
+  pipelines?: Pick<Informer<'Pipeline'>, 'list'>;
+  sessionPolicies?: Pick<Informer<'SessionPolicy'>, 'list'>;
   log: Logger;
   env?: NodeJS.ProcessEnv;
   now?: () => number;

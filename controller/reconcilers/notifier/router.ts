@@ -32,11 +32,11 @@ const RETRY_MS = 20;
 
 export interface RouterDeps {
   store: Store;
-  policies: Pick<Informer, 'get' | 'list'>;
-  channels: Pick<Informer, 'list'>;
-  notifications: Pick<Informer, 'list'>;
-  events: Pick<Informer, 'list'>;
-  silences: Pick<Informer, 'list'>;
+  policies: Pick<Informer<'NotificationPolicy'>, 'get' | 'list'>;
+  channels: Pick<Informer<'NotificationChannel'>, 'list'>;
+  notifications: Pick<Informer<'Notification'>, 'list'>;
+  events: Pick<Informer<'Event'>, 'list'>;
+  silences: Pick<Informer<'Silence'>, 'list'>;
   labelsOf?: (e: EventObject) => Record<string, string> | undefined;
   /** Whether the condition an Event told of is still True (plan.ts RouterInput.stillTrue). */
   stillTrue?: (e: EventObject) => boolean | undefined;

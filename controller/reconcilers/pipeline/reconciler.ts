@@ -40,7 +40,7 @@ import { deliverResume, type ResumeOutcome, type ResumePosted } from './resume.j
 
 export interface PipelineDeps {
   store: Store;
-  sessions: Pick<Informer, 'get'>;
+  sessions: Pick<Informer<'AgentSession'>, 'get'>;
   recorder: Pick<EventRecorder, 'ops'>;
   now?: () => number;
 }

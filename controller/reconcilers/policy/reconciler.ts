@@ -20,8 +20,8 @@ import { planBudget } from './plan.js';
 
 export interface PolicyDeps {
   store: Store;
-  policies: Pick<Informer, 'get' | 'list'>;
-  sessions: Pick<Informer, 'list'>;
+  policies: Pick<Informer<'SessionPolicy'>, 'get' | 'list'>;
+  sessions: Pick<Informer<'AgentSession'>, 'list'>;
   recorder: EventRecorder;
   now?: () => number;
 }

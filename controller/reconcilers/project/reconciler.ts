@@ -18,9 +18,9 @@ import { planProject } from './plan.js';
 
 export interface ProjectDeps {
   store: Store;
-  projects: Pick<Informer, 'get'>;
-  sessions: Pick<Informer, 'list'>;
-  evaluations: Pick<Informer, 'list'>;
+  projects: Pick<Informer<'Project'>, 'get'>;
+  sessions: Pick<Informer<'AgentSession'>, 'list'>;
+  evaluations: Pick<Informer<'Evaluation'>, 'list'>;
   /** Spawns git only when the repository changed since its last look (a stat-based stamp). */
   git: Pick<GitObserver, 'tip'>;
   now?: () => number;

@@ -30,10 +30,10 @@ import { betterPlace, bindingFor, needsBinding, occupiesNode, type ScheduleInput
 
 export interface SchedulerDeps {
   store: Store;
-  sessions: Pick<Informer, 'get' | 'list'>;
-  nodes: Pick<Informer, 'list'>;
-  projects: Pick<Informer, 'get'>;
-  policies: Pick<Informer, 'list'>;
+  sessions: Pick<Informer<'AgentSession'>, 'get' | 'list'>;
+  nodes: Pick<Informer<'Node'>, 'list'>;
+  projects: Pick<Informer<'Project'>, 'get'>;
+  policies: Pick<Informer<'SessionPolicy'>, 'list'>;
   recorder: Pick<EventRecorder, 'ops'>;
   metrics?: SchedulerMetricsHooks;
   /** Options of every write (the control plane's lease fence, where the store has one). */

@@ -34,10 +34,10 @@ import { ACTIVE_PHASES, type Phase } from './machine.js';
 import { type AgentFacts, commandNotFound, gitKey, type Observed, type Problem, type Resolved } from './plan.js';
 
 export interface ObserverDeps {
-  sessions: Informer;
-  agents: Informer;
-  projects: Informer;
-  policies: Informer;
+  sessions: Informer<'AgentSession'>;
+  agents: Informer<'Agent'>;
+  projects: Informer<'Project'>;
+  policies: Informer<'SessionPolicy'>;
   tmux: Tmux;
   panes: PaneObserver;
   git: GitObserver;
