@@ -1,6 +1,6 @@
 /**
  * The built-in kinds' specs and statuses (the CRDs in crds/ are the schema), one module per kind;
- * re-exported here so one import reaches them all.
+ * re-exported here so one import reaches them all, with the map from each kind's name to its type.
  */
 import type { Agent } from './agent.js';
 import type { Autopilot, Decision } from './autopilot.js';
@@ -60,6 +60,11 @@ export interface KindMap {
 }
 
 export type KindName = keyof KindMap;
+
+/** Whether `o` is of kind `kind`, typed as that kind: for an object whose kind is chosen at run time. */
+export function isKind<K extends KindName>(o: Resource, kind: K): o is KindMap[K] {
+  return o.kind === kind;
+}
 
 /** The object type of kind `K`: its entry in KindMap, or a plain Resource for a kind named at run time. */
 export type ObjectOf<K extends string> = K extends KindName ? KindMap[K] : Resource;

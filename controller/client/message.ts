@@ -7,6 +7,7 @@
 import { isApiError } from '../api/errors.js';
 import { MESSAGE_ANNOTATION, MESSAGE_FINAL_STATES, type MessageRequest, pendingMessage } from '../api/message.js';
 import type { AgentSession, MessageDeliveryStatus } from '../api/session.js';
+import type { ObjectKey } from '../api/types.js';
 import type { Store } from '../store/store.js';
 
 export type PostOutcome =
@@ -17,7 +18,11 @@ export type PostOutcome =
 
 const ATTEMPTS = 5;
 
-const keyOf = (namespace: string, name: string) => ({ kind: 'AgentSession', namespace, name });
+const keyOf = (namespace: string, name: string): ObjectKey<'AgentSession'> => ({
+  kind: 'AgentSession',
+  namespace,
+  name,
+});
 
 /** Posts `req` on the session unless another message is still waiting (then: busy). Idempotent per id. */
 export async function postMessage(
@@ -27,7 +32,7 @@ export async function postMessage(
   req: MessageRequest,
 ): Promise<PostOutcome> {
   for (let attempt = 1; ; attempt++) {
-    const s = (await store.get(keyOf(namespace, name))) as AgentSession | undefined;
+    const s = await store.get(keyOf(namespace, name));
     if (!s || s.metadata.deletionTimestamp) return { outcome: 'missing' };
     const pending = pendingMessage(s.metadata.annotations, s.status);
     if (pending === req.id) return { outcome: 'posted', session: s };
@@ -37,7 +42,7 @@ export async function postMessage(
     const annotations = { ...(s.metadata.annotations ?? {}), [MESSAGE_ANNOTATION]: JSON.stringify(req) };
     try {
       const written = await store.update({ ...s, metadata: { ...s.metadata, annotations } });
-      return { outcome: 'posted', session: written as AgentSession };
+      return { outcome: 'posted', session: written };
     } catch (e) {
       if (!isApiError(e, 'Conflict') || attempt >= ATTEMPTS) throw e;
     }
@@ -56,7 +61,7 @@ export function messageOutcome(s: AgentSession | undefined, id: string): Message
  */
 export async function withdrawMessage(store: Store, namespace: string, name: string, id: string): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
-    const s = (await store.get(keyOf(namespace, name))) as AgentSession | undefined;
+    const s = await store.get(keyOf(namespace, name));
     if (!s || pendingMessage(s.metadata.annotations, s.status) !== id) return false;
     if (s.status?.messageDelivery?.id === id && s.status.messageDelivery.state === 'Delivering') return false;
     const annotations = { ...(s.metadata.annotations ?? {}) };

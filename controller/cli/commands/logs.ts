@@ -16,7 +16,7 @@ async function sessionOf(name: string, ns: string | undefined, g: GlobalOptions)
     const n = name.includes('/') ? name.split('/')[1] : name;
     const o = await ctx.store.get({ kind: 'AgentSession', namespace: namespaceFor(kind, ns), name: n });
     if (!o) throw new Error(`agentsessions "${n}" not found`);
-    return o as AgentSession;
+    return o;
   } finally {
     await ctx.close();
   }

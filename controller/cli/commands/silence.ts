@@ -157,7 +157,7 @@ export async function silenceExpireCommand(names: string[], opts: SilenceExpireO
       const name = arg.includes('/') ? arg.split('/')[1] : arg;
       const what = `${qualifiedKind(kind)}/${name}`;
       for (let attempt = 0; ; attempt++) {
-        const s = (await ctx.store.get({ kind: 'Silence', namespace: ns, name })) as Silence | undefined;
+        const s = await ctx.store.get({ kind: 'Silence', namespace: ns, name });
         if (!s?.spec) {
           err(`error: silences "${name}" not found in namespace ${ns}\n`);
           failed++;

@@ -16,7 +16,7 @@ import { type ConditionInput, getCondition, setCondition } from '../../api/condi
 import { isApiError } from '../../api/errors.js';
 import type { Node } from '../../api/node.js';
 import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
-import type { AgentSession, AgentSessionStatus } from '../../api/session.js';
+import type { AgentSessionStatus } from '../../api/session.js';
 import type { Condition } from '../../api/types.js';
 import type { EventNote, EventRecorder } from '../../client/events.js';
 import { writeStatusMerged } from '../../client/status.js';
@@ -65,13 +65,13 @@ export class NodeLifecycleReconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const name = key.slice(key.indexOf('/') + 1);
-    const node = this.d.nodes.get('', name) as Node | undefined;
+    const node = this.d.nodes.get('', name);
     if (!node) {
       this.probes.delete(name);
       return undefined;
     }
     const lease = await this.d.store.getLease(nodeLeaseName(name));
-    const sessions = (this.d.sessions.list() as AgentSession[]).filter((s) => s.status?.binding?.nodeName === name);
+    const sessions = this.d.sessions.list().filter((s) => s.status?.binding?.nodeName === name);
     const now = this.now();
     const r = planNodeLifecycle({
       node,

@@ -8,9 +8,6 @@
  * A crash before the transaction composes again; after it, the digest is not made twice.
  */
 import { isApiError } from '../../api/errors.js';
-import type { AgentSession } from '../../api/session.js';
-import type { Evaluation } from '../../api/evaluation.js';
-import type { NotificationPolicy } from '../../api/notification.js';
 import {
   DIGEST_REQUEST_ANNOTATION,
   NOTIFICATION_LABELS,
@@ -67,7 +64,7 @@ export class DigestReconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    const policy = this.d.policies.get(namespace, name) as NotificationPolicy | undefined;
+    const policy = this.d.policies.get(namespace, name);
     if (!policy?.spec || policy.metadata.deletionTimestamp) return;
     const settings = digestSettings(policy.spec);
     const status = (policy.status ?? {}) as NotificationPolicyStatus;
@@ -80,14 +77,14 @@ export class DigestReconciler {
       return due === undefined ? undefined : { requeueAfterMs: Math.min(MAX_SLEEP_MS, due - now) };
 
     const channels = this.d.channels.list(namespace) as DigestChannel[];
-    const outbox = (this.d.notifications.list(namespace) as Notification[]).filter((n) => n.spec?.policy === name);
+    const outbox = this.d.notifications.list(namespace).filter((n) => n.spec?.policy === name);
     const data = collectDigest({
       now,
       since: digestWindowStart(status.lastDigestAt, now),
       policy,
       notifications: outbox,
-      sessions: this.d.sessions.list(namespace) as AgentSession[],
-      evaluations: this.d.evaluations.list(namespace) as Evaluation[],
+      sessions: this.d.sessions.list(namespace),
+      evaluations: this.d.evaluations.list(namespace),
       channels,
       decisions: this.d.decisions?.list(namespace) as DigestInput['decisions'],
       projects: this.d.projects?.list(namespace) as DigestInput['projects'],

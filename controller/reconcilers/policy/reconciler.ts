@@ -8,7 +8,7 @@
  * at their next idle point and its admission refuses new ones (reconcilers/session/pause.ts).
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
+import type { SessionPolicy } from '../../api/kinds.js';
 import type { EventRecorder } from '../../client/events.js';
 import { isApiError } from '../../api/errors.js';
 import { isEventRace } from '../../client/events.js';
@@ -39,14 +39,14 @@ export class PolicyReconciler implements Reconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    const cached = this.d.policies.get(namespace, name) as SessionPolicy | undefined;
+    const cached = this.d.policies.get(namespace, name);
     if (!cached || cached.metadata.deletionTimestamp) return;
     const now = (this.d.now ?? Date.now)();
     const planFor = (policy: SessionPolicy) =>
       planBudget({
         policy,
-        sessions: this.d.sessions.list(namespace) as AgentSession[],
-        policies: this.d.policies.list() as SessionPolicy[],
+        sessions: this.d.sessions.list(namespace),
+        policies: this.d.policies.list(),
         now,
       });
     let policy = cached;
@@ -64,7 +64,7 @@ export class PolicyReconciler implements Reconciler {
       // A crossing is decided on the stored policy, not the cache: a pass woken before the watch
       // brought this reconciler's own last write would tell the same crossing again (issue 25).
       if (out.events.length || attempt > 0) {
-        const fresh = (await this.d.store.get({ kind: 'SessionPolicy', namespace, name })) as SessionPolicy | undefined;
+        const fresh = await this.d.store.get({ kind: 'SessionPolicy', namespace, name });
         if (!fresh || fresh.metadata.deletionTimestamp) return;
         policy = fresh;
         out = planFor(policy);

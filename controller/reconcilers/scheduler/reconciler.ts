@@ -15,11 +15,8 @@
 import { SessionReason } from '../../api/event-reasons.js';
 import { getCondition, setCondition } from '../../api/conditions.js';
 import type { SchedulerMetricsHooks } from '../../api/metrics-hooks.js';
-import type { Node } from '../../api/node.js';
 import { resolvePolicy } from '../../api/policy.js';
-import type { Project } from '../../api/project.js';
 import type { AgentSession, AgentSessionStatus, BindingStatus } from '../../api/session.js';
-import type { SessionPolicy } from '../../api/session-policy.js';
 import { type Condition, keyOf } from '../../api/types.js';
 import { type EventNote, type EventRecorder, isEventRace } from '../../client/events.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
@@ -74,7 +71,7 @@ export class SchedulerReconciler implements Reconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    let s = this.d.sessions.get(namespace, name) as AgentSession | undefined;
+    let s = this.d.sessions.get(namespace, name);
     const mine = this.assumed.get(key);
     // The cache has not caught up with a binding written here: that copy is older than the binding.
     if (s && mine && Number(s.metadata.resourceVersion) < mine.resourceVersion) return;
@@ -88,7 +85,7 @@ export class SchedulerReconciler implements Reconciler {
         }
         // Changed since it was read (by a person, a node, another scheduler; or its Event by another
         // writer): plan again from the store.
-        s = (await this.d.store.get(keyOf(s))) as AgentSession | undefined;
+        s = await this.d.store.get(keyOf(s));
       }
     }
     if (s) throw new Error(`AgentSession ${key}: binding still conflicting after ${ATTEMPTS} attempts`);
@@ -118,9 +115,9 @@ export class SchedulerReconciler implements Reconciler {
     const projectRef = s.spec?.projectRef;
     return {
       session: s,
-      project: projectRef ? (this.d.projects.get(ns, projectRef) as Project | undefined) : undefined,
-      policy: resolvePolicy(s, this.d.policies.list() as SessionPolicy[]),
-      nodes: this.d.nodes.list() as Node[],
+      project: projectRef ? this.d.projects.get(ns, projectRef) : undefined,
+      policy: resolvePolicy(s, this.d.policies.list()),
+      nodes: this.d.nodes.list(),
       bound: this.boundCounts(key),
     };
   }
@@ -129,7 +126,7 @@ export class SchedulerReconciler implements Reconciler {
   private boundCounts(except: string): (node: string) => number {
     const counts = new Map<string, number>();
     const now = this.now();
-    for (const o of this.d.sessions.list() as AgentSession[]) {
+    for (const o of this.d.sessions.list()) {
       const k = `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
       if (k === except || !occupiesNode(o)) continue;
       let binding = o.status?.binding;
@@ -206,6 +203,6 @@ export class SchedulerReconciler implements Reconciler {
       ...(await this.d.recorder.ops(s, events)),
     ];
     const [out] = await this.d.store.txn(ops, this.d.txnOptions?.());
-    return out as AgentSession;
+    return out;
   }
 }

@@ -525,9 +525,7 @@ const COMMAND_SUBMITS = 3;
 async function requestRestart(store: Store, obj: AgentSession, note: string): Promise<void> {
   const m = obj.metadata;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const fresh = (await store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name })) as
-      | AgentSession
-      | undefined;
+    const fresh = await store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name });
     if (!fresh || fresh.metadata.deletionTimestamp || restartRequested(fresh)) return;
     const annotations = {
       ...(fresh.metadata.annotations ?? {}),

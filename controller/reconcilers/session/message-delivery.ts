@@ -62,11 +62,11 @@ export class MessageDeliveries {
   private async record(obj: AgentSession, e: Deliver): Promise<boolean> {
     const m = obj.metadata;
     for (let attempt = 0; attempt < RECORD_ATTEMPTS; attempt++) {
-      const fresh = (await this.d.store.get({
+      const fresh = await this.d.store.get({
         kind: 'AgentSession',
         namespace: m.namespace ?? '',
         name: m.name,
-      })) as AgentSession | undefined;
+      });
       const posted = parseMessage(fresh?.metadata.annotations?.[MESSAGE_ANNOTATION]);
       if (!fresh || !posted?.ok || posted.request.id !== e.request.id) return false;
       try {

@@ -21,7 +21,6 @@ import { type EventSource, type Manager, queueKey } from '../../runtime/manager.
 import { ReconcileErrorReporter } from '../../runtime/reconcile-errors.js';
 import type { EventLogs } from '../../store/eventlog.js';
 import { resumeNotes } from '../judge/resume.js';
-import type { Evaluation } from '../judge/types.js';
 import type { ControllerServices } from '../services.js';
 import { freesSlot } from './observe.js';
 import { SessionReconciler, type SessionMetricsHooks } from './reconciler.js';
@@ -58,7 +57,7 @@ const isActive = (o: Resource) => {
  * namespace for each Pending session applied — O(N²), an event loop blocked ~18 s by 1000 at once.
  */
 export function mayFreeSlot(o: Resource): boolean {
-  const s = o.status as AgentSession['status'];
+  const s = o.status;
   if (isActive(o)) return freesSlot(s); // a paused run that gave its slot up (pause.ts)
   return !((s?.phase ?? 'Pending') === 'Pending' && !s?.run);
 }
@@ -99,7 +98,7 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
     node: d.node,
     watch: (k, files) => d.feedFiles.watch(k, files),
     // The judge's notes on the last run go into the next run's prompt.
-    resumeNotes: (s: AgentSession) => resumeNotes(s, evaluations.list(s.metadata.namespace ?? '') as Evaluation[]),
+    resumeNotes: (s: AgentSession) => resumeNotes(s, evaluations.list(s.metadata.namespace ?? '')),
   });
 
   const all = (ns?: string) => sessions.list(ns).map(queueKey);
