@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { packageRoot } from '../api/paths.js';
+import { packageRoot } from '../config/paths.js';
 import type { ControllerMetrics } from '../metrics/index.js';
 import type { AgentFeed } from '../observers/agent-feed.js';
 import type { AuditLog } from '../observers/audit.js';

@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KindInfo, Registry } from '../api/crds.js';
 import { isApiError } from '../api/errors.js';
 import type { Selector } from '../api/labels.js';
-import { locateError, type ManifestError, type ManifestDoc } from '../api/manifest.js';
+import { locateError, type ManifestError, type ManifestDoc } from '../config/manifest.js';
 import { policyReach, reachWarning } from '../api/policy.js';
 import { API_VERSION, LAST_APPLIED_ANNOTATION, type Resource } from '../api/types.js';
 import { validateObject } from '../api/validate.js';

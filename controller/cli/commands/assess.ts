@@ -17,7 +17,7 @@ import {
 } from '../../api/assessment.js';
 import { formatDuration, isGoDuration, parseDuration } from '../../api/duration.js';
 import type { AgentSession } from '../../api/kinds.js';
-import { orchctlHome } from '../../api/paths.js';
+import { orchctlHome } from '../../config/paths.js';
 import type { Phase } from '../../api/phases.js';
 import { checkpointsPath, readCheckpoints } from '../../store/checkpoints.js';
 import { eventLogPath, LOG_START, readEventLog } from '../../store/eventlog.js';

@@ -14,8 +14,8 @@ import { compileDetection, parseVersion, profileForVersion, type DetectionProfil
 import { claudeHooks, usesPreparedConfig } from '../../agents/claude-code.js';
 import { resolveEnv } from '../../agents/env.js';
 import type { AgentSpec } from '../../api/kinds.js';
-import { describeLocation, describeSource, type StoreTarget } from '../../api/config-location.js';
-import { packageRoot } from '../../api/paths.js';
+import { describeLocation, describeSource, type StoreTarget } from '../../config/config-location.js';
+import { packageRoot } from '../../config/paths.js';
 import type { GlobalOptions } from '../context.js';
 import { out } from '../output.js';
 import { renderTable } from '../printers/table.js';

@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentSession } from '../../api/kinds.js';
-import { orchctlHome } from '../../api/paths.js';
+import { orchctlHome } from '../../config/paths.js';
 import { ACTIVE_PHASES } from '../../api/phases.js';
 import { outputTail } from '../../observers/output.js';
 import { runWorkspace } from '../../observers/workspace.js';

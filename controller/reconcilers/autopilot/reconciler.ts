@@ -25,7 +25,7 @@ import {
 } from '../../api/autopilot.js';
 import { setCondition } from '../../api/conditions.js';
 import { formatDuration } from '../../api/duration.js';
-import { registry } from '../../api/crds.js';
+import { registry } from '../../config/crds.js';
 import { isApiError } from '../../api/errors.js';
 import type { Evaluation } from '../../api/evaluation.js';
 import type { AutopilotMetricsHooks } from '../../api/metrics-hooks.js';
