@@ -1,5 +1,7 @@
 // Layering of controller/ (docs/architecture.md), checked by `npm run lint`:
-//   api <- store <- {runtime, observers, agents, llm, notify, client} <- reconcilers <- {metrics, cli} <- app
+//   api <- config <- store <- {runtime, observers, agents, llm, notify, client} <- reconcilers <- {metrics, cli} <- app
+// api/ is types and pure rules (no file, process or network I/O); config/ reads and writes the files
+// api/ describes (config, manifests, CRDs, paths).
 // A folder may import its own layer's folders and any layer below, never one above.
 
 // Fail loudly when swc is missing: depcruise would quietly fall back to acorn's loose parser, which
@@ -7,6 +9,9 @@
 require('@swc/core');
 
 const MID = 'runtime|observers|agents|llm|notify|client';
+
+/** Node's modules that touch files, processes, the network or the host: none of them in api/. */
+const IO_MODULES = 'fs|fs/promises|child_process|os|net|tls|http|https|http2|dgram|dns|cluster|worker_threads|readline';
 
 /** A rule forbidding `folder` to import anything under controller/ except the `allowed` folders. */
 function onlyImports(name, folder, allowed, comment) {
@@ -28,24 +33,40 @@ module.exports = {
       'controller/api/ is the bottom layer (types, schemas, validation, policy vocabulary): it may import only ' +
         'other api/ modules. Move the shared piece down into api/ instead of importing upwards.',
     ),
+    {
+      name: 'api-does-no-io',
+      comment:
+        'controller/api/ is types and pure rules: it may not import Node modules that read or write files, run ' +
+        'processes or use the network. Put what does (loading a config, a manifest, the CRDs) in controller/config/.',
+      severity: 'error',
+      from: { path: '^controller/api/' },
+      to: { dependencyTypes: ['core'], path: `^(node:)?(${IO_MODULES})$` },
+    },
+    onlyImports(
+      'config-imports-only-api',
+      'config',
+      'config|api',
+      'controller/config/ (files the api describes: config, manifests, CRDs, paths) may import only config/ and ' +
+        'api/; the store and everything above build on it.',
+    ),
     onlyImports(
       'store-imports-only-api',
       'store',
-      'store|api',
-      'controller/store/ may import only store/ and api/. Runtime, reconcilers and the rest build on the store, ' +
+      'store|config|api',
+      'controller/store/ may import only store/, config/ and api/. Runtime, reconcilers and the rest build on the store, ' +
         'not the other way round.',
     ),
     onlyImports(
       'middle-layer-stays-below-reconcilers',
       MID,
-      `${MID}|store|api`,
-      'runtime/, observers/, agents/, llm/, notify/ and client/ may import each other, store/ and api/, but nothing ' +
+      `${MID}|store|config|api`,
+      'runtime/, observers/, agents/, llm/, notify/ and client/ may import each other, store/, config/ and api/, but nothing ' +
         'above them (reconcilers/, metrics/, cli/, app/). Move the shared piece down, or pass it in.',
     ),
     onlyImports(
       'reconcilers-stay-below-metrics-cli-app',
       'reconcilers',
-      `reconcilers|${MID}|store|api`,
+      `reconcilers|${MID}|store|config|api`,
       'controller/reconcilers/ may import runtime/, observers/, agents/, llm/, notify/, client/, store/ and api/, ' +
         'not metrics/, cli/ or app/: those sit on top and wire reconcilers in.',
     ),
@@ -63,26 +84,26 @@ module.exports = {
     onlyImports(
       'metrics-imports-nothing-from-reconcilers-cli-app',
       'metrics',
-      `metrics|${MID}|store|api`,
+      `metrics|${MID}|store|config|api`,
       'controller/metrics/ reads status through the types in api/ and must not import reconcilers/ (stricter ' +
         'than the layer order), nor cli/ or app/, which start it.',
     ),
     onlyImports(
       'cli-imports-nothing-from-reconcilers',
       'cli',
-      `cli|app|metrics|${MID}|store|api`,
+      `cli|app|metrics|${MID}|store|config|api`,
       'controller/cli/ must not import reconcilers/ (stricter than the layer order): it starts them through ' +
         'the composition root in app/, and the types it shares with them live in api/.',
     ),
     {
       name: 'controller-folder-has-a-layer',
       comment:
-        'Every module under controller/ lives in a layer folder (api, store, runtime, observers, agents, llm, ' +
+        'Every module under controller/ lives in a layer folder (api, config, store, runtime, observers, agents, llm, ' +
         'notify, client, reconcilers, metrics, cli, app). A new folder needs its layer in .dependency-cruiser.cjs.',
       severity: 'error',
       from: {
         path: '^controller/',
-        pathNot: `^controller/(api|store|${MID}|reconcilers|metrics|cli|app)/`,
+        pathNot: `^controller/(api|config|store|${MID}|reconcilers|metrics|cli|app)/`,
       },
       to: {},
     },

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { packageRoot } from '../controller/api/paths.js';
+import { packageRoot } from '../controller/config/paths.js';
 
 export const ROOT = packageRoot();
 export const ORCHCTL = path.join(ROOT, 'bin/orchctl');

@@ -7,7 +7,7 @@
  */
 import { isTrue } from '../api/conditions.js';
 import { parseDuration } from '../api/duration.js';
-import type { AgentSession, AgentSessionStatus, AgentSpec } from '../api/kinds.js';
+import type { AgentSessionStatus, AgentSpec } from '../api/kinds.js';
 import type { Resource } from '../api/types.js';
 import { driverFor } from './drivers.js';
 import { deliverKeys, deliverText, type DeliveryResult, type PaneTarget, type TextDelivery } from './delivery.js';
@@ -82,7 +82,7 @@ export async function sendToSession(
   name: string,
   req: SendRequest,
 ): Promise<DeliveryResult> {
-  const s = (await store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
+  const s = await store.get({ kind: 'AgentSession', namespace, name });
   if (!s) throw new SendError(`agentsession "${name}" not found in namespace "${namespace}"`);
   const st = s.status ?? {};
   if ((st.phase !== 'Running' && st.phase !== 'Starting') || !st.tmuxSession || !st.workspace)

@@ -1,13 +1,10 @@
 /**
  * The CRDs in crds/ are the one source of truth for kinds: names, scope, printer columns and
- * schemas. This module loads them and resolves the names people type (`sessions`, `as`, ...).
+ * schemas. This module reads a kind from its CRD and resolves the names people type (`sessions`,
+ * `as`, ...); config/crds.ts loads the files.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { closest } from './suggest.js';
 import { ApiError } from './errors.js';
-import { yaml } from './lazy.js';
-import { packageRoot } from './paths.js';
 import { API_VERSION, GROUP, VERSION } from './types.js';
 
 export interface PrinterColumn {
@@ -86,7 +83,7 @@ export interface Registry {
   tryResolve(name: string): KindInfo | undefined;
 }
 
-function kindInfoFromCrd(crd: CrdDocument, file: string): KindInfo {
+export function kindInfoFromCrd(crd: CrdDocument, file: string): KindInfo {
   const spec = crd?.spec;
   const version = spec?.versions?.find((v) => v.name === VERSION);
   const schema = version?.schema?.openAPIV3Schema;
@@ -107,32 +104,6 @@ function kindInfoFromCrd(crd: CrdDocument, file: string): KindInfo {
     schema,
     crd,
   };
-}
-
-export function loadCrdsFrom(dir: string): KindInfo[] {
-  const files = fs
-    .readdirSync(dir)
-    .filter((f) => /\.ya?ml$/.test(f))
-    .sort();
-  const compiled = compiledCrds(dir, files);
-  if (compiled) return compiled.map(({ file, crd }) => kindInfoFromCrd(crd, file));
-  return files.map((f) => kindInfoFromCrd(yaml().parse(fs.readFileSync(path.join(dir, f), 'utf8')), f));
-}
-
-/**
- * dist/crds.json, written by the build from crds/*.yaml (scripts/compile-crds.mjs), when it is
- * at least as new as every CRD file; parsing YAML was most of a cold `orchctl get`.
- */
-function compiledCrds(dir: string, files: string[]): { file: string; crd: CrdDocument }[] | undefined {
-  const json = path.join(path.dirname(dir), 'dist', 'crds.json');
-  try {
-    const built = fs.statSync(json).mtimeMs;
-    if (files.some((f) => fs.statSync(path.join(dir, f)).mtimeMs > built)) return undefined;
-    const list = JSON.parse(fs.readFileSync(json, 'utf8')) as { file: string; crd: CrdDocument }[];
-    return list.length === files.length && list.every((x, i) => x.file === files[i]) ? list : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 export function makeRegistry(kinds: KindInfo[]): Registry {
@@ -163,14 +134,6 @@ export function makeRegistry(kinds: KindInfo[]): Registry {
       return k;
     },
   };
-}
-
-let cached: Registry | undefined;
-
-/** The registry of built-in kinds, loaded once per process from crds/. */
-export function registry(): Registry {
-  cached ??= makeRegistry(loadCrdsFrom(path.join(packageRoot(), 'crds')));
-  return cached;
 }
 
 export const apiVersionOk = (v: unknown) => v === API_VERSION;

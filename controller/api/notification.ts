@@ -14,6 +14,7 @@ import { Cron } from 'croner';
 import { isGoDuration, parseDuration } from './duration.js';
 import { checkDns1123Subdomain, checkQualifiedName } from './names.js';
 import type { NotificationTier } from './notification-channel.js';
+import type { NotificationPolicyStatus } from './outbox.js';
 import { checkPattern } from './patterns.js';
 import type { JudgePolicy } from './session-policy.js';
 import type { Resource } from './types.js';
@@ -110,7 +111,7 @@ export type NotificationPolicySpec = {
   digest?: NotificationDigest;
 };
 
-export type NotificationPolicy = Resource<NotificationPolicySpec>;
+export type NotificationPolicy = Resource<NotificationPolicySpec, NotificationPolicyStatus>;
 
 /** Alertmanager's silence: Events matching every matcher are not notified from startsAt to endsAt. */
 export type SilenceSpec = {

@@ -10,7 +10,12 @@
  * message; the status is where it is on its way.
  */
 import type { EventType } from './event.js';
-import type { NotificationEventRef, NotificationSendCode, NotificationTier } from './notification-channel.js';
+import type {
+  NotificationChannelSpec,
+  NotificationEventRef,
+  NotificationSendCode,
+  NotificationTier,
+} from './notification-channel.js';
 import type { Resource } from './types.js';
 
 /**
@@ -105,6 +110,8 @@ export type NotificationChannelStatus = {
   /** True while the last attempt on this channel failed. */
   failing?: boolean;
 };
+
+export type NotificationChannel = Resource<NotificationChannelSpec, NotificationChannelStatus>;
 
 /** What the notifier writes into a NotificationPolicy's status. */
 export type NotificationPolicyStatus = {

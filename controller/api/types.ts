@@ -50,8 +50,9 @@ export interface Resource<Spec = Record<string, unknown>, Status = Record<string
   [extra: string]: unknown;
 }
 
-export interface ObjectKey {
-  kind: string;
+/** An object's key; a literal `kind` (`{ kind: 'Pipeline', … }`) makes the store return that kind's type. */
+export interface ObjectKey<K extends string = string> {
+  kind: K;
   namespace: string; // '' for cluster-scoped kinds
   name: string;
 }

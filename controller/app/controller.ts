@@ -11,8 +11,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describeChoice } from '../api/config-location.js';
-import { orchctlHome } from '../api/paths.js';
+import { describeChoice } from '../config/config-location.js';
+import { orchctlHome } from '../config/paths.js';
 import { EventRecorder } from '../client/events.js';
 import { ControllerMetrics } from '../metrics/index.js';
 import { AgentFeed } from '../observers/agent-feed.js';

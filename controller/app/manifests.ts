@@ -4,8 +4,8 @@
  * A bad manifest is logged and changes nothing.
  */
 import chokidar, { type FSWatcher } from 'chokidar';
-import { registry } from '../api/crds.js';
-import { readManifests } from '../api/manifest.js';
+import { registry } from '../config/crds.js';
+import { readManifests } from '../config/manifest.js';
 import { applyPrepared, prepareManifests, ValidationFailed } from '../client/apply.js';
 import type { Logger } from '../runtime/log.js';
 import type { Runnable } from '../runtime/manager.js';

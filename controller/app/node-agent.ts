@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { packageRoot } from '../api/paths.js';
+import { packageRoot } from '../config/paths.js';
 import type { ControllerMetrics } from '../metrics/index.js';
 import type { AgentFeed } from '../observers/agent-feed.js';
 import type { AuditLog } from '../observers/audit.js';
@@ -21,7 +21,6 @@ import type { ControllerServices } from '../reconcilers/services.js';
 import { boundTo } from '../reconcilers/session/epoch.js';
 import { setup as setupSession } from '../reconcilers/session/setup.js';
 import { sweepStaleRuns } from '../reconcilers/session/sweep.js';
-import type { AgentSession } from '../api/session.js';
 import type { FileWatchSource } from '../runtime/file-source.js';
 import { NODE_LEASE_TIMING } from '../runtime/lease.js';
 import type { Manager } from '../runtime/manager.js';
@@ -58,7 +57,7 @@ export function acceptsFor(mgr: () => Manager, node: string) {
     const s = mgr()
       .informer('AgentSession')
       .get(key.slice(0, slash), key.slice(slash + 1));
-    return !s || boundTo(s as AgentSession, node);
+    return !s || boundTo(s, node);
   };
 }
 

@@ -87,7 +87,7 @@ export async function claimHome(d: ClaimDeps): Promise<void> {
   const snap = await d.panes.snapshot();
   const storeUid = await d.store.uid();
   const ours = snap.panes.filter((p) => p.uid && p.store === storeUid);
-  const sessions = ours.length ? ((await d.store.list('AgentSession')).items as AgentSession[]) : [];
+  const sessions = ours.length ? (await d.store.list('AgentSession')).items : [];
   const held = runsOfOtherNodes(ours, sessions, d.name, storeUid, recorded);
   if (held.size && !d.rename) {
     const names = [...held.keys()];
@@ -122,7 +122,7 @@ async function renameNode(d: ClaimDeps, old: string): Promise<void> {
   const recorder = new EventRecorder(d.store, 'orchctl-node', undefined, (m) => d.log.warn(m));
   try {
     let moved = 0;
-    for (const s of (await d.store.list('AgentSession')).items as AgentSession[]) {
+    for (const s of (await d.store.list('AgentSession')).items) {
       if (s.status?.binding?.nodeName !== old) continue;
       const written = await rebind(d.store, s, old, d.name, fence);
       if (!written) continue;
@@ -137,9 +137,7 @@ async function renameNode(d: ClaimDeps, old: string): Promise<void> {
           (live && run ? `; run ${run} goes on there (adopted, not restarted)` : ''),
       );
     }
-    const left = ((await d.store.list('AgentSession')).items as AgentSession[]).some(
-      (s) => s.status?.binding?.nodeName === old,
-    );
+    const left = (await d.store.list('AgentSession')).items.some((s) => s.status?.binding?.nodeName === old);
     let gone = '';
     if (!left) {
       try {

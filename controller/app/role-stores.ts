@@ -8,10 +8,11 @@
  *    version it compares-and-swaps against, is bound to it. With the retry check in
  *    client/status.ts this is the node-side fence: nothing is written for a session moved away.
  */
+import type { ObjectOf } from '../api/kinds.js';
 import type { ObjectKey, Resource } from '../api/types.js';
 import type { AgentSessionStatus } from '../api/session.js';
 import { fencedByBinding } from '../client/status.js';
-import type { DeleteOptions, Store, TxnOptions, WriteOp } from '../store/store.js';
+import { type DeleteOptions, type Store, type TxnOptions, type WriteOp, writeOne } from '../store/store.js';
 
 /** Every call forwarded; writes go through txn(), which a role overrides. */
 abstract class StoreView implements Store {
@@ -28,17 +29,17 @@ abstract class StoreView implements Store {
   close: Store['close'] = () => this.inner.close();
   cannotCommit: Store['cannotCommit'] = () => this.inner.cannotCommit?.() ?? Promise.resolve(false);
 
-  async create(object: Resource): Promise<Resource> {
-    return (await this.txn([{ op: 'create', object }]))[0];
+  create<T extends Resource>(object: T): Promise<T> {
+    return writeOne(this, { op: 'create', object });
   }
-  async update(object: Resource): Promise<Resource> {
-    return (await this.txn([{ op: 'update', object }]))[0];
+  update<T extends Resource>(object: T): Promise<T> {
+    return writeOne(this, { op: 'update', object });
   }
-  async updateStatus(object: Resource): Promise<Resource> {
-    return (await this.txn([{ op: 'updateStatus', object }]))[0];
+  updateStatus<T extends Resource>(object: T): Promise<T> {
+    return writeOne(this, { op: 'updateStatus', object });
   }
-  async delete(key: ObjectKey, options?: DeleteOptions): Promise<Resource> {
-    return (await this.txn([{ op: 'delete', key, options }]))[0];
+  delete<K extends string>(key: ObjectKey<K>, options?: DeleteOptions): Promise<ObjectOf<K>> {
+    return writeOne(this, { op: 'delete', key, options });
   }
   abstract txn(ops: WriteOp[], opts?: TxnOptions): Promise<Resource[]>;
 }

@@ -1,7 +1,8 @@
 /** What every command needs: the kind registry and the store, opened from global options. */
-import type { StoreChoice, StoreTarget } from '../api/config-location.js';
-import { registry, type KindInfo, type Registry } from '../api/crds.js';
-import { orchctlHome } from '../api/paths.js';
+import type { StoreChoice, StoreTarget } from '../config/config-location.js';
+import type { KindInfo, Registry } from '../api/crds.js';
+import { registry } from '../config/crds.js';
+import { orchctlHome } from '../config/paths.js';
 import { DEFAULT_NAMESPACE } from '../api/types.js';
 import { storeFor, storeTarget } from '../store/open.js';
 import type { Store } from '../store/store.js';

@@ -7,7 +7,8 @@
  * Autopilot's (autopilot-admission.ts); Notifications and Decisions are the controller's. It
  * lives in client/ because it needs agents/ and notify/, which api/ must not import.
  */
-import { type KindInfo, registry } from '../api/crds.js';
+import type { KindInfo } from '../api/crds.js';
+import { registry } from '../config/crds.js';
 import { isGoDuration, parseDuration } from '../api/duration.js';
 import type { NotificationChannelSpec } from '../api/notification-channel.js';
 import {

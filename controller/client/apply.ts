@@ -6,8 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KindInfo, Registry } from '../api/crds.js';
 import { isApiError } from '../api/errors.js';
 import type { Selector } from '../api/labels.js';
-import type { AgentSession, SessionPolicy } from '../api/kinds.js';
-import { locateError, type ManifestError, type ManifestDoc } from '../api/manifest.js';
+import { locateError, type ManifestError, type ManifestDoc } from '../config/manifest.js';
 import { policyReach, reachWarning } from '../api/policy.js';
 import { API_VERSION, LAST_APPLIED_ANNOTATION, type Resource } from '../api/types.js';
 import { validateObject } from '../api/validate.js';
@@ -234,7 +233,7 @@ export async function applyPrepared(
  */
 export async function policyWarnings(store: Store, results: ApplyResult[]): Promise<string[]> {
   const applied = results.filter((r) => r.action !== 'pruned');
-  const policies = applied.filter((r) => r.kind.kind === 'SessionPolicy').map((r) => r.object as SessionPolicy);
+  const policies = applied.filter((r) => r.kind.kind === 'SessionPolicy').map((r) => r.object);
   if (!policies.length) return [];
   const overlay = <T extends Resource>(live: T[], kind: string): T[] => {
     const key = (o: Resource) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -246,14 +245,12 @@ export async function policyWarnings(store: Store, results: ApplyResult[]): Prom
   };
   const out: string[] = [];
   for (const ns of new Set(policies.map((p) => p.metadata.namespace ?? ''))) {
-    const sessions = overlay(
-      (await store.list('AgentSession', { namespace: ns })).items as AgentSession[],
-      'AgentSession',
-    ).filter((s) => (s.metadata.namespace ?? '') === ns && !s.metadata.deletionTimestamp);
-    const all = overlay(
-      (await store.list('SessionPolicy', { namespace: ns })).items as SessionPolicy[],
-      'SessionPolicy',
-    ).filter((p) => (p.metadata.namespace ?? '') === ns);
+    const sessions = overlay((await store.list('AgentSession', { namespace: ns })).items, 'AgentSession').filter(
+      (s) => (s.metadata.namespace ?? '') === ns && !s.metadata.deletionTimestamp,
+    );
+    const all = overlay((await store.list('SessionPolicy', { namespace: ns })).items, 'SessionPolicy').filter(
+      (p) => (p.metadata.namespace ?? '') === ns,
+    );
     for (const p of policies.filter((q) => (q.metadata.namespace ?? '') === ns)) {
       const w = reachWarning(p, policyReach(p, sessions, all), sessions.length);
       if (w) out.push(w);

@@ -69,7 +69,7 @@ export class EventRecorder {
   async ops(obj: Resource, notes: readonly EventNote[]): Promise<WriteOp[]> {
     const namespace = obj.metadata.namespace || DEFAULT_NAMESPACE;
     const start = Date.now();
-    const out = new Map<string, WriteOp & { op: 'create' | 'update' }>();
+    const out = new Map<string, { op: 'create' | 'update'; object: EventObject }>();
     for (const [i, n] of notes.entries()) {
       // A millisecond apart: one transaction's Events keep the order they were told in when sorted
       // by time (describe, get events), e.g. a phase's end before the start of the next.
@@ -78,7 +78,7 @@ export class EventRecorder {
       const name = this.nameOf(obj, n.type, n.reason, message);
       const seen = out.get(name) ?? (await this.stored(namespace, name));
       if (seen) {
-        const ev = seen.object as EventObject;
+        const ev = seen.object;
         out.set(name, { op: seen.op, object: { ...ev, count: (ev.count ?? 1) + 1, lastTimestamp: now } });
       } else {
         const ev = newEvent(obj, { name, type: n.type, reason: n.reason, message, now }, this.component, this.host);
@@ -88,7 +88,7 @@ export class EventRecorder {
     return [...out.values()];
   }
 
-  private async stored(namespace: string, name: string): Promise<(WriteOp & { op: 'update' }) | undefined> {
+  private async stored(namespace: string, name: string): Promise<{ op: 'update'; object: EventObject } | undefined> {
     const ev = await this.store.get({ kind: 'Event', namespace, name });
     return ev && { op: 'update', object: ev };
   }
@@ -142,7 +142,7 @@ export function newEvent(
 export async function eventsFor(store: Store, obj: Resource): Promise<EventObject[]> {
   const namespace = obj.metadata.namespace || DEFAULT_NAMESPACE;
   const { items } = await store.list('Event', { namespace });
-  return (items as EventObject[])
+  return items
     .filter(
       (e) =>
         e.involvedObject?.kind === obj.kind &&

@@ -6,6 +6,7 @@
  */
 import { MESSAGE_ANNOTATION, MESSAGE_FINAL_STATES, type MessageRequest, pendingMessage } from '../api/message.js';
 import type { AgentSession, MessageDeliveryStatus } from '../api/session.js';
+import type { ObjectKey } from '../api/types.js';
 import { retryOnConflict } from '../store/retry.js';
 import type { Store } from '../store/store.js';
 
@@ -17,7 +18,11 @@ export type PostOutcome =
 
 const ATTEMPTS = 5;
 
-const keyOf = (namespace: string, name: string) => ({ kind: 'AgentSession', namespace, name });
+const keyOf = (namespace: string, name: string): ObjectKey<'AgentSession'> => ({
+  kind: 'AgentSession',
+  namespace,
+  name,
+});
 
 /** Posts `req` on the session unless another message is still waiting (then: busy). Idempotent per id. */
 export async function postMessage(

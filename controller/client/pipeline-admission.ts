@@ -23,7 +23,7 @@ function templatePath(phase: number, p: PathPart[]): PathPart[] {
 
 /** `sessionKind`: the AgentSession kind of the registry the pipeline is applied with. */
 export function pipelineErrors(o: Resource, sessionKind: KindInfo | undefined, admit: Admit): FieldError[] {
-  const p = o as Pipeline;
+  const p = o as Pipeline; // validated here: the manifest decoded as a Pipeline
   const spec = p.spec ?? { phases: [] };
   const errs = pipelineSpecErrors(p.metadata.name, spec);
   spec.phases.forEach((phase, i) => {

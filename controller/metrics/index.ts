@@ -13,14 +13,12 @@
  * hooks interface declared in api/metrics-hooks.ts, implemented by a class here.
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { AgentSession, Autopilot, Decision, Node, Project, SessionPolicy } from '../api/kinds.js';
 import type { Informer } from '../runtime/informer.js';
 import { AssessmentMetrics, registerAssessmentSessionMetrics } from './assessment.js';
 import { AutopilotMetrics, registerAutopilotObjectMetrics } from './autopilot.js';
 import { registerNodeMetrics, SchedulerMetrics } from './nodes.js';
 import { registerProjectMetrics } from './projects.js';
 import { registerPipelineMetrics } from './pipelines.js';
-import type { Pipeline } from '../api/pipeline.js';
 import { JudgeMetrics } from './judge.js';
 import { type NotificationChannelObject, NotifierMetrics, registerChannelMetrics } from './notifications.js';
 import { RunMetrics } from './runs.js';
@@ -33,20 +31,20 @@ export interface MetricsOptions {
   controller: string;
   /** Lease name: the `name` label of leader_election_master_status. */
   leaseName: string;
-  sessions: Pick<Informer, 'list' | 'onChange'>;
-  nodes: Pick<Informer, 'list'>;
+  sessions: Pick<Informer<'AgentSession'>, 'list' | 'onChange'>;
+  nodes: Pick<Informer<'Node'>, 'list'>;
   /** NotificationChannels, for the budget, waiting and failing gauges from their status (none without). */
-  notificationChannels?: Pick<Informer, 'list'>;
+  notificationChannels?: Pick<Informer<'NotificationChannel'>, 'list'>;
   /** Autopilots, for the level and think-failing gauges (and with `decisions`, pending approvals). */
-  autopilots?: Pick<Informer, 'list'>;
+  autopilots?: Pick<Informer<'Autopilot'>, 'list'>;
   /** Decisions, for orchctl_autopilot_pending_approvals. */
-  decisions?: Pick<Informer, 'list'>;
+  decisions?: Pick<Informer<'Decision'>, 'list'>;
   /** Projects, for orchctl_project_stale. */
-  projects?: Pick<Informer, 'list'>;
+  projects?: Pick<Informer<'Project'>, 'list'>;
   /** Pipelines, for orchctl_pipeline_status_phase and orchctl_pipeline_phases. */
-  pipelines?: Pick<Informer, 'list'>;
+  pipelines?: Pick<Informer<'Pipeline'>, 'list'>;
   /** SessionPolicies, for the budget gauges (orchctl_sessionpolicy_*). */
-  policies?: Pick<Informer, 'list'>;
+  policies?: Pick<Informer<'SessionPolicy'>, 'list'>;
   /** Node.js process metrics (default true). */
   processMetrics?: boolean;
 }
@@ -82,13 +80,13 @@ export class ControllerMetrics {
     this.runs = new RunMetrics(this.registry);
     this.judge = new JudgeMetrics(this.registry);
     // The informer holds what the store admitted (validated against the CRD): AgentSessions.
-    const sessions = () => opts.sessions.list() as AgentSession[];
+    const sessions = () => opts.sessions.list();
     registerSessionMetrics(this.registry, sessions);
     const policies = opts.policies;
-    this.runs.pauses = registerPauseMetrics(this.registry, sessions, () => (policies?.list() ?? []) as SessionPolicy[]);
+    this.runs.pauses = registerPauseMetrics(this.registry, sessions, () => policies?.list() ?? []);
     this.assessment = new AssessmentMetrics(this.registry);
     registerAssessmentSessionMetrics(this.registry, sessions);
-    registerNodeMetrics(this.registry, () => opts.nodes.list() as Node[], sessions);
+    registerNodeMetrics(this.registry, () => opts.nodes.list(), sessions);
     this.scheduler = new SchedulerMetrics(this.registry);
     this.notifications = new NotifierMetrics(this.registry);
     const channels = opts.notificationChannels;
@@ -96,14 +94,10 @@ export class ControllerMetrics {
     this.autopilot = new AutopilotMetrics(this.registry);
     const { autopilots, decisions, projects } = opts;
     if (autopilots)
-      registerAutopilotObjectMetrics(
-        this.registry,
-        () => autopilots.list() as Autopilot[],
-        decisions && (() => decisions.list() as Decision[]),
-      );
-    if (projects) registerProjectMetrics(this.registry, () => projects.list() as Project[]);
+      registerAutopilotObjectMetrics(this.registry, () => autopilots.list(), decisions && (() => decisions.list()));
+    if (projects) registerProjectMetrics(this.registry, () => projects.list());
     const pipelines = opts.pipelines;
-    if (pipelines) registerPipelineMetrics(this.registry, () => pipelines.list() as Pipeline[]);
+    if (pipelines) registerPipelineMetrics(this.registry, () => pipelines.list());
     opts.sessions.onChange((type, o) => type === 'DELETED' && this.runs.forget(o.metadata.uid));
   }
 }

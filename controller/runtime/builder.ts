@@ -4,6 +4,7 @@
  * event → keys), `every` (periodic keys) — what --once waits for (`inFlight`) and what stop()
  * does first (`onStop`). The manager (manager.ts) starts and stops what is declared here.
  */
+import type { ObjectOf } from '../api/kinds.js';
 import type { Resource } from '../api/types.js';
 import type { WatchEventType } from '../store/store.js';
 import { Controller, type ControllerMetricsHooks, type Reconciler } from './controller.js';
@@ -14,8 +15,8 @@ import type { QueueMetricsHooks, WorkQueue } from './workqueue.js';
 /** The work-queue key of an object: `namespace/name` (`/name` for a cluster-scoped one). */
 export const queueKey = (o: Resource): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
-/** Which keys a change to an object brings back. */
-export type ObjectMapping = (obj: Resource, type: WatchEventType) => Iterable<string>;
+/** Which keys a change to an object (of type T: its kind's, api/kinds.ts) brings back. */
+export type ObjectMapping<T extends Resource = Resource> = (obj: T, type: WatchEventType) => Iterable<string>;
 
 /** Something outside the store that says "look now": a file watcher, a tmux hook, an event log. */
 export interface EventSource<E> {
@@ -56,7 +57,7 @@ type Keys = () => Iterable<string> | Promise<Iterable<string>>;
 
 /** What a builder needs of its manager. */
 export interface BuilderContext {
-  informer(kind: string): Informer;
+  informer<K extends string>(kind: K): Informer<K>;
   log: Logger;
   instrumentation?: Instrumentation;
 }
@@ -81,22 +82,28 @@ export class ControllerBuilder {
   ) {}
 
   /** Every change to an object of `kind` brings that object's own key. */
-  for(kind: string): this {
+  for<K extends string>(kind: K): this {
     return this.watches(kind, (o) => [queueKey(o)]);
   }
 
   /** Every change to an object of `kind` that one of ours owns brings the owner's key (`toOwner`). */
-  owns(kind: string, toOwner: ObjectMapping): this {
+  owns<K extends string>(kind: K, toOwner: ObjectMapping<ObjectOf<K>>): this {
     return this.watches(kind, toOwner);
   }
 
-  /** Changes to objects of a kind, or events from a source, bring the keys `map` returns. */
-  watches(kind: string, map: ObjectMapping): this;
+  /**
+   * Changes to objects of a kind, or events from a source, bring the keys `map` returns; `map` gets
+   * the kind's type (`watches('Pipeline', (p) => …)`: p is a Pipeline).
+   */
+  watches<K extends string>(kind: K, map: ObjectMapping<ObjectOf<K>>): this;
   watches<E>(source: EventSource<E>, map: (event: E) => Iterable<string>): this;
-  watches<E>(from: string | EventSource<E>, map: ObjectMapping | ((event: E) => Iterable<string>)): this {
+  watches<K extends string, E>(
+    from: K | EventSource<E>,
+    map: ObjectMapping<ObjectOf<K>> | ((event: E) => Iterable<string>),
+  ): this {
     const add = (keys: Iterable<string>) => enqueueAccepted(this.r, keys);
     if (typeof from === 'string') {
-      const m = map as ObjectMapping;
+      const m = map as ObjectMapping<ObjectOf<K>>;
       this.mgr.informer(from).onChange((type, obj) => add(m(obj, type)));
     } else {
       const m = map as (event: E) => Iterable<string>;

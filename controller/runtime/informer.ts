@@ -3,27 +3,30 @@
  * calling handlers on every change. On a compacted watch (Gone) it lists again, like client-go.
  */
 import { isApiError } from '../api/errors.js';
+import type { ObjectOf } from '../api/kinds.js';
 import type { Resource } from '../api/types.js';
 import type { Store, WatchEventType, WatchHandle } from '../store/store.js';
 
-export type ChangeHandler = (type: WatchEventType, obj: Resource) => void;
+export type ChangeHandler<T extends Resource = Resource> = (type: WatchEventType, obj: T) => void;
 
 const cacheKey = (ns: string | undefined, name: string) => `${ns ?? ''}/${name}`;
 
-export class Informer {
-  private readonly items = new Map<string, Resource>();
+/** The informer of kind `K`: its cache and handlers hold that kind's type (api/kinds.ts KindMap). */
+export class Informer<K extends string = string> {
+  private readonly items = new Map<string, ObjectOf<K>>();
+  /** Told only of objects of kind K; kept as any object's handlers so that Informer<K> is an Informer. */
   private readonly handlers: ChangeHandler[] = [];
   private handle?: WatchHandle;
   private stopped = false;
 
   constructor(
     private readonly store: Store,
-    readonly kind: string,
+    readonly kind: K,
     private readonly log: (msg: string) => void = () => {},
   ) {}
 
-  onChange(h: ChangeHandler): void {
-    this.handlers.push(h);
+  onChange(h: ChangeHandler<ObjectOf<K>>): void {
+    this.handlers.push(h as ChangeHandler);
   }
 
   async start(): Promise<void> {
@@ -68,7 +71,7 @@ export class Informer {
     }, afterMs);
   }
 
-  private emit(type: WatchEventType, obj: Resource): void {
+  private emit(type: WatchEventType, obj: ObjectOf<K>): void {
     for (const h of this.handlers) h(type, obj);
   }
 
@@ -86,11 +89,11 @@ export class Informer {
     );
   }
 
-  get(namespace: string | undefined, name: string): Resource | undefined {
+  get(namespace: string | undefined, name: string): ObjectOf<K> | undefined {
     return this.items.get(cacheKey(namespace, name));
   }
 
-  list(namespace?: string): Resource[] {
+  list(namespace?: string): ObjectOf<K>[] {
     const all = [...this.items.values()];
     return namespace === undefined ? all : all.filter((o) => (o.metadata.namespace ?? '') === namespace);
   }

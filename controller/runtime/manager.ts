@@ -99,13 +99,17 @@ export class Informers {
     private readonly log: Logger,
   ) {}
 
-  get(kind: string): Informer {
+  /**
+   * The informer of `kind`, typed as that kind's: a decode point — the registry files each informer
+   * under the kind it was made for.
+   */
+  get<K extends string>(kind: K): Informer<K> {
     let e = this.byKind.get(kind);
     if (!e) {
-      e = { informer: new Informer(this.store, kind, (m) => this.log.warn(m)) };
+      e = { informer: new Informer<string>(this.store, kind, (m) => this.log.warn(m)) };
       this.byKind.set(kind, e);
     }
-    return e.informer;
+    return e.informer as Informer<K>;
   }
 
   /** Starts those not started yet; resolves when every cache is filled. */
@@ -185,7 +189,7 @@ export class Manager {
   }
 
   /** The shared informer (cache + watch) of `kind`, created on first use and started by run(). */
-  informer(kind: string): Informer {
+  informer<K extends string>(kind: K): Informer<K> {
     const inf = this.informers.get(kind);
     if (this.cachesFilled) void this.informers.start(); // asked for late: fill it now
     return inf;
@@ -211,7 +215,7 @@ export class Manager {
       onStop: [],
     };
     this.registrations.push(r);
-    const ctx = { informer: (kind: string) => this.informer(kind), log: this.log, instrumentation };
+    const ctx = { informer: <K extends string>(kind: K) => this.informer(kind), log: this.log, instrumentation };
     return new GatedBuilder(r, ctx, (rec) => this.gated(name, rec));
   }
 

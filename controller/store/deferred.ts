@@ -4,6 +4,7 @@
  * so that the zero-config SQLite path never pays for either. Every call waits for the real store;
  * a failure to open it (a bad config, an unknown context) is each call's error.
  */
+import type { ObjectOf } from '../api/kinds.js';
 import type { ObjectKey, Resource } from '../api/types.js';
 import type {
   DeleteOptions,
@@ -24,12 +25,12 @@ export class DeferredStore implements Store {
     opening.catch(() => undefined);
   }
 
-  get = async (key: ObjectKey) => (await this.opening).get(key);
-  list = async (kind: string, opts?: ListOptions) => (await this.opening).list(kind, opts);
-  create = async (obj: Resource) => (await this.opening).create(obj);
-  update = async (obj: Resource) => (await this.opening).update(obj);
-  updateStatus = async (obj: Resource) => (await this.opening).updateStatus(obj);
-  delete = async (key: ObjectKey, opts?: DeleteOptions) => (await this.opening).delete(key, opts);
+  get = async <K extends string>(key: ObjectKey<K>) => (await this.opening).get(key);
+  list = async <K extends string>(kind: K, opts?: ListOptions) => (await this.opening).list(kind, opts);
+  create = async <T extends Resource>(obj: T) => (await this.opening).create(obj);
+  update = async <T extends Resource>(obj: T) => (await this.opening).update(obj);
+  updateStatus = async <T extends Resource>(obj: T) => (await this.opening).updateStatus(obj);
+  delete = async <K extends string>(key: ObjectKey<K>, opts?: DeleteOptions) => (await this.opening).delete(key, opts);
   txn = async (ops: WriteOp[], opts?: TxnOptions) => (await this.opening).txn(ops, opts);
   revision = async () => (await this.opening).revision();
   uid = async () => (await this.opening).uid();
@@ -40,7 +41,11 @@ export class DeferredStore implements Store {
   cannotCommit = async () => (await (await this.opening).cannotCommit?.()) ?? false;
 
   /** Starts the real watch once the store is open; a close before that means it never starts. */
-  watch(opts: WatchOptions, onEvent: (ev: WatchEvent) => void, onError?: (err: Error) => void): WatchHandle {
+  watch<K extends string>(
+    opts: WatchOptions<K>,
+    onEvent: (ev: WatchEvent<ObjectOf<K>>) => void,
+    onError?: (err: Error) => void,
+  ): WatchHandle {
     let inner: WatchHandle | undefined;
     let done = false;
     this.opening.then(

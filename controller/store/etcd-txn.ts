@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Etcd3, ICompare, IKeyValue, IRequestOp } from 'etcd3';
 import { ApiError } from '../api/errors.js';
+import type { ObjectOf } from '../api/kinds.js';
 import type { ObjectKey, Resource } from '../api/types.js';
 import type { EtcdKeys } from './etcd-keys.js';
 import { rangeEnd } from './etcd-keys.js';
@@ -27,9 +28,15 @@ import {
   type WriteOp,
 } from './store.js';
 
-/** An object as etcd holds it: the value is the JSON without resourceVersion, which is mod_revision. */
-export function decodeObject(kv: IKeyValue, revision: string | number = kv.mod_revision): Resource {
-  const obj = JSON.parse(kv.value.toString()) as Resource;
+/**
+ * An object as etcd holds it: the value is the JSON without resourceVersion, which is mod_revision.
+ * The decode point of reads (see Store): a key under kind K holds an object of kind K.
+ */
+export function decodeObject<K extends string = string>(
+  kv: IKeyValue,
+  revision: string | number = kv.mod_revision,
+): ObjectOf<K> {
+  const obj = JSON.parse(kv.value.toString()) as ObjectOf<K>;
   obj.metadata.resourceVersion = String(revision);
   return obj;
 }

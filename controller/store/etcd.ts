@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Etcd3 } from 'etcd3';
 import { ApiError } from '../api/errors.js';
 import { matches } from '../api/labels.js';
+import type { ObjectOf } from '../api/kinds.js';
 import type { ObjectKey, Resource } from '../api/types.js';
 import { checkEndpoints, connectEtcd, type EtcdTls, withDeadline } from './etcd-client.js';
 import { EtcdKeys, rangeEnd } from './etcd-keys.js';
@@ -16,17 +17,19 @@ import { EtcdLeases } from './etcd-leases.js';
 import { decodeObject, EtcdTxn } from './etcd-txn.js';
 import { clusterCannotCommit } from './etcd-quorum.js';
 import { watchObjects } from './etcd-watch.js';
-import type {
-  DeleteOptions,
-  LeaseRecord,
-  ListOptions,
-  ListResult,
-  Store,
-  TxnOptions,
-  WatchEvent,
-  WatchHandle,
-  WatchOptions,
-  WriteOp,
+import {
+  anyKind,
+  type DeleteOptions,
+  type LeaseRecord,
+  type ListOptions,
+  type ListResult,
+  type Store,
+  type TxnOptions,
+  type WatchEvent,
+  type WatchHandle,
+  type WatchOptions,
+  type WriteOp,
+  writeOne,
 } from './store.js';
 
 export interface EtcdStoreOptions {
@@ -87,19 +90,19 @@ export class EtcdStore implements Store {
 
   // ---- reads -------------------------------------------------------------------------------
 
-  get(key: ObjectKey): Promise<Resource | undefined> {
+  get<K extends string>(key: ObjectKey<K>): Promise<ObjectOf<K> | undefined> {
     return this.call('get', async () => {
       const res = await this.client.kv.range({ key: Buffer.from(this.keys.object(key)) });
-      return res.kvs[0] ? decodeObject(res.kvs[0]) : undefined;
+      return res.kvs[0] ? decodeObject<K>(res.kvs[0]) : undefined;
     });
   }
 
-  list(kind: string, opts: ListOptions = {}): Promise<ListResult> {
+  list<K extends string>(kind: K, opts: ListOptions = {}): Promise<ListResult<ObjectOf<K>>> {
     return this.call(`list ${kind}`, async () => {
       const prefix = this.keys.objects(kind, opts.namespace);
       // One range is one consistent snapshot: the items and the revision they were read at.
       const res = await this.client.kv.range({ key: Buffer.from(prefix), range_end: rangeEnd(prefix) });
-      let items = res.kvs.map((kv) => decodeObject(kv));
+      let items = res.kvs.map((kv) => decodeObject<K>(kv));
       if (opts.labelSelector?.length) items = items.filter((o) => matches(opts.labelSelector!, o.metadata.labels));
       // As SQLite orders them (etcd's key order puts "a-b/x" before "a/x").
       const ns = (o: Resource) => o.metadata.namespace ?? '';
@@ -144,20 +147,20 @@ export class EtcdStore implements Store {
 
   // ---- writes ------------------------------------------------------------------------------
 
-  async create(obj: Resource): Promise<Resource> {
-    return (await this.txn([{ op: 'create', object: obj }]))[0];
+  create<T extends Resource>(obj: T): Promise<T> {
+    return writeOne(this, { op: 'create', object: obj });
   }
 
-  async update(obj: Resource): Promise<Resource> {
-    return (await this.txn([{ op: 'update', object: obj }]))[0];
+  update<T extends Resource>(obj: T): Promise<T> {
+    return writeOne(this, { op: 'update', object: obj });
   }
 
-  async updateStatus(obj: Resource): Promise<Resource> {
-    return (await this.txn([{ op: 'updateStatus', object: obj }]))[0];
+  updateStatus<T extends Resource>(obj: T): Promise<T> {
+    return writeOne(this, { op: 'updateStatus', object: obj });
   }
 
-  async delete(key: ObjectKey, opts?: DeleteOptions): Promise<Resource> {
-    return (await this.txn([{ op: 'delete', key, options: opts }]))[0];
+  delete<K extends string>(key: ObjectKey<K>, opts?: DeleteOptions): Promise<ObjectOf<K>> {
+    return writeOne(this, { op: 'delete', key, options: opts });
   }
 
   txn(ops: WriteOp[], opts: TxnOptions = {}): Promise<Resource[]> {
@@ -184,9 +187,13 @@ export class EtcdStore implements Store {
 
   // ---- watch -------------------------------------------------------------------------------
 
-  watch(opts: WatchOptions, onEvent: (ev: WatchEvent) => void, onError?: (err: Error) => void): WatchHandle {
+  watch<K extends string>(
+    opts: WatchOptions<K>,
+    onEvent: (ev: WatchEvent<ObjectOf<K>>) => void,
+    onError?: (err: Error) => void,
+  ): WatchHandle {
     if (this.closed) throw new ApiError('InternalError', 'store is closed');
-    const inner = watchObjects(this.client, this.keys, opts, onEvent, (err) => {
+    const inner = watchObjects(this.client, this.keys, opts, anyKind(onEvent), (err) => {
       this.watches.delete(handle);
       onError?.(err);
     });

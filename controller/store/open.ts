@@ -10,7 +10,7 @@ import {
   type StoreLocation,
   type StoreTarget,
   usesEmbeddedDefault,
-} from '../api/config-location.js';
+} from '../config/config-location.js';
 import { DeferredStore } from './deferred.js';
 import { SqliteStore } from './sqlite.js';
 import type { Store } from './store.js';
@@ -39,7 +39,7 @@ export async function storeTarget(c: StoreChoice): Promise<StoreTarget> {
       source: 'default',
       configFile: configPath(c.home),
     };
-  const { resolveStore } = await import('../api/config-resolve.js');
+  const { resolveStore } = await import('../config/config-resolve.js');
   return resolveStore(c);
 }
 

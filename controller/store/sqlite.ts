@@ -12,19 +12,22 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { ApiError } from '../api/errors.js';
 import { matches } from '../api/labels.js';
+import type { ObjectOf } from '../api/kinds.js';
 import type { ObjectKey, Resource } from '../api/types.js';
-import type {
-  DeleteOptions,
-  LeaseRecord,
-  ListOptions,
-  ListResult,
-  Store,
-  TxnOptions,
-  UnchangedGuard,
-  WatchEvent,
-  WatchHandle,
-  WatchOptions,
-  WriteOp,
+import {
+  anyKind,
+  type DeleteOptions,
+  type LeaseRecord,
+  type ListOptions,
+  type ListResult,
+  type Store,
+  type TxnOptions,
+  type UnchangedGuard,
+  type WatchEvent,
+  type WatchHandle,
+  type WatchOptions,
+  type WriteOp,
+  writeOne,
 } from './store.js';
 import {
   acquiredLease,
@@ -210,7 +213,7 @@ export class SqliteStore implements Store {
 
   // ---- reads -------------------------------------------------------------------------------
 
-  async get(key: ObjectKey): Promise<Resource | undefined> {
+  async get<K extends string>(key: ObjectKey<K>): Promise<ObjectOf<K> | undefined> {
     return this.sql(() => this.getSync(key));
   }
 
@@ -228,18 +231,20 @@ export class SqliteStore implements Store {
     }
   }
 
-  private getSync(key: ObjectKey): Resource | undefined {
+  /** The decode point of reads (see Store): the row stored under kind K holds an object of kind K. */
+  private getSync<K extends string>(key: ObjectKey<K>): ObjectOf<K> | undefined {
     const row = this.stmts.get.get(key.kind, key.namespace, key.name);
-    return row ? (JSON.parse(row.data) as Resource) : undefined;
+    return row ? (JSON.parse(row.data) as ObjectOf<K>) : undefined;
   }
 
-  async list(kind: string, opts: ListOptions = {}): Promise<ListResult> {
+  async list<K extends string>(kind: K, opts: ListOptions = {}): Promise<ListResult<ObjectOf<K>>> {
     // One read transaction so the items and the revision are a consistent snapshot.
     return this.sql(
       this.db.transaction(() => {
         const rows =
           opts.namespace === undefined ? this.stmts.listAll.all(kind) : this.stmts.listNs.all(kind, opts.namespace);
-        let items = rows.map((r) => JSON.parse(r.data) as Resource);
+        // A decode point (see Store): the rows listed under kind K hold objects of kind K.
+        let items = rows.map((r) => JSON.parse(r.data) as ObjectOf<K>);
         if (opts.labelSelector?.length) items = items.filter((o) => matches(opts.labelSelector!, o.metadata.labels));
         return { items, revision: this.stmts.revision.get()!.value };
       }),
@@ -274,20 +279,20 @@ export class SqliteStore implements Store {
 
   // ---- writes ------------------------------------------------------------------------------
 
-  async create(obj: Resource): Promise<Resource> {
-    return (await this.txn([{ op: 'create', object: obj }]))[0];
+  create<T extends Resource>(obj: T): Promise<T> {
+    return writeOne(this, { op: 'create', object: obj });
   }
 
-  async update(obj: Resource): Promise<Resource> {
-    return (await this.txn([{ op: 'update', object: obj }]))[0];
+  update<T extends Resource>(obj: T): Promise<T> {
+    return writeOne(this, { op: 'update', object: obj });
   }
 
-  async updateStatus(obj: Resource): Promise<Resource> {
-    return (await this.txn([{ op: 'updateStatus', object: obj }]))[0];
+  updateStatus<T extends Resource>(obj: T): Promise<T> {
+    return writeOne(this, { op: 'updateStatus', object: obj });
   }
 
-  async delete(key: ObjectKey, opts?: DeleteOptions): Promise<Resource> {
-    return (await this.txn([{ op: 'delete', key, options: opts }]))[0];
+  delete<K extends string>(key: ObjectKey<K>, opts?: DeleteOptions): Promise<ObjectOf<K>> {
+    return writeOne(this, { op: 'delete', key, options: opts });
   }
 
   async txn(ops: WriteOp[], opts: TxnOptions = {}): Promise<Resource[]> {
@@ -442,9 +447,13 @@ export class SqliteStore implements Store {
 
   // ---- watch -------------------------------------------------------------------------------
 
-  watch(opts: WatchOptions, onEvent: (ev: WatchEvent) => void, onError?: (err: Error) => void): WatchHandle {
+  watch<K extends string>(
+    opts: WatchOptions<K>,
+    onEvent: (ev: WatchEvent<ObjectOf<K>>) => void,
+    onError?: (err: Error) => void,
+  ): WatchHandle {
     this.assertOpen();
-    const w: Watcher = { opts, last: opts.fromRevision, onEvent, onError };
+    const w: Watcher = { opts, last: opts.fromRevision, onEvent: anyKind(onEvent), onError };
     this.watchers.add(w);
     setImmediate(() => this.deliver(w));
     if (!this.poller) {

@@ -15,14 +15,15 @@
  * The conformance suite in test/support/store-conformance.ts pins this down for every backend.
  */
 import { ApiError, isApiError } from '../api/errors.js';
+import type { ObjectOf } from '../api/kinds.js';
 import type { ObjectKey, Resource } from '../api/types.js';
 import type { Selector } from '../api/labels.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-export interface WatchEvent {
+export interface WatchEvent<T extends Resource = Resource> {
   type: WatchEventType;
-  object: Resource;
+  object: T;
   revision: number;
 }
 
@@ -31,13 +32,13 @@ export interface ListOptions {
   labelSelector?: Selector;
 }
 
-export interface ListResult {
-  items: Resource[];
+export interface ListResult<T extends Resource = Resource> {
+  items: T[];
   revision: number;
 }
 
-export interface WatchOptions {
-  kind?: string; // undefined = every kind
+export interface WatchOptions<K extends string = string> {
+  kind?: K; // undefined = every kind
   namespace?: string;
   /** Deliver events with revision > fromRevision. */
   fromRevision: number;
@@ -87,6 +88,22 @@ export interface TxnOptions {
   fence?: { lease: string; holder: string };
 }
 
+/**
+ * A write of one object as a transaction of one op, its result typed as what was written: a decode
+ * point (see Store) — the store returns the object it now holds under the key written.
+ */
+export async function writeOne<T extends Resource>(store: Pick<Store, 'txn'>, op: WriteOp): Promise<T> {
+  return (await store.txn([op]))[0] as T;
+}
+
+/**
+ * A watch callback for kind K as one for any object: a decode point (see Store) for backends that
+ * keep their watchers in one list; each is called only with objects of the kind it asked for.
+ */
+export function anyKind<K extends string>(onEvent: (ev: WatchEvent<ObjectOf<K>>) => void): (ev: WatchEvent) => void {
+  return onEvent as (ev: WatchEvent) => void;
+}
+
 /** The cause a fenced-off transaction's Conflict carries (see TxnOptions.fence). */
 export const FENCED = 'Fenced';
 
@@ -122,21 +139,32 @@ export interface LeaseRecord {
   leaderTransitions: number;
 }
 
+/**
+ * Typed by kind (api/kinds.ts KindMap): `get({ kind: 'Pipeline', … })`, `list('Pipeline')` and
+ * `watch({ kind: 'Pipeline', … })` give Pipelines, and a write returns the type written; a kind
+ * known only at run time gives a plain Resource. A backend decodes what it stored into that type in
+ * one place (each says where): the store keeps an object only under its own kind's key, and admission
+ * validated it against its kind's schema before it was written.
+ */
 export interface Store {
-  get(key: ObjectKey): Promise<Resource | undefined>;
-  list(kind: string, opts?: ListOptions): Promise<ListResult>;
-  create(obj: Resource): Promise<Resource>;
-  update(obj: Resource): Promise<Resource>;
-  updateStatus(obj: Resource): Promise<Resource>;
+  get<K extends string>(key: ObjectKey<K>): Promise<ObjectOf<K> | undefined>;
+  list<K extends string>(kind: K, opts?: ListOptions): Promise<ListResult<ObjectOf<K>>>;
+  create<T extends Resource>(obj: T): Promise<T>;
+  update<T extends Resource>(obj: T): Promise<T>;
+  updateStatus<T extends Resource>(obj: T): Promise<T>;
   /** Returns the object as it is after the call (with deletionTimestamp) or as it was when removed. */
-  delete(key: ObjectKey, opts?: DeleteOptions): Promise<Resource>;
+  delete<K extends string>(key: ObjectKey<K>, opts?: DeleteOptions): Promise<ObjectOf<K>>;
   /**
    * All-or-nothing: either every op is applied or none is (first error is thrown). Guards
    * (`unchanged`) are checked first and have no result: the results are the written objects, one
    * per other op, in order.
    */
   txn(ops: WriteOp[], opts?: TxnOptions): Promise<Resource[]>;
-  watch(opts: WatchOptions, onEvent: (ev: WatchEvent) => void, onError?: (err: Error) => void): WatchHandle;
+  watch<K extends string>(
+    opts: WatchOptions<K>,
+    onEvent: (ev: WatchEvent<ObjectOf<K>>) => void,
+    onError?: (err: Error) => void,
+  ): WatchHandle;
   revision(): Promise<number>;
   /** The store's identity, fixed when it was created (a restore makes a new one). */
   uid(): Promise<string>;

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, expect, it } from 'vitest';
-import { packageRoot } from '../../controller/api/paths.js';
+import { packageRoot } from '../../controller/config/paths.js';
 import { etcdAvailable } from '../support/etcd-cluster.js';
 
 const ROOT = packageRoot();

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Autopilot, AutopilotGuardrails, AutopilotSpec, PlannerSpec } from '../../controller/api/autopilot.js';
-import { registry } from '../../controller/api/crds.js';
+import { registry } from '../../controller/config/crds.js';
 import type { Project, ProjectSpec } from '../../controller/api/project.js';
 import type { AgentSession, AgentSessionStatus } from '../../controller/api/session.js';
 import { API_VERSION } from '../../controller/api/types.js';

@@ -56,9 +56,9 @@ it('reports lastActivity, activeSessions and Stale from the repository and the s
     metadata: meta('shop'),
     spec: { path: repo },
   });
-  const [projects, sessions, evaluations] = ['Project', 'AgentSession', 'Evaluation'].map(
-    (k) => new Informer(store, k),
-  );
+  const projects = new Informer(store, 'Project');
+  const sessions = new Informer(store, 'AgentSession');
+  const evaluations = new Informer(store, 'Evaluation');
   informers.push(projects, sessions, evaluations);
   await Promise.all(informers.map((i) => i.start()));
   const gitObserver = new GitObserver();

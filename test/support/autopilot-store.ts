@@ -3,6 +3,7 @@
  * is which objects a think writes. Its informer caches are snapshots of the store taken when the
  * reconciler is built and never refreshed, so a test chooses exactly what a think reads.
  */
+import type { ObjectOf } from '../../controller/api/kinds.js';
 import type { Resource } from '../../controller/api/types.js';
 import { type AutopilotDeps, AutopilotReconciler } from '../../controller/reconcilers/autopilot/reconciler.js';
 import { silentLogger } from '../../controller/runtime/log.js';
@@ -15,13 +16,14 @@ const CACHED_KINDS = ['Autopilot', 'Project', 'AgentSession', 'Evaluation', 'Dec
 export async function snapshotCache(store: Store, kinds: readonly string[] = CACHED_KINDS) {
   const items = new Map<string, Resource[]>();
   for (const k of kinds) items.set(k, (await store.list(k)).items);
-  return (kind: string) => ({
-    list: (ns?: string) => (items.get(kind) ?? []).filter((o) => ns === undefined || o.metadata.namespace === ns),
-    get: (ns: string | undefined, name: string) =>
-      (items.get(kind) ?? []).find(
-        (o) => o.metadata.name === name && (ns === undefined || o.metadata.namespace === ns),
-      ),
-  });
+  return <K extends string>(kind: K) => {
+    const of = (items.get(kind) ?? []) as ObjectOf<K>[]; // listed under `kind`
+    return {
+      list: (ns?: string) => of.filter((o) => ns === undefined || o.metadata.namespace === ns),
+      get: (ns: string | undefined, name: string) =>
+        of.find((o) => o.metadata.name === name && (ns === undefined || o.metadata.namespace === ns)),
+    };
+  };
 }
 
 /**

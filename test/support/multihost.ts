@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import YAML from 'yaml';
-import { packageRoot } from '../../controller/api/paths.js';
+import { packageRoot } from '../../controller/config/paths.js';
 import type { Node } from '../../controller/api/node.js';
 import type { AgentSession } from '../../controller/api/session.js';
 import type { Resource } from '../../controller/api/types.js';

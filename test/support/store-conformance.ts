@@ -457,7 +457,7 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         expect(u.metadata.deletionTimestamp).toBeUndefined();
         const d = await store.delete(keyOf(a));
         const { deletionTimestamp: _d, ...meta } = d.metadata;
-        const u2 = await store.update({ ...d, metadata: meta });
+        const u2 = await store.update<Resource>({ ...d, metadata: meta });
         expect(u2.metadata.deletionTimestamp).toBe(d.metadata.deletionTimestamp);
       });
 

@@ -1,5 +1,5 @@
 import { parseSelector } from '../../api/labels.js';
-import { readManifests } from '../../api/manifest.js';
+import { readManifests } from '../../config/manifest.js';
 import { applyPrepared, policyWarnings, prepareManifests, ValidationFailed, type DryRun } from '../../client/apply.js';
 import { openContext, qualifiedKind, type GlobalOptions } from '../context.js';
 import { err, out } from '../output.js';

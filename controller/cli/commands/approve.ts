@@ -7,6 +7,7 @@
  */
 import type { Decision, DecisionSpec } from '../../api/autopilot.js';
 import { notFoundMessage } from '../../api/errors.js';
+import { isKind } from '../../api/kinds.js';
 import { type GlobalOptions, openContext, qualifiedKind } from '../context.js';
 import { err, out } from '../output.js';
 import { type Change, resolveTargets, type SelectOptions, updateWithRetry } from '../targets.js';
@@ -47,7 +48,7 @@ async function verdictCommand(verdict: Verdict, args: string[], opts: VerdictOpt
   let failed = 0;
   try {
     const select = { ...opts, all: !!opts.all }; // these commands have --all
-    const t = await resolveTargets(ctx, 'decision', args, select, usage, (o) => isOpen(o as Decision));
+    const t = await resolveTargets(ctx, 'decision', args, select, usage, (o) => isKind(o, 'Decision') && isOpen(o));
     if (t.selected && !t.names.length) err(`No pending decisions found in ${t.namespace} namespace.\n`);
     const by = process.env.USER || undefined;
     for (const name of t.names) {

@@ -17,7 +17,7 @@ import {
 } from '../../api/assessment.js';
 import { formatDuration, isGoDuration, parseDuration } from '../../api/duration.js';
 import type { AgentSession } from '../../api/kinds.js';
-import { orchctlHome } from '../../api/paths.js';
+import { orchctlHome } from '../../config/paths.js';
 import type { Phase } from '../../api/phases.js';
 import { checkpointsPath, readCheckpoints } from '../../store/checkpoints.js';
 import { eventLogPath, LOG_START, readEventLog } from '../../store/eventlog.js';
@@ -97,13 +97,11 @@ async function load(
       sessions = [];
       for (const raw of names) {
         const n = raw.includes('/') ? raw.split('/')[1] : raw;
-        const o = (await ctx.store.get({ kind: 'AgentSession', namespace: ns ?? 'default', name: n })) as
-          | AgentSession
-          | undefined;
+        const o = await ctx.store.get({ kind: 'AgentSession', namespace: ns ?? 'default', name: n });
         if (!o) throw new Error(`agentsessions "${n}" not found in namespace ${ns ?? 'default'}`);
         sessions.push(o);
       }
-    } else sessions = (await ctx.store.list('AgentSession', ns ? { namespace: ns } : {})).items as AgentSession[];
+    } else sessions = (await ctx.store.list('AgentSession', ns ? { namespace: ns } : {})).items;
     sessions.sort(
       (a, b) =>
         (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { registry } from '../../api/crds.js';
+import { registry } from '../../config/crds.js';
 import { openContext, type GlobalOptions } from '../context.js';
 import { out } from '../output.js';
 

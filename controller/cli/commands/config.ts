@@ -4,9 +4,15 @@
  * rewritten (the error names file:line and field, fix it by hand).
  */
 import path from 'node:path';
-import { configPath, describeLocation } from '../../api/config-location.js';
-import { ConfigError, type LoadedConfig, locationOf, readConfig } from '../../api/config.js';
-import { type ContextChange, deleteContext, setContext, useContext, writeConfigFile } from '../../api/config-edit.js';
+import { configPath, describeLocation } from '../../config/config-location.js';
+import { ConfigError, type LoadedConfig, locationOf, readConfig } from '../../config/config.js';
+import {
+  type ContextChange,
+  deleteContext,
+  setContext,
+  useContext,
+  writeConfigFile,
+} from '../../config/config-edit.js';
 import { type GlobalOptions, storeChoice } from '../context.js';
 import { err, out } from '../output.js';
 import { renderTable } from '../printers/table.js';

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { parseDuration } from '../../api/duration.js';
-import { orchctlHome } from '../../api/paths.js';
+import { orchctlHome } from '../../config/paths.js';
 import { checkDns1123Subdomain } from '../../api/names.js';
 import { ControllerApp, type ControllerAppOptions } from '../../app/controller.js';
 import {

@@ -1,7 +1,7 @@
 import type { KindInfo } from '../../api/crds.js';
 import { isApiError, notFoundMessage } from '../../api/errors.js';
 import { parseSelector } from '../../api/labels.js';
-import { readManifests } from '../../api/manifest.js';
+import { readManifests } from '../../config/manifest.js';
 import { prepareManifests, ValidationFailed } from '../../client/apply.js';
 import type { WriteOp } from '../../store/store.js';
 import { CONTROLLER_LEASE, holderIsDead } from '../../runtime/lease.js';

@@ -6,36 +6,32 @@ import { err, out } from '../output.js';
 import { describeObject, describeSessionPolicy } from '../printers/describe.js';
 import { describeAutopilot, describeDecision } from '../printers/autopilot.js';
 import { describeNode } from '../printers/nodes.js';
-import type { Node } from '../../api/node.js';
-import type { AgentSession } from '../../api/session.js';
-import type { SessionPolicy } from '../../api/session-policy.js';
 import { describePipeline } from '../printers/pipeline.js';
-import type { Pipeline } from '../../api/pipeline.js';
-import type { Autopilot, Decision } from '../../api/autopilot.js';
 import type { KindInfo } from '../../api/crds.js';
+import { isKind } from '../../api/kinds.js';
 import type { Resource } from '../../api/types.js';
 import type { Store } from '../../store/store.js';
 
 /** The kinds with a describer of their own; every other kind gets the generic one. */
 async function describeOne(store: Store, kind: KindInfo, o: Resource): Promise<string> {
   const events = await eventsFor(store, o);
-  if (kind.kind === 'Decision') return describeDecision(kind, o as Decision, events);
-  if (kind.kind === 'Node') {
+  if (isKind(o, 'Decision')) return describeDecision(kind, o, events);
+  if (isKind(o, 'Node')) {
     const { items } = await store.list('AgentSession');
-    const bound = (items as AgentSession[]).filter((s) => s.status?.binding?.nodeName === o.metadata.name);
-    return describeNode(kind, o as Node, bound, events);
+    const bound = items.filter((s) => s.status?.binding?.nodeName === o.metadata.name);
+    return describeNode(kind, o, bound, events);
   }
-  if (kind.kind === 'Pipeline') return describePipeline(kind, o as Pipeline, events);
-  if (kind.kind === 'SessionPolicy') {
+  if (isKind(o, 'Pipeline')) return describePipeline(kind, o, events);
+  if (isKind(o, 'SessionPolicy')) {
     const ns = o.metadata.namespace;
-    const sessions = (await store.list('AgentSession', { namespace: ns })).items as AgentSession[];
-    const policies = (await store.list('SessionPolicy', { namespace: ns })).items as SessionPolicy[];
-    return describeSessionPolicy(kind, o as SessionPolicy, sessions, policies, events);
+    const sessions = (await store.list('AgentSession', { namespace: ns })).items;
+    const policies = (await store.list('SessionPolicy', { namespace: ns })).items;
+    return describeSessionPolicy(kind, o, sessions, policies, events);
   }
-  if (kind.kind !== 'Autopilot') return describeObject(kind, o, events);
+  if (!isKind(o, 'Autopilot')) return describeObject(kind, o, events);
   const { items } = await store.list('Decision', { namespace: o.metadata.namespace });
-  const own = (items as Decision[]).filter((d) => d.spec?.autopilot === o.metadata.name);
-  return describeAutopilot(kind, o as Autopilot, own, events);
+  const own = items.filter((d) => d.spec?.autopilot === o.metadata.name);
+  return describeAutopilot(kind, o, own, events);
 }
 
 export async function describeCommand(

@@ -1,6 +1,6 @@
 import { createTwoFilesPatch } from 'diff';
 import YAML from 'yaml';
-import { readManifests } from '../../api/manifest.js';
+import { readManifests } from '../../config/manifest.js';
 import { applyPrepared, prepareManifests, ValidationFailed } from '../../client/apply.js';
 import { LAST_APPLIED_ANNOTATION, type Resource } from '../../api/types.js';
 import { openContext, type GlobalOptions } from '../context.js';

@@ -33,10 +33,10 @@ async function findPolicy(store: Store, namespace: string, name?: string): Promi
   if (name) {
     const p = await store.get({ kind: 'NotificationPolicy', namespace, name });
     if (!p) throw new Error(`notificationpolicies "${name}" not found in namespace ${namespace}`);
-    return p as NotificationPolicy;
+    return p;
   }
   const { items } = await store.list('NotificationPolicy', { namespace });
-  if (items.length === 1) return items[0] as NotificationPolicy;
+  if (items.length === 1) return items[0];
   if (!items.length)
     throw new Error(
       `no NotificationPolicy in namespace ${namespace}: apply one (manifests/notifications/policy.yaml) first`,
@@ -114,9 +114,7 @@ async function requestDigest(store: Store, policy: NotificationPolicy, timeout: 
   const deadline = requested + timeoutMs;
   for (;;) {
     const { items } = await store.list('Notification', { namespace });
-    const digests = (items as Notification[]).filter(
-      (n) => n.spec?.source === 'digest' && n.spec.policy === name && recordedAt(n) >= from,
-    );
+    const digests = items.filter((n) => n.spec?.source === 'digest' && n.spec.policy === name && recordedAt(n) >= from);
     if (digests.length && digests.every((n) => TERMINAL.has(n.status?.phase ?? ''))) {
       for (const n of digests)
         out(`notification.orchctl.io/${n.metadata.name} channel ${n.spec!.channel}: ${n.status!.phase}\n`);
@@ -126,7 +124,7 @@ async function requestDigest(store: Store, policy: NotificationPolicy, timeout: 
         throw new Error(failed.map((n) => `the digest to channel ${n.spec!.channel} failed (${why(n)}`).join('; '));
       return;
     }
-    const p = (await store.get({ kind: 'NotificationPolicy', namespace, name })) as NotificationPolicy | undefined;
+    const p = await store.get({ kind: 'NotificationPolicy', namespace, name });
     if (!digests.length && (p?.status as NotificationPolicyStatus | undefined)?.lastDigestRequest === at)
       throw new Error(
         `the controller answered the request but recorded no digest for notificationpolicy "${name}" ` +

@@ -8,7 +8,6 @@
 import { parseDuration } from '../../api/duration.js';
 import { isApiError } from '../../api/errors.js';
 import { hasVerdict, isFailed, newEvaluation, type Evaluation } from '../../api/evaluation.js';
-import type { AgentSession } from '../../api/kinds.js';
 import { CONTROLLER_LEASE, holderIsDead } from '../../runtime/lease.js';
 import { namespaceFor, openContext, type GlobalOptions } from '../context.js';
 import { err, out } from '../output.js';
@@ -27,14 +26,12 @@ export async function judgeCommand(name: string, opts: JudgeOptions, g: GlobalOp
   try {
     const ns = namespaceFor(ctx.reg.resolve('agentsession'), opts.namespace);
     const n0 = name.includes('/') ? name.split('/')[1] : name;
-    const session = (await ctx.store.get({ kind: 'AgentSession', namespace: ns, name: n0 })) as
-      | AgentSession
-      | undefined;
+    const session = await ctx.store.get({ kind: 'AgentSession', namespace: ns, name: n0 });
     if (!session) throw new Error(`agentsessions "${n0}" not found in namespace ${ns}`);
     const run = session.status?.run ?? 0;
     if (run < 1) throw new Error(`agentsession "${n0}" has not started a run yet: there is nothing to judge`);
     const { items } = await ctx.store.list('Evaluation', { namespace: ns });
-    const onDemand = (items as Evaluation[]).filter(
+    const onDemand = items.filter(
       (e) => e.spec?.sessionRef === n0 && e.spec.run === run && e.spec.trigger === 'OnDemand',
     );
     let ev = onDemand.find((e) => !hasVerdict(e) && !isFailed(e));
@@ -42,9 +39,7 @@ export async function judgeCommand(name: string, opts: JudgeOptions, g: GlobalOp
     else {
       for (let n = onDemand.length + 1; !ev && n < onDemand.length + 100; n++) {
         try {
-          ev = (await ctx.store.create(
-            newEvaluation(session, onDemandName(n0, run, n), run, 'OnDemand'),
-          )) as Evaluation;
+          ev = await ctx.store.create(newEvaluation(session, onDemandName(n0, run, n), run, 'OnDemand'));
         } catch (e) {
           if (!isApiError(e, 'AlreadyExists')) throw e;
         }
@@ -59,9 +54,7 @@ export async function judgeCommand(name: string, opts: JudgeOptions, g: GlobalOp
     if (!opts.wait) return;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const cur = (await ctx.store.get({ kind: 'Evaluation', namespace: ns, name: ev.metadata.name })) as
-        | Evaluation
-        | undefined;
+      const cur = await ctx.store.get({ kind: 'Evaluation', namespace: ns, name: ev.metadata.name });
       if (!cur) throw new Error(`evaluation "${ev.metadata.name}" was deleted while waiting`);
       if (hasVerdict(cur)) return void out(render(cur));
       if (isFailed(cur)) {

@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentSession } from '../../api/kinds.js';
-import { orchctlHome } from '../../api/paths.js';
+import { orchctlHome } from '../../config/paths.js';
 import { ACTIVE_PHASES } from '../../api/phases.js';
 import { outputTail } from '../../observers/output.js';
 import { runWorkspace } from '../../observers/workspace.js';
@@ -16,7 +16,7 @@ async function sessionOf(name: string, ns: string | undefined, g: GlobalOptions)
     const n = name.includes('/') ? name.split('/')[1] : name;
     const o = await ctx.store.get({ kind: 'AgentSession', namespace: namespaceFor(kind, ns), name: n });
     if (!o) throw new Error(`agentsessions "${n}" not found`);
-    return o as AgentSession;
+    return o;
   } finally {
     await ctx.close();
   }

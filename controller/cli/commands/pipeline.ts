@@ -39,7 +39,7 @@ export async function resumeCommand(name: string, opts: ResumeOptions, g: Global
   const ctx = openContext(g);
   try {
     const namespace = namespaceFor(ctx.reg.resolve('pipeline'), opts.namespace);
-    const key = { kind: 'Pipeline', namespace, name };
+    const key = { kind: 'Pipeline' as const, namespace, name };
     // To the millisecond: a second resume within the same second is still a new request.
     const at = new Date().toISOString();
     const r = await updateWithRetry<Pipeline>(ctx.store, key, (p) => stampResume(p, at, opts.message));
@@ -51,7 +51,7 @@ export async function resumeCommand(name: string, opts: ResumeOptions, g: Global
     if (!opts.wait) return;
     const deadline = Date.now() + parseDuration(opts.timeout ?? '60s');
     for (;;) {
-      const p = (await ctx.store.get(key)) as Pipeline | undefined;
+      const p = await ctx.store.get(key);
       const res = p?.status?.resume;
       if (res?.requested === at && res.state !== 'Delivering') {
         out(`${res.state}${res.message ? `: ${res.message}` : ''}\n`);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { registry } from '../../api/crds.js';
+import { registry } from '../../config/crds.js';
 import { REPORT_SCHEMA, REPORT_SCHEMA_FILE } from '../../api/report.js';
 import { editorSchema, umbrellaSchema } from '../../api/schema.js';
 import { out } from '../output.js';

@@ -24,7 +24,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * (here, or no live run: the local path says why, as before).
  */
 export async function runElsewhere(store: Store, tmux: Tmux, namespace: string, name: string) {
-  const s = (await store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
+  const s = await store.get({ kind: 'AgentSession', namespace, name });
   const st = s?.status;
   if (!st?.tmuxSession || !ACTIVE_PHASES.has(st.phase ?? 'Pending') || st.phase === 'Stopping') return undefined;
   if (await tmux.hasSession(st.tmuxSession)) return undefined;
@@ -64,7 +64,7 @@ export async function sendThroughStore(
   const by = node ? ` (by node ${node})` : '';
   let withdrawn = false;
   for (;;) {
-    s = ((await store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined) ?? s;
+    s = (await store.get({ kind: 'AgentSession', namespace, name })) ?? s;
     const d = messageOutcome(s, id);
     if (d)
       return {

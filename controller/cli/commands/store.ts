@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describeLocation, describeSource } from '../../api/config-location.js';
+import { describeLocation, describeSource } from '../../config/config-location.js';
 import { CONTROLLER_LEASE, holderIsDead } from '../../runtime/lease.js';
 import { restoreStoreFile, SqliteStore, verifyStoreFile } from '../../store/sqlite.js';
 import { type GlobalOptions, resolveTarget } from '../context.js';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { packageRoot } from '../../api/paths.js';
+import { packageRoot } from '../../config/paths.js';
 import { openContext, type GlobalOptions, resolveTarget } from '../context.js';
 import { out } from '../output.js';
 

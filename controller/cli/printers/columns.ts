@@ -1,7 +1,6 @@
 /** `get` tables from a CRD's additionalPrinterColumns, the way kubectl renders them. */
 import type { KindInfo, PrinterColumn } from '../../api/crds.js';
 import { age } from '../../api/duration.js';
-import type { AgentSession } from '../../api/session.js';
 import { nodeNotReady } from './node-not-ready.js';
 import { pausedCell } from './paused.js';
 import type { Resource } from '../../api/types.js';
@@ -118,10 +117,10 @@ export function rows(kind: KindInfo, objs: Resource[], opts: TableOptions): stri
       // A session no controller has looked at yet is Pending (what it will be), not "<none>".
       else if (v === '<none>' && plan.phase && obj.kind === 'AgentSession') v = 'Pending';
       // A run on a node that is not Ready: Unknown, as kubectl shows a pod on a lost node.
-      else if ((plan.phase || plan.sessionMessage) && obj.kind === 'AgentSession' && nodeNotReady(obj as AgentSession))
-        v = plan.phase ? 'Unknown' : `NodeNotReady: ${nodeNotReady(obj as AgentSession)}`;
+      else if ((plan.phase || plan.sessionMessage) && obj.kind === 'AgentSession' && nodeNotReady(obj))
+        v = plan.phase ? 'Unknown' : `NodeNotReady: ${nodeNotReady(obj)}`;
       // A paused run says why and until when, as kubectl shows a pod's reason in place of its phase.
-      else if (plan.phase && obj.kind === 'AgentSession') v = pausedCell(obj as AgentSession) ?? v;
+      else if (plan.phase && obj.kind === 'AgentSession') v = pausedCell(obj) ?? v;
       // Long free text (an Event's message) would make every row hundreds of columns wide: cut it
       // in the table; -o wide, -o yaml and describe have it whole.
       if (plan.message && !opts.wide && v.length > MESSAGE_WIDTH) v = `${v.slice(0, MESSAGE_WIDTH - 1)}…`;

@@ -51,7 +51,7 @@ const CELLS: Record<string, (n: Node) => string> = {
 export function computedCell(kind: string, column: string): ((o: Resource) => string) | undefined {
   if (kind !== 'Node') return undefined;
   const f = CELLS[column.toLowerCase()];
-  return f && ((o) => f(o as Node));
+  return f && ((o) => f(o));
 }
 
 export function describeNode(

@@ -57,5 +57,5 @@ const CELLS: Record<string, (s: AgentSession) => string> = {
 export function sessionCell(kind: string, column: string): ((o: Resource) => string) | undefined {
   if (kind !== 'AgentSession') return undefined;
   const f = CELLS[column.toLowerCase()];
-  return f && ((o) => f(o as AgentSession));
+  return f && ((o) => f(o));
 }

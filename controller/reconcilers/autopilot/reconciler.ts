@@ -15,7 +15,7 @@
  */
 import type { Autopilot, DecisionPhase, ThinkTrigger } from '../../api/autopilot.js';
 import { setCondition } from '../../api/conditions.js';
-import { registry } from '../../api/crds.js';
+import { registry } from '../../config/crds.js';
 import { isApiError } from '../../api/errors.js';
 import type { Evaluation } from '../../api/evaluation.js';
 import { frozenMark } from '../../api/freeze.js';

@@ -22,8 +22,6 @@ import type { Tmux } from '../../observers/tmux.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Store } from '../../store/store.js';
 import { type Phase, TERMINAL_PHASES } from '../../api/phases.js';
-import type { Project } from '../../api/project.js';
-import type { AgentSession } from '../../api/session.js';
 import type { Node } from '../../api/node.js';
 import { writeStatusMerged } from '../../client/status.js';
 
@@ -37,7 +35,7 @@ export function nodeName(hostname = os.hostname()): string {
 
 export interface NodeDeps {
   store: Store;
-  sessions: Informer;
+  sessions: Informer<'AgentSession'>;
   panes: PaneObserver;
   tmux: Tmux;
   host: () => HostSnapshot;
@@ -55,7 +53,7 @@ export interface NodeDeps {
   /** spec.maxSessions as the agent was started with (`--max-sessions`); unset leaves the Node's own. */
   maxSessions?: number;
   /** The Projects, for status.projects (whose spec.path is a directory on this host). */
-  projects?: Pick<Informer, 'list'>;
+  projects?: Pick<Informer<'Project'>, 'list'>;
 }
 
 export class NodeReconciler {
@@ -75,10 +73,10 @@ export class NodeReconciler {
 
   async reconcile(): Promise<void> {
     const key = { kind: 'Node', namespace: '', name: this.name };
-    const node = await this.register((await this.d.store.get(key)) as Node | undefined);
+    const node = await this.register(await this.d.store.get(key));
     this.cachedUnschedulable = !!(node.spec as { unschedulable?: boolean } | undefined)?.unschedulable;
     const h = this.d.host();
-    const sessions = this.d.sessions.list() as AgentSession[];
+    const sessions = this.d.sessions.list();
     const uids = new Set(sessions.map((s) => s.metadata.uid));
     const snap = await this.d.panes.snapshot();
     const orphans: string[] = [];
@@ -176,7 +174,7 @@ export class NodeReconciler {
   /** `namespace/name` of each Project whose spec.path is a directory here. */
   private projectsHere(): string[] {
     const here: string[] = [];
-    for (const p of (this.d.projects?.list() ?? []) as Project[]) {
+    for (const p of this.d.projects?.list() ?? []) {
       const dir = p.spec?.path;
       try {
         if (dir && fs.statSync(dir).isDirectory()) here.push(`${p.metadata.namespace || 'default'}/${p.metadata.name}`);

@@ -5,7 +5,6 @@
  * sessions: a new Project must not wait for the heartbeat), and with --once the end of the pass.
  */
 import { HEARTBEAT_MS } from '../../api/node.js';
-import type { Project } from '../../api/project.js';
 import type { Manager } from '../../runtime/manager.js';
 import type { ControllerServices } from '../services.js';
 import { type NodeDeps, NodeReconciler } from './reconciler.js';
@@ -47,7 +46,7 @@ export function setup(mgr: Manager, d: NodeSetupDeps): NodeReconciler {
     .controller('node', { workers: 1 })
     .watches('Project', (o, type) => {
       const k = `${o.metadata.namespace}/${o.metadata.name}`;
-      const path = type === 'DELETED' ? undefined : (o as Project).spec?.path;
+      const path = type === 'DELETED' ? undefined : o.spec?.path;
       const known = paths.has(k);
       if (type === 'DELETED' ? !known : known && paths.get(k) === path) return [];
       if (type === 'DELETED') paths.delete(k);

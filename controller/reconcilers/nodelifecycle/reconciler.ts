@@ -16,7 +16,7 @@ import { type ConditionInput, getCondition, setCondition } from '../../api/condi
 import { isApiError } from '../../api/errors.js';
 import type { Node } from '../../api/node.js';
 import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
-import type { AgentSession, AgentSessionStatus } from '../../api/session.js';
+import type { AgentSessionStatus } from '../../api/session.js';
 import type { Condition } from '../../api/types.js';
 import type { EventNote, EventRecorder } from '../../client/events.js';
 import { writeStatusMerged } from '../../client/status.js';
@@ -27,8 +27,8 @@ import { DEFAULT_GRACE_MS, nodeLeaseName, planNodeLifecycle, type Probe, type Se
 
 export interface NodeLifecycleDeps {
   store: Store;
-  nodes: Pick<Informer, 'get'>;
-  sessions: Pick<Informer, 'list'>;
+  nodes: Pick<Informer<'Node'>, 'get'>;
+  sessions: Pick<Informer<'AgentSession'>, 'list'>;
   recorder: Pick<EventRecorder, 'ops'>;
   /** From the node's last renewal seen to unbinding its sessions (plan.ts checkGrace bounds it). */
   graceMs?: number;
@@ -65,13 +65,13 @@ export class NodeLifecycleReconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const name = key.slice(key.indexOf('/') + 1);
-    const node = this.d.nodes.get('', name) as Node | undefined;
+    const node = this.d.nodes.get('', name);
     if (!node) {
       this.probes.delete(name);
       return undefined;
     }
     const lease = await this.d.store.getLease(nodeLeaseName(name));
-    const sessions = (this.d.sessions.list() as AgentSession[]).filter((s) => s.status?.binding?.nodeName === name);
+    const sessions = this.d.sessions.list().filter((s) => s.status?.binding?.nodeName === name);
     const now = this.now();
     const r = planNodeLifecycle({
       node,
@@ -181,4 +181,4 @@ function endMovedRun(s: AgentSessionStatus, why: string, now: string): void {
 }
 
 /** The key of every Node in the cache (the periodic look: a lease runs out without any object changing). */
-export const nodeKeys = (nodes: Pick<Informer, 'list'>) => nodes.list().map((n) => `/${n.metadata.name}`);
+export const nodeKeys = (nodes: Pick<Informer<'Node'>, 'list'>) => nodes.list().map((n) => `/${n.metadata.name}`);

@@ -36,8 +36,8 @@ const MAX_RETRY_AFTER_MS = 3600_000;
 
 export interface DeliveryDeps {
   store: Store;
-  notifications: Pick<Informer, 'get'>;
-  channels: Pick<Informer, 'get'>;
+  notifications: Pick<Informer<'Notification'>, 'get'>;
+  channels: Pick<Informer<'NotificationChannel'>, 'get'>;
   recorder: EventRecorder;
   log: Logger;
   metrics?: NotifierMetricsHooks;
@@ -70,11 +70,11 @@ export class DeliveryReconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    const cached = this.d.notifications.get(namespace, name) as Notification | undefined;
+    const cached = this.d.notifications.get(namespace, name);
     if (!cached?.spec || cached.status?.phase !== 'Pending') return;
     // The cache may not have our own last write yet (it arrives with the next watch delivery):
     // a message is only sent on what the store says now, one read per send.
-    const n = (await this.d.store.get({ kind: 'Notification', namespace, name })) as Notification | undefined;
+    const n = await this.d.store.get({ kind: 'Notification', namespace, name });
     if (!n?.spec || n.status?.phase !== 'Pending') return;
     const now = (this.d.now ?? Date.now)();
     const wait = Date.parse(n.status.nextAttemptAt ?? '') - now;

@@ -8,9 +8,6 @@
  * A crash before the transaction composes again; after it, the digest is not made twice.
  */
 import { isApiError } from '../../api/errors.js';
-import type { AgentSession } from '../../api/session.js';
-import type { Evaluation } from '../../api/evaluation.js';
-import type { NotificationPolicy } from '../../api/notification.js';
 import {
   DIGEST_REQUEST_ANNOTATION,
   NOTIFICATION_LABELS,
@@ -41,16 +38,16 @@ const iso = (t: number) => new Date(t).toISOString();
 
 export interface DigesterDeps {
   store: Store;
-  policies: Pick<Informer, 'get'>;
-  channels: Pick<Informer, 'list'>;
-  notifications: Pick<Informer, 'list'>;
-  sessions: Pick<Informer, 'list'>;
-  evaluations: Pick<Informer, 'list'>;
+  policies: Pick<Informer<'NotificationPolicy'>, 'get'>;
+  channels: Pick<Informer<'NotificationChannel'>, 'list'>;
+  notifications: Pick<Informer<'Notification'>, 'list'>;
+  sessions: Pick<Informer<'AgentSession'>, 'list'>;
+  evaluations: Pick<Informer<'Evaluation'>, 'list'>;
   /** Pending Decisions, escalated Projects, blocked Pipelines and the budgets: the digest's other sections. */
-  decisions?: Pick<Informer, 'list'>;
-  projects?: Pick<Informer, 'list'>;
-  pipelines?: Pick<Informer, 'list'>;
-  sessionPolicies?: Pick<Informer, 'list'>;
+  decisions?: Pick<Informer<'Decision'>, 'list'>;
+  projects?: Pick<Informer<'Project'>, 'list'>;
+  pipelines?: Pick<Informer<'Pipeline'>, 'list'>;
+  sessionPolicies?: Pick<Informer<'SessionPolicy'>, 'list'>;
   log: Logger;
   env?: NodeJS.ProcessEnv;
   now?: () => number;
@@ -67,7 +64,7 @@ export class DigestReconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    const policy = this.d.policies.get(namespace, name) as NotificationPolicy | undefined;
+    const policy = this.d.policies.get(namespace, name);
     if (!policy?.spec || policy.metadata.deletionTimestamp) return;
     const settings = digestSettings(policy.spec);
     const status = (policy.status ?? {}) as NotificationPolicyStatus;
@@ -80,14 +77,14 @@ export class DigestReconciler {
       return due === undefined ? undefined : { requeueAfterMs: Math.min(MAX_SLEEP_MS, due - now) };
 
     const channels = this.d.channels.list(namespace) as DigestChannel[];
-    const outbox = (this.d.notifications.list(namespace) as Notification[]).filter((n) => n.spec?.policy === name);
+    const outbox = this.d.notifications.list(namespace).filter((n) => n.spec?.policy === name);
     const data = collectDigest({
       now,
       since: digestWindowStart(status.lastDigestAt, now),
       policy,
       notifications: outbox,
-      sessions: this.d.sessions.list(namespace) as AgentSession[],
-      evaluations: this.d.evaluations.list(namespace) as Evaluation[],
+      sessions: this.d.sessions.list(namespace),
+      evaluations: this.d.evaluations.list(namespace),
       channels,
       decisions: this.d.decisions?.list(namespace) as DigestInput['decisions'],
       projects: this.d.projects?.list(namespace) as DigestInput['projects'],

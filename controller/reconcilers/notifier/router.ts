@@ -9,16 +9,15 @@ import { NotifierReason } from '../../api/event-reasons.js';
 import { isApiError } from '../../api/errors.js';
 import type { EventObject } from '../../api/event.js';
 import type { NotifierMetricsHooks } from '../../api/metrics-hooks.js';
-import { DEFAULT_DAILY_BUDGET, DEFAULT_TIME_ZONE, type NotificationPolicy } from '../../api/notification.js';
+import { DEFAULT_DAILY_BUDGET, DEFAULT_TIME_ZONE } from '../../api/notification.js';
 import type { NotificationChannelSpec } from '../../api/notification-channel.js';
-import type { Notification, NotificationChannelStatus } from '../../api/outbox.js';
+import type { NotificationChannelStatus } from '../../api/outbox.js';
 import type { Resource } from '../../api/types.js';
 import type { EventRecorder } from '../../client/events.js';
 import type { Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Logger } from '../../runtime/log.js';
 import type { Store, WriteOp } from '../../store/store.js';
-import type { Silence } from '../../api/notification.js';
 import { isDeepStrictEqual } from 'node:util';
 import { channelStatus } from './outbox.js';
 import { planRouting } from './plan.js';
@@ -32,11 +31,11 @@ const RETRY_MS = 20;
 
 export interface RouterDeps {
   store: Store;
-  policies: Pick<Informer, 'get' | 'list'>;
-  channels: Pick<Informer, 'list'>;
-  notifications: Pick<Informer, 'list'>;
-  events: Pick<Informer, 'list'>;
-  silences: Pick<Informer, 'list'>;
+  policies: Pick<Informer<'NotificationPolicy'>, 'get' | 'list'>;
+  channels: Pick<Informer<'NotificationChannel'>, 'list'>;
+  notifications: Pick<Informer<'Notification'>, 'list'>;
+  events: Pick<Informer<'Event'>, 'list'>;
+  silences: Pick<Informer<'Silence'>, 'list'>;
   labelsOf?: (e: EventObject) => Record<string, string> | undefined;
   /** Whether the condition an Event told of is still True (plan.ts RouterInput.stillTrue). */
   stillTrue?: (e: EventObject) => boolean | undefined;
@@ -53,18 +52,18 @@ export class RouterReconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    const policy = this.d.policies.get(namespace, name) as NotificationPolicy | undefined;
+    const policy = this.d.policies.get(namespace, name);
     if (!policy?.spec || policy.metadata.deletionTimestamp) return;
     const now = (this.d.now ?? Date.now)();
     const channels = this.d.channels.list(namespace);
-    const outbox = (this.d.notifications.list(namespace) as Notification[]).filter((n) => n.spec?.policy === name);
-    const silences = this.d.silences.list(namespace) as Silence[];
+    const outbox = this.d.notifications.list(namespace).filter((n) => n.spec?.policy === name);
+    const silences = this.d.silences.list(namespace);
     const plan = planRouting({
       now,
       policy,
       channels: Object.fromEntries(channels.map((c) => [c.metadata.name, (c.spec ?? {}) as { dailyBudget?: number }])),
       outbox,
-      events: this.d.events.list(namespace) as EventObject[],
+      events: this.d.events.list(namespace),
       silences,
       labelsOf: this.d.labelsOf,
       stillTrue: this.d.stillTrue,
@@ -113,11 +112,12 @@ export class RouterReconciler {
    * day follow the first policy by name, so two policies do not take turns rewriting it.
    */
   private async writeChannelStatus(namespace: string, channels: Resource[], now: number): Promise<void> {
-    const first = (this.d.policies.list(namespace) as NotificationPolicy[])
+    const first = this.d.policies
+      .list(namespace)
       .filter((p) => p.spec)
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))[0];
     const day = budgetDay(now, first?.spec?.timeZone ?? DEFAULT_TIME_ZONE);
-    const outbox = this.d.notifications.list(namespace) as Notification[];
+    const outbox = this.d.notifications.list(namespace);
     for (const ch of channels) {
       const spec = ch.spec as NotificationChannelSpec | undefined;
       const budget = spec?.dailyBudget ?? first?.spec?.dailyBudget ?? DEFAULT_DAILY_BUDGET;

@@ -12,7 +12,6 @@
 import path from 'node:path';
 import type { EventObject } from '../../api/event.js';
 import type { NotifierMetricsHooks } from '../../api/metrics-hooks.js';
-import type { Notification } from '../../api/outbox.js';
 import type { Resource } from '../../api/types.js';
 import { type Manager, queueKey } from '../../runtime/manager.js';
 import type { ControllerServices } from '../services.js';
@@ -76,7 +75,7 @@ export function setup(
     .watches('NotificationChannel', policiesIn)
     .watches('Silence', policiesIn)
     .watches('Notification', (n) => {
-      const policy = (n as Notification).spec?.policy;
+      const policy = n.spec?.policy;
       return policy ? [`${n.metadata.namespace ?? ''}/${policy}`] : [];
     })
     .complete(router);

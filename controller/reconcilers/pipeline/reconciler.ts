@@ -40,7 +40,7 @@ import { deliverResume, type ResumeOutcome, type ResumePosted } from './resume.j
 
 export interface PipelineDeps {
   store: Store;
-  sessions: Pick<Informer, 'get'>;
+  sessions: Pick<Informer<'AgentSession'>, 'get'>;
   recorder: Pick<EventRecorder, 'ops'>;
   now?: () => number;
 }
@@ -73,7 +73,7 @@ export class PipelineReconciler implements Reconciler {
     const [namespace, name] = key.split('/');
     // From the store, not the cache: its status is this reconciler's own last write (a cached copy
     // a write behind would only meet a Conflict).
-    const p = (await this.d.store.get({ kind: 'Pipeline', namespace, name })) as Pipeline | undefined;
+    const p = await this.d.store.get({ kind: 'Pipeline', namespace, name });
     // Deleted: its sessions go with it (ownerReferences; their finalizers stop their runs).
     if (!p || p.metadata.deletionTimestamp) return;
     const sessions = this.sessionsOf(p);
@@ -110,7 +110,7 @@ export class PipelineReconciler implements Reconciler {
     const out = new Map<string, AgentSession>();
     for (const ph of p.spec?.phases ?? []) {
       const s = this.d.sessions.get(p.metadata.namespace ?? '', phaseSessionName(p.metadata.name, ph.name));
-      if (s) out.set(ph.name, s as AgentSession);
+      if (s) out.set(ph.name, s);
     }
     return out;
   }
@@ -207,6 +207,6 @@ export class PipelineReconciler implements Reconciler {
     if (notes.length) ops.push(...(await this.d.recorder.ops(p, notes)));
     if (!ops.length) return p;
     const [stored] = await this.d.store.txn(ops);
-    return changed ? (stored as Pipeline) : p;
+    return changed ? (stored as Pipeline) : p; // the transaction's first result is its updateStatus of p
   }
 }

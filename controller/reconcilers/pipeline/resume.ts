@@ -13,7 +13,6 @@
  */
 import { RESTART_NOTE_ANNOTATION, RESTART_REASON_ANNOTATION, RESTARTED_AT_ANNOTATION } from '../../api/autopilot.js';
 import type { ResumeOutcome } from '../../api/pipeline.js';
-import type { AgentSession } from '../../api/session.js';
 import { postMessage } from '../../client/message.js';
 import type { Store } from '../../store/store.js';
 import type { ResumeTarget } from './plan.js';
@@ -50,7 +49,7 @@ export async function deliverResume(
         );
       return { phase: t.phase, session: t.session, id };
     }
-    const s = (await store.get({ kind: 'AgentSession', namespace, name: t.session })) as AgentSession | undefined;
+    const s = await store.get({ kind: 'AgentSession', namespace, name: t.session });
     if (!s) return failed(`agentsession ${t.session} is gone`);
     const annotations = {
       ...(s.metadata.annotations ?? {}),

@@ -8,7 +8,7 @@
  * at their next idle point and its admission refuses new ones (reconcilers/session/pause.ts).
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
+import type { SessionPolicy } from '../../api/kinds.js';
 import type { EventRecorder } from '../../client/events.js';
 import { isApiError } from '../../api/errors.js';
 import { isEventRace } from '../../client/events.js';
@@ -21,8 +21,8 @@ import { planBudget } from './plan.js';
 
 export interface PolicyDeps {
   store: Store;
-  policies: Pick<Informer, 'get' | 'list'>;
-  sessions: Pick<Informer, 'list'>;
+  policies: Pick<Informer<'SessionPolicy'>, 'get' | 'list'>;
+  sessions: Pick<Informer<'AgentSession'>, 'list'>;
   recorder: EventRecorder;
   now?: () => number;
 }
@@ -40,14 +40,14 @@ export class PolicyReconciler implements Reconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    const cached = this.d.policies.get(namespace, name) as SessionPolicy | undefined;
+    const cached = this.d.policies.get(namespace, name);
     if (!cached || cached.metadata.deletionTimestamp) return;
     const now = (this.d.now ?? Date.now)();
     const planFor = (policy: SessionPolicy) =>
       planBudget({
         policy,
-        sessions: this.d.sessions.list(namespace) as AgentSession[],
-        policies: this.d.policies.list() as SessionPolicy[],
+        sessions: this.d.sessions.list(namespace),
+        policies: this.d.policies.list(),
         now,
       });
     let policy = cached;

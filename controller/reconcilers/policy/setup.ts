@@ -7,7 +7,6 @@
  *  - the oldest counted hour leaving the window (the reconciler's requeue), and once a minute every
  *    policy with a budget, so a budget recovers without any write.
  */
-import type { SessionPolicy } from '../../api/kinds.js';
 import type { Resource } from '../../api/types.js';
 import type { EventRecorder } from '../../client/events.js';
 import { type Manager, queueKey } from '../../runtime/manager.js';
@@ -20,7 +19,10 @@ export function setup(mgr: Manager, d: { recorder: EventRecorder }): PolicyRecon
   const sessions = mgr.informer('AgentSession');
   const reconciler = new PolicyReconciler({ store: mgr.store, policies, sessions, recorder: d.recorder });
   const budgeted = (ns?: string) =>
-    (policies.list(ns) as SessionPolicy[]).filter((p) => p.spec?.budget || p.status?.budget).map(queueKey);
+    policies
+      .list(ns)
+      .filter((p) => p.spec?.budget || p.status?.budget)
+      .map(queueKey);
   mgr
     .controller('sessionpolicy', { workers: 1 })
     .for('SessionPolicy')

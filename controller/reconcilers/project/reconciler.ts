@@ -6,9 +6,7 @@
  * skipped when nothing changed. Keyed by Project (`namespace/name`); what wakes it is in setup.ts.
  */
 import fs from 'node:fs';
-import type { Evaluation } from '../../api/evaluation.js';
 import type { Project } from '../../api/project.js';
-import type { AgentSession } from '../../api/session.js';
 import { writeStatusMerged } from '../../client/status.js';
 import type { GitObserver } from '../../observers/git.js';
 import type { Reconciler } from '../../runtime/controller.js';
@@ -18,9 +16,9 @@ import { planProject } from './plan.js';
 
 export interface ProjectDeps {
   store: Store;
-  projects: Pick<Informer, 'get'>;
-  sessions: Pick<Informer, 'list'>;
-  evaluations: Pick<Informer, 'list'>;
+  projects: Pick<Informer<'Project'>, 'get'>;
+  sessions: Pick<Informer<'AgentSession'>, 'list'>;
+  evaluations: Pick<Informer<'Evaluation'>, 'list'>;
   /** Spawns git only when the repository changed since its last look (a stat-based stamp). */
   git: Pick<GitObserver, 'tip'>;
   now?: () => number;
@@ -31,7 +29,7 @@ export class ProjectReconciler implements Reconciler {
 
   async reconcile(key: string): Promise<void> {
     const [namespace, name] = key.split('/');
-    const project = this.d.projects.get(namespace, name) as Project | undefined;
+    const project = this.d.projects.get(namespace, name);
     if (project) await this.reconcileProject(project); // gone: nothing to keep current
   }
 
@@ -45,11 +43,11 @@ export class ProjectReconciler implements Reconciler {
     } catch {
       exists = false;
     }
-    const sessions = (this.d.sessions.list(namespace) as AgentSession[]).filter((s) => s.spec?.projectRef === name);
+    const sessions = this.d.sessions.list(namespace).filter((s) => s.spec?.projectRef === name);
     const ours = new Set(sessions.map((s) => s.metadata.name));
-    const evaluations = (this.d.evaluations.list(namespace) as Evaluation[]).filter(
-      (e) => e.spec?.projectRef === name || ours.has(e.spec?.sessionRef ?? ''),
-    );
+    const evaluations = this.d.evaluations
+      .list(namespace)
+      .filter((e) => e.spec?.projectRef === name || ours.has(e.spec?.sessionRef ?? ''));
     const git = exists && dir ? await this.d.git.tip(dir) : { isGitRepo: false };
     const status = planProject({ project, sessions, evaluations, exists, git, now: (this.d.now ?? Date.now)() });
     await writeStatusMerged(this.d.store, project, status);

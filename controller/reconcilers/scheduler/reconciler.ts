@@ -15,11 +15,9 @@
 import { SessionReason } from '../../api/event-reasons.js';
 import { getCondition, setCondition } from '../../api/conditions.js';
 import type { SchedulerMetricsHooks } from '../../api/metrics-hooks.js';
-import { HEARTBEAT_MS, type Node } from '../../api/node.js';
+import { HEARTBEAT_MS } from '../../api/node.js';
 import { resolvePolicy } from '../../api/policy.js';
-import type { Project } from '../../api/project.js';
 import type { AgentSession, AgentSessionStatus, BindingStatus } from '../../api/session.js';
-import type { SessionPolicy } from '../../api/session-policy.js';
 import { type Condition, keyOf } from '../../api/types.js';
 import { type EventNote, type EventRecorder, isEventRace } from '../../client/events.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
@@ -30,10 +28,10 @@ import { betterPlace, bindingFor, needsBinding, occupiesNode, type ScheduleInput
 
 export interface SchedulerDeps {
   store: Store;
-  sessions: Pick<Informer, 'get' | 'list'>;
-  nodes: Pick<Informer, 'list'>;
-  projects: Pick<Informer, 'get'>;
-  policies: Pick<Informer, 'list'>;
+  sessions: Pick<Informer<'AgentSession'>, 'get' | 'list'>;
+  nodes: Pick<Informer<'Node'>, 'list'>;
+  projects: Pick<Informer<'Project'>, 'get'>;
+  policies: Pick<Informer<'SessionPolicy'>, 'list'>;
   recorder: Pick<EventRecorder, 'ops'>;
   metrics?: SchedulerMetricsHooks;
   /** Options of every write (the control plane's lease fence, where the store has one). */
@@ -74,7 +72,7 @@ export class SchedulerReconciler implements Reconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    let s = this.d.sessions.get(namespace, name) as AgentSession | undefined;
+    let s = this.d.sessions.get(namespace, name);
     const mine = this.assumed.get(key);
     // The cache has not caught up with a binding written here: that copy is older than the binding.
     if (s && mine && Number(s.metadata.resourceVersion) < mine.resourceVersion) return;
@@ -119,9 +117,9 @@ export class SchedulerReconciler implements Reconciler {
     const projectRef = s.spec?.projectRef;
     return {
       session: s,
-      project: projectRef ? (this.d.projects.get(ns, projectRef) as Project | undefined) : undefined,
-      policy: resolvePolicy(s, this.d.policies.list() as SessionPolicy[]),
-      nodes: this.d.nodes.list() as Node[],
+      project: projectRef ? this.d.projects.get(ns, projectRef) : undefined,
+      policy: resolvePolicy(s, this.d.policies.list()),
+      nodes: this.d.nodes.list(),
       bound: this.boundCounts(key),
     };
   }
@@ -130,7 +128,7 @@ export class SchedulerReconciler implements Reconciler {
   private boundCounts(except: string): (node: string) => number {
     const counts = new Map<string, number>();
     const now = this.now();
-    for (const o of this.d.sessions.list() as AgentSession[]) {
+    for (const o of this.d.sessions.list()) {
       const k = `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
       if (k === except || !occupiesNode(o)) continue;
       let binding = o.status?.binding;
@@ -207,6 +205,6 @@ export class SchedulerReconciler implements Reconciler {
       ...(await this.d.recorder.ops(s, events)),
     ];
     const [out] = await this.d.store.txn(ops, this.d.txnOptions?.());
-    return out as AgentSession;
+    return out;
   }
 }

@@ -42,10 +42,10 @@ export function setup(mgr: Manager, d: SchedulerSetupDeps): SchedulerReconciler 
     txnOptions: d.txnOptions,
     noNodesGraceMs: d.noNodesGraceMs,
   });
-  const allWaiting = () => (sessions.list() as AgentSession[]).filter(waiting).map(queueKey);
+  const allWaiting = () => sessions.list().filter(waiting).map(queueKey);
   mgr
     .controller('scheduler', { workers: 1 })
-    .watches('AgentSession', (s, type) => (type !== 'DELETED' && waiting(s as AgentSession) ? [queueKey(s)] : []))
+    .watches('AgentSession', (s, type) => (type !== 'DELETED' && waiting(s) ? [queueKey(s)] : []))
     .watches('Node', allWaiting)
     .watches('Project', allWaiting)
     .every(RETRY_MS, allWaiting, { atStart: true })

@@ -10,7 +10,7 @@ import { frozenMark } from '../../api/freeze.js';
 import { currentPause } from '../../api/pause.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AgentSession, AgentSessionStatus, AgentSpec, Project, SessionPolicy } from '../../api/kinds.js';
+import type { AgentSession, AgentSessionStatus, AgentSpec } from '../../api/kinds.js';
 import { resolvePolicy } from '../../api/policy.js';
 import type { Resource } from '../../api/types.js';
 import { classifyScreen, type DetectionProfile, profileFor, type ScreenClass } from '../../agents/detection.js';
@@ -34,10 +34,10 @@ import { ACTIVE_PHASES, type Phase } from './machine.js';
 import { type AgentFacts, commandNotFound, gitKey, type Observed, type Problem, type Resolved } from './plan.js';
 
 export interface ObserverDeps {
-  sessions: Informer;
-  agents: Informer;
-  projects: Informer;
-  policies: Informer;
+  sessions: Informer<'AgentSession'>;
+  agents: Informer<'Agent'>;
+  projects: Informer<'Project'>;
+  policies: Informer<'SessionPolicy'>;
   tmux: Tmux;
   panes: PaneObserver;
   git: GitObserver;
@@ -81,7 +81,7 @@ export class SessionObserver implements SessionObservation {
   resolve(obj: AgentSession): Resolved {
     const spec = obj.spec ?? {};
     const ns = obj.metadata.namespace;
-    const policy = resolvePolicy(obj, this.d.policies.list() as SessionPolicy[]);
+    const policy = resolvePolicy(obj, this.d.policies.list());
     let agent = spec.agent;
     let problem: Problem | undefined;
     if (!agent && spec.agentRef) {
@@ -90,7 +90,7 @@ export class SessionObserver implements SessionObservation {
     }
     let workdir = spec.workdir;
     if (!workdir && spec.projectRef) {
-      const project = this.d.projects.get(ns, spec.projectRef) as Project | undefined;
+      const project = this.d.projects.get(ns, spec.projectRef);
       if (!project)
         problem ??= notFound('ProjectNotFound', `Project "${spec.projectRef}" not found in namespace ${ns}`);
       else if (project.spec?.blocked) problem ??= notFound('ProjectBlocked', `Project "${spec.projectRef}" is blocked`);
@@ -248,10 +248,10 @@ export class SessionObserver implements SessionObservation {
     if (resolved.policy?.spec?.maxConcurrentSessions === undefined) return { activeUnderPolicy: 0, ...facts };
     // Sessions under the same policy that run, or that this process admitted and whose
     // Starting status may not have reached the cache yet.
-    const policies = this.d.policies.list() as SessionPolicy[];
+    const policies = this.d.policies.list();
     const policyName = resolved.policy?.metadata.name;
     let active = 0;
-    for (const o of this.d.sessions.list(obj.metadata.namespace) as AgentSession[]) {
+    for (const o of this.d.sessions.list(obj.metadata.namespace)) {
       const k = `${o.metadata.namespace}/${o.metadata.name}`;
       if (k === key || !(ACTIVE_PHASES.has(o.status?.phase as Phase) || reserved.has(k))) continue;
       if (freesSlot(o.status)) continue; // paused for a rate limit with rateLimit.holdSlot false
@@ -267,16 +267,14 @@ export class SessionObserver implements SessionObservation {
   freezeMark(obj: AgentSession): string | undefined {
     const own = frozenMark(obj);
     if (own) return `${own} (session)`;
-    const project = obj.spec?.projectRef
-      ? (this.d.projects.get(obj.metadata.namespace, obj.spec.projectRef) as Project | undefined)
-      : undefined;
+    const project = obj.spec?.projectRef ? this.d.projects.get(obj.metadata.namespace, obj.spec.projectRef) : undefined;
     const mark = frozenMark(project);
     return mark ? `${mark} (project ${project!.metadata.name})` : undefined;
   }
 
   projectPath(obj: AgentSession): string | undefined {
     if (!obj.spec?.projectRef) return undefined;
-    return (this.d.projects.get(obj.metadata.namespace, obj.spec.projectRef) as Project | undefined)?.spec?.path;
+    return this.d.projects.get(obj.metadata.namespace, obj.spec.projectRef)?.spec?.path;
   }
 
   forget(key: string, workspace?: string): void {

@@ -73,7 +73,7 @@ export class SessionReconciler implements Reconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    let obj = (await this.d.store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
+    let obj = await this.d.store.get({ kind: 'AgentSession', namespace, name });
     if (!obj || (this.d.node !== undefined && !boundTo(obj, this.d.node))) {
       this.reservations.delete(key);
       return;

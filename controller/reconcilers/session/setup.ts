@@ -14,7 +14,6 @@
  * --once also waits for deliveries in flight. A failing reconcile shows on the object
  * (Reconciled=False and a Warning Event).
  */
-import type { Evaluation } from '../../api/evaluation.js';
 import type { AgentSession } from '../../api/kinds.js';
 import { resumeNotes } from '../../api/resume.js';
 import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
@@ -66,7 +65,7 @@ const isActive = (o: Resource) => {
  * namespace for each Pending session applied — O(N²), an event loop blocked ~18 s by 1000 at once.
  */
 export function mayFreeSlot(o: Resource): boolean {
-  const s = o.status as AgentSession['status'];
+  const s = o.status;
   if (isActive(o)) return freesSlot(s); // a paused run that gave its slot up (pause.ts)
   return !((s?.phase ?? 'Pending') === 'Pending' && !s?.run);
 }
@@ -107,7 +106,7 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
     node: d.node,
     watch: (k, files) => d.feedFiles.watch(k, files),
     // The judge's notes on the last run go into the next run's prompt.
-    resumeNotes: (s: AgentSession) => resumeNotes(s, evaluations.list(s.metadata.namespace ?? '') as Evaluation[]),
+    resumeNotes: (s: AgentSession) => resumeNotes(s, evaluations.list(s.metadata.namespace ?? '')),
   });
 
   const all = (ns?: string) => sessions.list(ns).map(queueKey);

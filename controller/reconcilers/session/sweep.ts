@@ -92,7 +92,7 @@ export async function sweepStaleRuns(d: SweepDeps): Promise<number> {
   const ours = snap.panes.filter((p) => p.uid);
   if (!ours.length) return 0;
   const { items } = await d.store.list('AgentSession');
-  const byUid = new Map(items.map((s) => [s.metadata.uid, s as AgentSession]));
+  const byUid = new Map(items.map((s) => [s.metadata.uid, s]));
   const killed = new Set<string>();
   for (const pane of ours) {
     if (killed.has(pane.session)) continue;

@@ -17,8 +17,8 @@ import {
   validateDetection,
   type ScreenClass,
 } from '../../../controller/agents/detection.js';
-import { registry } from '../../../controller/api/crds.js';
-import { readManifests } from '../../../controller/api/manifest.js';
+import { registry } from '../../../controller/config/crds.js';
+import { readManifests } from '../../../controller/config/manifest.js';
 import { prepareManifests } from '../../../controller/client/apply.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');

@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig, readConfig } from '../../../controller/api/config.js';
-import { deleteContext, setContext, useContext, writeConfigFile } from '../../../controller/api/config-edit.js';
-import { describeChoice, usesEmbeddedDefault } from '../../../controller/api/config-location.js';
-import { parseStoreUrl, resolveStore } from '../../../controller/api/config-resolve.js';
+import { ConfigError, parseConfig, readConfig } from '../../../controller/config/config.js';
+import { deleteContext, setContext, useContext, writeConfigFile } from '../../../controller/config/config-edit.js';
+import { describeChoice, usesEmbeddedDefault } from '../../../controller/config/config-location.js';
+import { parseStoreUrl, resolveStore } from '../../../controller/config/config-resolve.js';
 
 const GOOD = `# where my stores are
 apiVersion: orchctl.io/v1alpha1

@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { registry } from '../../../controller/api/crds.js';
-import { readManifests, type ManifestError } from '../../../controller/api/manifest.js';
+import { registry } from '../../../controller/config/crds.js';
+import { readManifests, type ManifestError } from '../../../controller/config/manifest.js';
 import { prepareManifests, ValidationFailed } from '../../../controller/client/apply.js';
 import { validateObject } from '../../../controller/api/validate.js';
 import type { Resource } from '../../../controller/api/types.js';

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { buildLaunch, LAUNCH_SCRIPT, LAUNCH_SCRIPT_STDIN } from '../../../controller/agents/launch.js';
-import { packageRoot } from '../../../controller/api/paths.js';
+import { packageRoot } from '../../../controller/config/paths.js';
 import { fuseFor } from '../../../controller/app/node-agent.js';
 import { type Fuse, fuseFiles, startWatchdog, WATCHDOG_NAME } from '../../../controller/app/watchdog.js';
 import { Tmux } from '../../../controller/observers/tmux.js';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { registry } from '../../../controller/api/crds.js';
+import { registry } from '../../../controller/config/crds.js';
 import type { Resource } from '../../../controller/api/types.js';
 import type { Context } from '../../../controller/cli/context.js';
 import { CAS_ATTEMPTS, resolveTargets, updateWithRetry } from '../../../controller/cli/targets.js';

@@ -5,7 +5,7 @@
  * a Decision is refused whatever it holds, pointing at `orchctl approve|reject decision`.
  */
 import { describe, expect, it } from 'vitest';
-import { registry } from '../../../controller/api/crds.js';
+import { registry } from '../../../controller/config/crds.js';
 import type { Resource } from '../../../controller/api/types.js';
 import { formatPath, validateObject } from '../../../controller/api/validate.js';
 import { admissionErrors } from '../../../controller/client/admission.js';

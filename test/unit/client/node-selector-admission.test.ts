@@ -1,6 +1,6 @@
 /** spec.nodeName and spec.nodeSelector of AgentSessions and Projects: the CRD's bounds, then the label rules. */
 import { describe, expect, it } from 'vitest';
-import { registry } from '../../../controller/api/crds.js';
+import { registry } from '../../../controller/config/crds.js';
 import type { Resource } from '../../../controller/api/types.js';
 import { formatPath, validateObject } from '../../../controller/api/validate.js';
 import { admissionErrors } from '../../../controller/client/admission.js';

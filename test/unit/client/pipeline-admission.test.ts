@@ -5,7 +5,7 @@
  * the AgentSession it will become, its errors pointed at the template's field.
  */
 import { describe, expect, it } from 'vitest';
-import { registry } from '../../../controller/api/crds.js';
+import { registry } from '../../../controller/config/crds.js';
 import type { Resource } from '../../../controller/api/types.js';
 import { formatPath, validateObject } from '../../../controller/api/validate.js';
 import { admissionErrors } from '../../../controller/client/admission.js';

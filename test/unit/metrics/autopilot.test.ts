@@ -85,7 +85,7 @@ describe('autopilot event metrics', () => {
 describe('autopilot and project gauges from the objects', () => {
   let dir: string;
   let store: SqliteStore;
-  let informers: Record<'autopilots' | 'decisions' | 'projects', Informer>;
+  let informers: { autopilots: Informer<'Autopilot'>; decisions: Informer<'Decision'>; projects: Informer<'Project'> };
   let m: ControllerMetrics;
 
   beforeEach(async () => {

@@ -73,7 +73,7 @@ describe('notifier event metrics', () => {
 describe('channel metrics from NotificationChannel status', () => {
   let dir: string;
   let store: SqliteStore;
-  let channels: Informer;
+  let channels: Informer<'NotificationChannel'>;
   let m: ControllerMetrics;
 
   beforeEach(async () => {

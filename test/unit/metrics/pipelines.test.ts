@@ -18,7 +18,7 @@ import { until } from '../../support/until.js';
 describe('pipeline gauges', () => {
   let dir: string;
   let store: SqliteStore;
-  let pipelines: Informer;
+  let pipelines: Informer<'Pipeline'>;
   let m: ControllerMetrics;
 
   beforeEach(async () => {

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../controller/api/config.js';
+import { ConfigError } from '../../../controller/config/config.js';
 import type { Resource } from '../../../controller/api/types.js';
 import { DeferredStore } from '../../../controller/store/deferred.js';
 import { EtcdStore } from '../../../controller/store/etcd.js';

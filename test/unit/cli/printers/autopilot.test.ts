@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Autopilot, Decision, DecisionPhase, Guardrail } from '../../../../controller/api/autopilot.js';
-import { registry } from '../../../../controller/api/crds.js';
+import { registry } from '../../../../controller/config/crds.js';
 import type { EventObject } from '../../../../controller/client/events.js';
 import { header, rows } from '../../../../controller/cli/printers/columns.js';
 import {

@@ -1,6 +1,6 @@
 /** `get nodes` (narrow and wide) and `describe node` with the real CRD, to the character. */
 import { describe, expect, it } from 'vitest';
-import { registry } from '../../../../controller/api/crds.js';
+import { registry } from '../../../../controller/config/crds.js';
 import type { Node } from '../../../../controller/api/node.js';
 import type { AgentSession } from '../../../../controller/api/session.js';
 import { header, rows } from '../../../../controller/cli/printers/columns.js';

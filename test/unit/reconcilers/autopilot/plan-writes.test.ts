@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AutopilotSpec } from '../../../../controller/api/autopilot.js';
-import { registry } from '../../../../controller/api/crds.js';
+import { registry } from '../../../../controller/config/crds.js';
 import type { Evaluation } from '../../../../controller/api/evaluation.js';
 import type { Project } from '../../../../controller/api/project.js';
 import type { Fresh } from '../../../../controller/reconcilers/autopilot/execute.js';

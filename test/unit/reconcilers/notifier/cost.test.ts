@@ -8,7 +8,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Notification } from '../../../../controller/api/outbox.js';
 import { API_VERSION, type Resource } from '../../../../controller/api/types.js';
 import { EventRecorder } from '../../../../controller/client/events.js';
 import { DeliveryReconciler } from '../../../../controller/reconcilers/notifier/delivery.js';
@@ -22,7 +21,8 @@ const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 let dir: string;
 let store: SqliteStore;
 let http: ScriptedServer;
-let informers: Record<string, Informer>;
+type NotifierKind = 'NotificationPolicy' | 'NotificationChannel' | 'Notification' | 'Event' | 'Silence';
+let informers: { [K in NotifierKind]: Informer<K> };
 let calls: Record<string, number>;
 
 /** The store with every call counted by method. */
@@ -50,11 +50,14 @@ afterAll(() => http.close());
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-notifier-cost-'));
   store = new SqliteStore(path.join(dir, 'state.db'), { pollIntervalMs: 10 });
-  informers = {};
-  for (const k of ['NotificationPolicy', 'NotificationChannel', 'Notification', 'Event', 'Silence']) {
-    informers[k] = new Informer(store, k);
-    await informers[k].start();
-  }
+  informers = {
+    NotificationPolicy: new Informer(store, 'NotificationPolicy'),
+    NotificationChannel: new Informer(store, 'NotificationChannel'),
+    Notification: new Informer(store, 'Notification'),
+    Event: new Informer(store, 'Event'),
+    Silence: new Informer(store, 'Silence'),
+  };
+  for (const i of Object.values(informers)) await i.start();
   await store.create({
     apiVersion: API_VERSION,
     kind: 'NotificationChannel',
@@ -119,7 +122,7 @@ describe('the notifier’s store cost', () => {
     await settle();
     await router().reconcile('default/default');
     await settle();
-    const [n] = informers.Notification.list('default') as Notification[];
+    const [n] = informers.Notification.list('default');
     const delivery = new DeliveryReconciler({
       store: counted(store),
       notifications: informers.Notification,

@@ -20,7 +20,7 @@ let clock: number;
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 
 /** What the informers would hold, read from the store now. */
-async function cache(kind: string) {
+async function cache<K extends string>(kind: K) {
   const { items } = await store.list(kind);
   return {
     get: (ns: string | undefined, name: string) =>

@@ -19,8 +19,8 @@ import {
   locationOf,
   readConfig,
 } from './config.js';
-import { isGoDuration, parseDuration } from './duration.js';
-import { formatPath } from './validate.js';
+import { isGoDuration, parseDuration } from '../api/duration.js';
+import { formatPath } from '../api/validate.js';
 
 export function resolveStore(c: StoreChoice): StoreTarget {
   const env = c.env ?? process.env;

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML, { isMap, isNode, isScalar, isSeq, LineCounter, type Document, type Node, type Pair } from 'yaml';
-import { formatPath, type FieldError, type PathPart } from './validate.js';
+import { formatPath, type FieldError, type PathPart } from '../api/validate.js';
 
 export const MANIFEST_EXTENSIONS = ['.yaml', '.yml', '.json'];
 

@@ -4,15 +4,15 @@
  * Like a kubeconfig, minus secrets: TLS keys are file paths. Validated with a JSON Schema (ajv, as
  * manifests are) plus the rules a schema cannot say; every error names file:line:column and field.
  */
-import { plaintextRefusal } from './endpoint.js';
+import { plaintextRefusal } from '../api/endpoint.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Document } from 'yaml';
 import type { StoreLocation } from './config-location.js';
-import { parseDuration } from './duration.js';
+import { parseDuration } from '../api/duration.js';
 import { locateError, type ManifestDoc, type ManifestError, parseManifestText } from './manifest.js';
-import { checkDns1123Subdomain } from './names.js';
-import { type FieldError, formatPath, type PathPart, validateAgainstSchema } from './validate.js';
+import { checkDns1123Subdomain } from '../api/names.js';
+import { type FieldError, formatPath, type PathPart, validateAgainstSchema } from '../api/validate.js';
 
 export const CONFIG_API_VERSION = 'orchctl.io/v1alpha1';
 export const CONFIG_KIND = 'Config';

@@ -1,0 +1,43 @@
+/**
+ * The CRDs of crds/ read from disk (or from dist/crds.json, the build's copy) into the registry of
+ * kinds api/crds.ts makes from them.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { type CrdDocument, type KindInfo, kindInfoFromCrd, makeRegistry, type Registry } from '../api/crds.js';
+import { yaml } from '../api/lazy.js';
+import { packageRoot } from './paths.js';
+
+export function loadCrdsFrom(dir: string): KindInfo[] {
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort();
+  const compiled = compiledCrds(dir, files);
+  if (compiled) return compiled.map(({ file, crd }) => kindInfoFromCrd(crd, file));
+  return files.map((f) => kindInfoFromCrd(yaml().parse(fs.readFileSync(path.join(dir, f), 'utf8')), f));
+}
+
+/**
+ * dist/crds.json, written by the build from crds/*.yaml (scripts/compile-crds.mjs), when it is
+ * at least as new as every CRD file; parsing YAML was most of a cold `orchctl get`.
+ */
+function compiledCrds(dir: string, files: string[]): { file: string; crd: CrdDocument }[] | undefined {
+  const json = path.join(path.dirname(dir), 'dist', 'crds.json');
+  try {
+    const built = fs.statSync(json).mtimeMs;
+    if (files.some((f) => fs.statSync(path.join(dir, f)).mtimeMs > built)) return undefined;
+    const list = JSON.parse(fs.readFileSync(json, 'utf8')) as { file: string; crd: CrdDocument }[];
+    return list.length === files.length && list.every((x, i) => x.file === files[i]) ? list : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+let cached: Registry | undefined;
+
+/** The registry of built-in kinds, loaded once per process from crds/. */
+export function registry(): Registry {
+  cached ??= makeRegistry(loadCrdsFrom(path.join(packageRoot(), 'crds')));
+  return cached;
+}
