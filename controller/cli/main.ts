@@ -157,7 +157,7 @@ export function buildProgram(): Command {
       'the controller lease, 3s to 60s (default 4s): a standby takes over this long after a hang',
     )
     .option('--manifests <dir>', 'also apply this directory (recursively) now and on every change')
-    .option('--workers <n>', 'concurrent session reconciles', '4')
+    .option('--workers <n>', 'concurrent session reconciles', '16')
     .option('--resync <duration>', 'period of the full resync', '30s')
     .option('--observe-interval <duration>', 'how often a running session is observed', '5s')
     .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
@@ -184,7 +184,7 @@ export function buildProgram(): Command {
     .option('--label <key=value>', 'a label of the Node (repeatable); nodeSelectors match these', collect, [])
     .option('--max-sessions <n>', 'at most this many sessions bound here (spec.maxSessions)')
     .option('--once', 'run one full pass and exit')
-    .option('--workers <n>', 'concurrent session reconciles', '4')
+    .option('--workers <n>', 'concurrent session reconciles', '16')
     .option('--resync <duration>', 'period of the full resync', '30s')
     .option('--observe-interval <duration>', 'how often a running session is observed', '5s')
     .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
