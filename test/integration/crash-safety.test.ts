@@ -157,7 +157,7 @@ it('tmux server killed: each session ends (Killed, TmuxSessionLost), processes d
   expect(lost?.type).toBe('Warning');
 });
 
-it('kill -9 just after a list of launches went to tmux: all Running once, no duplicate, all accounted for', async () => {
+it('kill -9 just after a list of launches went to tmux: all Running once, no duplicate, all accounted', async () => {
   await h.apply(
     names.map((n) =>
       shellSession(n, 'exec sleep 300', h.repo, {
