@@ -50,12 +50,15 @@ export function commandList(commands: string[][]): string[] {
 }
 
 const argvBytes = (args: string[]) => args.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0);
+/** A launch's share of a list: its commands and the `;` before them. */
+const ownBytes = (r: LaunchRequest) => argvBytes(commandList(r.commands)) + 2;
 
 export class LaunchBatcher {
   private readonly queue: Pending[] = [];
   private running = false;
   /** Lists run and launches in them, for the cost tests and benchmarks. */
   readonly stats = { lists: 0, launches: 0, retriedAlone: 0 };
+  private readonly setupBytes: number;
 
   /**
    * @param setup the commands every list starts with (server options and hooks: idempotent)
@@ -65,18 +68,19 @@ export class LaunchBatcher {
     private readonly runner: BatchRunner,
     private readonly setup: string[][],
     private readonly maxBytes: number,
-  ) {}
+  ) {
+    this.setupBytes = argvBytes(commandList(setup));
+  }
 
   /** Bytes of a list holding only this launch: more than `maxBytes` cannot be launched at all. */
   aloneBytes(r: LaunchRequest): number {
-    return argvBytes(commandList([...this.setup, ...r.commands]));
+    return this.setupBytes + ownBytes(r);
   }
 
   /** Resolves once the session is created and tagged; rejects with this launch's own tmux error. */
   launch(r: LaunchRequest): Promise<void> {
     return new Promise((resolve, reject) => {
-      const bytes = argvBytes(commandList(r.commands)) + 2;
-      this.queue.push({ ...r, bytes, done: (err) => (err ? reject(err) : resolve()) });
+      this.queue.push({ ...r, bytes: ownBytes(r), done: (err) => (err ? reject(err) : resolve()) });
       if (!this.running) void this.drain();
     });
   }
@@ -94,7 +98,7 @@ export class LaunchBatcher {
 
   /** As many queued launches, oldest first, as fit in one list (at least one). */
   private take(): Pending[] {
-    let bytes = argvBytes(commandList(this.setup));
+    let bytes = this.setupBytes;
     let n = 0;
     while (n < this.queue.length && (n === 0 || bytes + this.queue[n].bytes <= this.maxBytes)) {
       bytes += this.queue[n].bytes;
