@@ -279,7 +279,7 @@ export class ControllerApp {
       versions: { node: process.version, tmux: tmuxVersion, git: gitVersion, orchctl: o.version },
       startTime: new Date().toISOString(),
       gcOrphans: !!o.gcOrphans,
-      workers: o.workers ?? 4,
+      workers: o.workers ?? 16,
       resyncMs: o.resyncMs ?? 30_000,
       observeEveryMs: o.observeEveryMs ?? 5000,
       audit: new AuditLog(this.home),

@@ -20,6 +20,7 @@
  */
 import { execa, type ResultPromise } from 'execa';
 import { BASE_ENV, pickEnv } from '../api/environment.js';
+import { LaunchBatcher } from './launch-batch.js';
 
 export const UID_OPTION = '@orchctl-uid';
 export const KEY_OPTION = '@orchctl-key';
@@ -100,6 +101,15 @@ export class Tmux {
   private readonly env = tmuxClientEnv();
   /** Cutting back the global environment of a server that was already running; every launch waits for it. */
   private scrubbed?: Promise<void>;
+  /** Launches gathered into shared tmux processes; `launches.stats` counts them. */
+  readonly launches = new LaunchBatcher(
+    {
+      run: async (args) => void (await this.run(args)),
+      sessionKeys: () => this.sessionKeys(),
+    },
+    SERVER_SETUP,
+    MAX_COMMAND_BYTES,
+  );
 
   constructor(
     readonly socket: string,
@@ -166,103 +176,36 @@ export class Tmux {
   }
 
   /**
-   * Creates a detached session running `argv`, tagged with the owner's uid. One tmux
-   * invocation: server options, the session, its tags and output piping happen together, so
-   * even an agent that exits at once leaves its exit status behind.
+   * Creates a detached session running `argv`, tagged with the owner's uid. One tmux command list:
+   * server options, the session, its tags and output piping happen together, so even an agent that
+   * exits at once leaves its exit status behind. Launches asked for together share one tmux
+   * process (launch-batch.ts); each still resolves or fails on its own.
    */
   async launch(spec: LaunchSpec, outputLog?: string): Promise<void> {
     if (spec.argv.length < 2)
       throw new TmuxError('launch needs at least two argv elements so tmux executes them without a shell');
-    await this.scrubEnvironment();
-    const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    const target = `=${spec.session}:`; // the trailing ':' makes it an exact session match for any target type
-    const args = [
-      '-f',
-      '/dev/null',
-      'start-server',
-      ';',
-      'set-option',
-      '-g',
-      'remain-on-exit',
-      'on',
-      ';',
-      'set-option',
-      '-g',
-      'history-limit',
-      '5000',
-      ';',
-      'set-option',
-      '-g',
-      'exit-empty',
-      'off',
-      ';',
-      'set-hook',
-      '-g',
-      'pane-died',
-      `wait-for -S ${DIED_CHANNEL}`,
-      ';',
-      'set-hook',
-      '-g',
-      'session-closed',
-      `wait-for -S ${DIED_CHANNEL}`,
-      ';',
-      // -c is expanded as a tmux format: '#' must be doubled to stay literal.
-      'new-session',
-      '-d',
-      '-s',
-      spec.session,
-      '-c',
-      spec.cwd.replace(/#/g, '##'),
-      '-x',
-      String(spec.width ?? 200),
-      '-y',
-      String(spec.height ?? 50),
-      ...envArgs,
-      '--',
-      ...spec.argv,
-      ';',
-      'set-option',
-      '-t',
-      target,
-      UID_OPTION,
-      spec.tags.uid,
-      ';',
-      'set-option',
-      '-t',
-      target,
-      KEY_OPTION,
-      spec.tags.key,
-      ...(spec.tags.store ? [';', 'set-option', '-t', target, STORE_OPTION, spec.tags.store] : []),
-      ...(spec.tags.epoch !== undefined
-        ? [';', 'set-option', '-t', target, EPOCH_OPTION, String(spec.tags.epoch)]
-        : []),
-    ];
-    const bytes = args.reduce((n, a) => n + Buffer.byteLength(a) + 1, 0);
+    const request = { session: spec.session, key: spec.tags.key, commands: sessionCommands(spec, outputLog) };
+    const bytes = this.launches.aloneBytes(request);
     if (bytes > MAX_COMMAND_BYTES)
       throw new TmuxError(
         `tmux new-session: the launch command is ${bytes} bytes, more than tmux accepts (about 16 KB); ` +
           "the agent's command, args and (with promptDelivery argument) the prompt are part of it — " +
           'use paste or stdin delivery for long prompts',
       );
-    if (outputLog) {
-      // pipe-pane runs its command through sh. The command is a constant; the path is a session
-      // option that tmux itself quotes for the shell (#{q:...}), so no data becomes code.
-      args.push(
-        ';',
-        'set-option',
-        '-t',
-        target,
-        LOG_OPTION,
-        outputLog,
-        ';',
-        'pipe-pane',
-        '-o',
-        '-t',
-        target,
-        `exec cat >> #{q:${LOG_OPTION}}`,
-      );
+    await this.scrubEnvironment();
+    await this.launches.launch(request);
+  }
+
+  /** Every session on the server with its `@orchctl-key` ('' for none); empty when no server runs. */
+  private async sessionKeys(): Promise<Map<string, string>> {
+    const r = await this.run(['list-sessions', '-F', `#{session_name}\x1f#{${KEY_OPTION}}`], { reject: false });
+    const keys = new Map<string, string>();
+    if (r.exitCode !== 0) return keys;
+    for (const line of r.stdout.split('\n')) {
+      const [name, key] = line.split('\x1f');
+      if (name) keys.set(name, key ?? '');
     }
-    await this.run(args);
+    return keys;
   }
 
   /**
@@ -377,6 +320,45 @@ export class Tmux {
       extendEnv: false,
     });
   }
+}
+
+/** What every launch list starts with: the server, its options and hooks (all idempotent). */
+const SERVER_SETUP: string[][] = [
+  ['-f', '/dev/null', 'start-server'],
+  ['set-option', '-g', 'remain-on-exit', 'on'],
+  ['set-option', '-g', 'history-limit', '5000'],
+  ['set-option', '-g', 'exit-empty', 'off'],
+  ['set-hook', '-g', 'pane-died', `wait-for -S ${DIED_CHANNEL}`],
+  ['set-hook', '-g', 'session-closed', `wait-for -S ${DIED_CHANNEL}`],
+];
+
+/**
+ * One session's commands: the session, its tags, its output pipe, and its key tag last — a session
+ * that carries its key was launched whole (launch-batch.ts).
+ */
+function sessionCommands(spec: LaunchSpec, outputLog?: string): string[][] {
+  const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+  const target = `=${spec.session}:`; // the trailing ':' makes it an exact session match for any target type
+  const tag = (option: string, value: string) => ['set-option', '-t', target, option, value];
+  const width = String(spec.width ?? 200);
+  const height = String(spec.height ?? 50);
+  return [
+    // -c is expanded as a tmux format: '#' must be doubled to stay literal.
+    ['new-session', '-d', '-s', spec.session, '-c', spec.cwd.replace(/#/g, '##'), '-x', width, '-y', height].concat(
+      envArgs,
+      ['--'],
+      spec.argv,
+    ),
+    tag(UID_OPTION, spec.tags.uid),
+    ...(spec.tags.store ? [tag(STORE_OPTION, spec.tags.store)] : []),
+    ...(spec.tags.epoch !== undefined ? [tag(EPOCH_OPTION, String(spec.tags.epoch))] : []),
+    // pipe-pane runs its command through sh. The command is a constant; the path is a session
+    // option that tmux itself quotes for the shell (#{q:...}), so no data becomes code.
+    ...(outputLog
+      ? [tag(LOG_OPTION, outputLog), ['pipe-pane', '-o', '-t', target, `exec cat >> #{q:${LOG_OPTION}}`]]
+      : []),
+    tag(KEY_OPTION, spec.tags.key),
+  ];
 }
 
 /** tmux session names may not contain '.' or ':'; ours are built only from validated names and a uid. */

@@ -26,6 +26,8 @@ export const FAILPOINTS = [
   'session-before-status',
   /** A session pass's status (and its Events) written. */
   'session-after-status',
+  /** A tmux client started with a list of launches (their runs recorded), its outcome not yet read. */
+  'tmux-launch-list-sent',
 ] as const;
 export type Failpoint = (typeof FAILPOINTS)[number];
 

@@ -160,6 +160,41 @@ it('tmux server killed: each session ends (Killed, TmuxSessionLost), processes d
   // and with the controller's log, not as a bare test timeout part-way through another step's wait.
 }, 150_000);
 
+it('kill -9 just after a list of launches went to tmux: all Running once, no duplicate, all accounted', async () => {
+  await h.apply(
+    names.map((n) =>
+      shellSession(n, 'exec sleep 300', h.repo, {
+        restartPolicy: 'OnFailure',
+        restartBackoff: { initialDelay: '500ms' },
+      }),
+    ),
+  );
+  // The controller kills itself as the first tmux client holding launches is started (failpoints.ts).
+  h.env.ORCHCTL_FAILPOINTS = 'tmux-launch-list-sent';
+  const killed = await h.start();
+  expect(killed.signal).toBe('SIGKILL');
+  delete h.env.ORCHCTL_FAILPOINTS;
+  h.start();
+  // Sessions of the list sent are adopted; runs recorded but never sent end after the launch grace
+  // (30 s) and start again under their restart policy.
+  const all = await h.waitFor(
+    '20 Running',
+    async () => {
+      const xs = await allSessions();
+      return xs.every((s) => phaseOf(s) === 'Running') && xs;
+    },
+    90_000,
+  );
+  const { execa } = await import('execa');
+  const listed = await execa('tmux', ['-L', h.socket, 'list-sessions', '-F', '#{@orchctl-uid} #{@orchctl-key}']);
+  const tagged = String(listed.stdout).split('\n').filter(Boolean);
+  // Exactly one tmux session per object, each tagged with its object's uid and current run.
+  expect(tagged.sort()).toEqual(
+    all.map((s) => `${s!.metadata.uid} default/${s!.metadata.name}#${s!.status!.run}`).sort(),
+  );
+  expect((await h.tmuxSessions()).every((t) => !t.dead)).toBe(true);
+}, 150_000);
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -19,7 +19,7 @@ export function register(program: Command): void {
       'the controller lease, 3s to 60s (default 4s): a standby takes over this long after a hang',
     )
     .option('--manifests <dir>', 'also apply this directory (recursively) now and on every change')
-    .option('--workers <n>', 'concurrent session reconciles', '4')
+    .option('--workers <n>', 'concurrent session reconciles', '16')
     .option('--resync <duration>', 'period of the full resync', '30s')
     .option('--observe-interval <duration>', 'how often a running session is observed', '5s')
     .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')

@@ -14,7 +14,7 @@ export function register(program: Command): void {
     .option('--label <key=value>', 'a label of the Node (repeatable); nodeSelectors match these', collect, [])
     .option('--max-sessions <n>', 'at most this many sessions bound here (spec.maxSessions)')
     .option('--once', 'run one full pass and exit')
-    .option('--workers <n>', 'concurrent session reconciles', '4')
+    .option('--workers <n>', 'concurrent session reconciles', '16')
     .option('--resync <duration>', 'period of the full resync', '30s')
     .option('--observe-interval <duration>', 'how often a running session is observed', '5s')
     .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
