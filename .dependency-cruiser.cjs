@@ -1,5 +1,5 @@
 // Layering of controller/ (docs/architecture.md), checked by `npm run lint`:
-//   api <- store <- {runtime, observers, agents, llm, notify, client} <- reconcilers <- {metrics, cli} <- app
+//   api <- store <- {runtime, observers, agents, llm, notify, client} <- reconcilers <- {metrics, console, cli} <- app
 // A folder may import its own layer's folders and any layer below, never one above.
 
 // Fail loudly when swc is missing: depcruise would quietly fall back to acorn's loose parser, which
@@ -57,9 +57,17 @@ module.exports = {
         'than the layer order), nor cli/ or app/, which start it.',
     ),
     onlyImports(
+      'console-imports-only-shared-pieces',
+      'console',
+      `console|cli/printers|${MID}|store|api`,
+      'controller/console/ (the web console) acts through the shared functions of client/ (the same operations as ' +
+        'the CLI commands) and renders with the printers of cli/printers/; it imports no reconciler, no other CLI ' +
+        'module and not app/.',
+    ),
+    onlyImports(
       'cli-imports-nothing-from-reconcilers',
       'cli',
-      `cli|app|metrics|${MID}|store|api`,
+      `cli|console|app|metrics|${MID}|store|api`,
       'controller/cli/ must not import reconcilers/ (stricter than the layer order): it starts them through ' +
         'the composition root in app/, and the types it shares with them live in api/.',
     ),
@@ -67,11 +75,11 @@ module.exports = {
       name: 'controller-folder-has-a-layer',
       comment:
         'Every module under controller/ lives in a layer folder (api, store, runtime, observers, agents, llm, ' +
-        'notify, client, reconcilers, metrics, cli, app). A new folder needs its layer in .dependency-cruiser.cjs.',
+        'notify, client, reconcilers, metrics, console, cli, app). A new folder needs its layer in .dependency-cruiser.cjs.',
       severity: 'error',
       from: {
         path: '^controller/',
-        pathNot: `^controller/(api|store|${MID}|reconcilers|metrics|cli|app)/`,
+        pathNot: `^controller/(api|store|${MID}|reconcilers|metrics|console|cli|app)/`,
       },
       to: {},
     },

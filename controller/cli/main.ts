@@ -174,6 +174,18 @@ export function buildProgram(): Command {
     .action(async (opts, cmd) => (await import('./commands/controller.js')).controllerCommand(opts, globals(cmd)));
 
   program
+    .command('console')
+    .description('Serve the web console on 127.0.0.1 (docs/console.md): sessions live, decisions, actions')
+    .option('--port <port>', 'port to listen on (0: any free one)', '9470')
+    .option('--address <host>', 'address to listen on; beyond loopback only with --allow-remote and TLS', '127.0.0.1')
+    .option('--allow-remote', 'allow an address beyond loopback (needs --tls-cert and --tls-key)')
+    .option('--tls-cert <file>', 'TLS certificate (PEM)')
+    .option('--tls-key <file>', 'TLS private key (PEM; a path, never the key itself)')
+    .option('--print-url', 'print the URL that logs in (with the access token) instead of the bare address')
+    .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
+    .action(async (opts, cmd) => (await import('./commands/console.js')).consoleCommand(opts, globals(cmd)));
+
+  program
     .command('node')
     .description('Run a node agent: register this host as a Node and run the sessions bound to it (docs/multi-host.md)')
     .option('--name <name>', 'the Node name (default: as last run in this ORCHCTL_HOME, else the hostname)')
