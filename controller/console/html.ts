@@ -63,3 +63,6 @@ export function actionForm(action: string, csrf: string, button: string, fields 
     `<button type="submit">${esc(button)}</button></form>`
   );
 }
+
+/** `ns/name`, each part escaped for a URL path. */
+export const pathOf = (ns: string, name: string) => `${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;

@@ -5,7 +5,7 @@ import type { Decision } from '../api/autopilot.js';
 import { rows as tableRows, header } from '../cli/printers/columns.js';
 import { freezeAction, verdictAction } from './actions.js';
 import { boardRows, parseFilter, BOARD_COLUMNS } from './board.js';
-import { actionForm, esc, page, table } from './html.js';
+import { actionForm, esc, page, pathOf, table } from './html.js';
 import { MAX_STREAMS, sortSessions } from './hub.js';
 import type { Ctx } from './ctx.js';
 import { registerSessionPage } from './session-page.js';
@@ -70,7 +70,7 @@ function decisionsPage(ctx: Ctx, req: FastifyRequest): string {
   const head = ['NAMESPACE', ...header(kind, {}), 'ANSWER'];
   const cells = tableRows(kind, all, {});
   const body = all.map((d, i) => {
-    const base = `/decisions/${encodeURIComponent(d.metadata.namespace ?? 'default')}/${encodeURIComponent(d.metadata.name)}`;
+    const base = `/decisions/${pathOf(d.metadata.namespace ?? 'default', d.metadata.name)}`;
     const reason = '<input name="reason" placeholder="reason" aria-label="reason" maxlength="1000">';
     const answer = pending(d)
       ? d.spec?.approval
@@ -85,6 +85,7 @@ function decisionsPage(ctx: Ctx, req: FastifyRequest): string {
 
 export function registerPages(app: FastifyInstance, ctx: Ctx): void {
   app.get('/healthz', async () => 'ok\n');
+  app.get('/favicon.ico', async (_req, reply) => reply.code(204).send());
   app.get<{ Querystring: Record<string, string> }>('/', async (req, reply) =>
     reply.type('text/html').send(boardPage(ctx, req)),
   );

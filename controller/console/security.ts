@@ -29,7 +29,8 @@ export function securityHeaders(reply: FastifyReply, tls: boolean): void {
   reply.header('content-security-policy', CSP);
   reply.header('x-content-type-options', 'nosniff');
   reply.header('x-frame-options', 'DENY');
-  reply.header('referrer-policy', 'no-referrer');
+  // same-origin, not no-referrer: under no-referrer Chromium sends `Origin: null` with a form's POST.
+  reply.header('referrer-policy', 'same-origin');
   reply.header('cross-origin-opener-policy', 'same-origin');
   reply.header('cache-control', 'no-store');
   if (tls) reply.header('strict-transport-security', 'max-age=31536000');

@@ -39,7 +39,7 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
-const PUBLIC = /^\/(login|assets\/|healthz$)/;
+const PUBLIC = /^\/(login|assets\/|healthz$|favicon\.ico$)/;
 
 /** `hosts()`: the Host names answered to (known once listening), undefined for any. */
 function guard(app: FastifyInstance, logins: Logins, hosts: () => Set<string> | undefined, tls: boolean): void {

@@ -13,7 +13,7 @@ import { outputTail } from '../observers/output.js';
 import { readTail, runWorkspace } from '../observers/workspace.js';
 import { desiredAction, restartAction, sendAction } from './actions.js';
 import { boardRows } from './board.js';
-import { actionForm, esc, page } from './html.js';
+import { actionForm, esc, page, pathOf } from './html.js';
 import { done, flashOf } from './flash.js';
 import type { Ctx } from './ctx.js';
 
@@ -71,9 +71,9 @@ async function sessionPage(ctx: Ctx, req: FastifyRequest<NsName>): Promise<strin
       scripts: ['/assets/xterm.js'],
       styles: ['/assets/xterm.css'],
     },
-    `<dl class="summary" id="summary" data-stream="/stream/board?key=${encodeURIComponent(`${ns}/${name}`)}">${summary}</dl>` +
-      actions(base, csrf, s) +
-      `<h2>Terminal</h2><div id="terminal" data-stream="/stream/terminal/${encodeURIComponent(ns)}/${encodeURIComponent(name)}"></div>` +
+    `<dl class="summary" id="summary" data-stream="/stream/board?key=${esc(encodeURIComponent(`${ns}/${name}`))}">` +
+      `${summary}</dl>${actions(base, csrf, s)}` +
+      `<h2>Terminal</h2><div id="terminal" data-stream="/stream/terminal/${esc(pathOf(ns, name))}"></div>` +
       `<h2>Last output</h2><pre class="output">${esc(lastOutput(ctx, s))}</pre>` +
       `<h2>Status, conditions and Events</h2><pre class="describe">${esc(described)}</pre>`,
   );
