@@ -12,6 +12,7 @@ import { answerDecision, VERB, type Verdict } from '../client/decision-answer.js
 import { setDesiredState } from '../client/desired-state.js';
 import { EventRecorder } from '../client/events.js';
 import { type FreezeOptions, freezeTargets, mark } from '../client/freeze.js';
+import { resumePipeline } from '../client/pipeline-resume.js';
 import { restartSession } from '../client/restart.js';
 import { sendAsPerson } from '../client/send.js';
 import type { Outcome } from '../client/update.js';
@@ -129,4 +130,15 @@ export async function freezeAction(
   }).catch((e: Error) => ({ ok: false, message: e.message }));
   const what = o.all ? 'all' : o.selector !== undefined ? `-l ${o.selector}` : projects.join(',');
   return record(a, 'Freeze', { namespace, name: what }, verb, r);
+}
+
+export async function resumeAction(a: Actor, key: Key, message: string): Promise<ActionResult> {
+  const r = await guarded(async () =>
+    outcome(
+      await resumePipeline(a.store, key, message.trim() || undefined),
+      `pipeline.orchctl.io/${key.name}`,
+      'resume requested',
+    ),
+  ).catch((e: Error) => ({ ok: false, message: e.message }));
+  return record(a, 'Pipeline', key, 'resume', r);
 }

@@ -19,6 +19,8 @@ export interface PageOptions {
 const NAV = [
   ['/', 'Sessions'],
   ['/decisions', 'Decisions'],
+  ['/pipelines', 'Pipelines'],
+  ['/nodes', 'Nodes'],
 ];
 
 export function page(o: PageOptions, body: string): string {

@@ -9,6 +9,7 @@ import { actionForm, esc, page, pathOf, table } from './html.js';
 import { MAX_STREAMS, sortSessions } from './hub.js';
 import type { Ctx } from './ctx.js';
 import { registerSessionPage } from './session-page.js';
+import { registerLists } from './lists.js';
 import { done, flashOf } from './flash.js';
 
 type Body = Record<string, string | undefined>;
@@ -116,4 +117,5 @@ export function registerPages(app: FastifyInstance, ctx: Ctx): void {
       return done(ctx, req, reply, r, '/');
     });
   registerSessionPage(app, ctx);
+  registerLists(app, ctx);
 }

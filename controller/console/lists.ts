@@ -1,0 +1,59 @@
+/**
+ * The pages that list one kind as `orchctl get -o wide` does (the same printer columns): pipelines,
+ * with a Resume box on each blocked one, and nodes.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { registry } from '../api/crds.js';
+import type { Pipeline } from '../api/pipeline.js';
+import type { Resource } from '../api/types.js';
+import { header, rows } from '../cli/printers/columns.js';
+import { resumeAction } from './actions.js';
+import type { Ctx } from './ctx.js';
+import { done, flashOf } from './flash.js';
+import { actionForm, esc, page, pathOf, table } from './html.js';
+
+type NsName = { Params: { ns: string; name: string }; Body: Record<string, string | undefined> };
+
+const byName = (a: Resource, b: Resource) =>
+  `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name}`);
+
+/** A table of every object of `kind` (all namespaces), with an optional last cell of trusted HTML. */
+async function kindTable(ctx: Ctx, kind: string, extra?: (o: Resource) => string): Promise<string> {
+  const info = registry().resolve(kind);
+  const items = (await ctx.store.list(info.kind)).items.sort(byName);
+  const opts = { wide: true, allNamespaces: true };
+  const head = [...header(info, opts), ...(extra ? [''] : [])];
+  const cells = rows(info, items, opts);
+  const body = items.map((o, i) => [...cells[i], ...(extra ? [{ html: extra(o) }] : [])]);
+  return items.length ? table(head, body, `id="${esc(info.plural)}"`) : `<p>No ${esc(info.plural)}.</p>`;
+}
+
+const blocked = (p: Pipeline) => (p.status?.phases ?? []).some((x) => x.state === 'Blocked');
+
+async function pipelinesPage(ctx: Ctx, req: FastifyRequest): Promise<string> {
+  const csrf = ctx.login(req).csrf;
+  const resume = (o: Resource) => {
+    if (!blocked(o as Pipeline)) return '';
+    const box =
+      '<input name="message" placeholder="what to tell the blocked agent" aria-label="message" maxlength="4000">';
+    return actionForm(
+      `/pipelines/${pathOf(o.metadata.namespace ?? 'default', o.metadata.name)}/resume`,
+      csrf,
+      'Resume',
+      box,
+    );
+  };
+  return page({ title: 'Pipelines', csrf, flash: flashOf(ctx, req) }, await kindTable(ctx, 'pipeline', resume));
+}
+
+export function registerLists(app: FastifyInstance, ctx: Ctx): void {
+  app.get('/pipelines', async (req, reply) => reply.type('text/html').send(await pipelinesPage(ctx, req)));
+  app.post<NsName>('/pipelines/:ns/:name/resume', async (req, reply) => {
+    const key = { namespace: req.params.ns, name: req.params.name };
+    return done(ctx, req, reply, await resumeAction(ctx.actor(req), key, req.body?.message ?? ''), '/pipelines');
+  });
+  app.get('/nodes', async (req, reply) => {
+    const csrf = ctx.login(req).csrf;
+    return reply.type('text/html').send(page({ title: 'Nodes', csrf }, await kindTable(ctx, 'node')));
+  });
+}
