@@ -186,6 +186,7 @@ export function buildProgram(): Command {
     .option('--tls-cert <file>', 'TLS certificate (PEM)')
     .option('--tls-key <file>', 'TLS private key (PEM; a path, never the key itself)')
     .option('--print-url', 'print the URL that logs in (with the access token) instead of the bare address')
+    .option('--external-url <url>', 'the https:// URL of a reverse proxy in front: its Host and Origin are accepted')
     .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
     .action(async (opts, cmd) => (await import('./commands/console.js')).consoleCommand(opts, globals(cmd)));
 

@@ -36,11 +36,15 @@ export function securityHeaders(reply: FastifyReply, tls: boolean): void {
   if (tls) reply.header('strict-transport-security', 'max-age=31536000');
 }
 
-/** Why a state-changing request comes from another site, or undefined when it does not. */
-export function crossOrigin(req: FastifyRequest, tls: boolean): string | undefined {
+/**
+ * Why a state-changing request comes from another site, or undefined when it does not. `external`:
+ * the origin of --external-url (a TLS reverse proxy in front), which is the console's too.
+ */
+export function crossOrigin(req: FastifyRequest, tls: boolean, external?: string): string | undefined {
   const origin = req.headers.origin;
   const expected = `${tls ? 'https' : 'http'}://${req.headers.host ?? ''}`;
-  if (origin !== undefined) return origin === expected ? undefined : `Origin ${origin} is not ${expected}`;
+  if (origin !== undefined)
+    return origin === expected || origin === external ? undefined : `Origin ${origin} is not ${expected}`;
   const site = req.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return `Sec-Fetch-Site is ${site}`;
   return undefined;

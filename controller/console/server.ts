@@ -26,6 +26,8 @@ export interface ConsoleOptions {
   host: string;
   port: number;
   tmuxSocket: string;
+  /** The URL of a reverse proxy in front (https://console.example.org): its Host and Origin are accepted too. */
+  externalUrl?: string;
   /** PEM files: required to bind beyond loopback. */
   tls?: { cert: string; key: string };
   log: { info(m: string): void; warn(m: string): void };
@@ -42,7 +44,13 @@ export interface ConsoleServer {
 const PUBLIC = /^\/(login|assets\/|healthz$|favicon\.ico$)/;
 
 /** `hosts()`: the Host names answered to (known once listening), undefined for any. */
-function guard(app: FastifyInstance, logins: Logins, hosts: () => Set<string> | undefined, tls: boolean): void {
+function guard(
+  app: FastifyInstance,
+  logins: Logins,
+  hosts: () => Set<string> | undefined,
+  tls: boolean,
+  external?: URL,
+): void {
   app.addHook('onRequest', async (req, reply) => {
     securityHeaders(reply, tls);
     const known = hosts();
@@ -50,7 +58,7 @@ function guard(app: FastifyInstance, logins: Logins, hosts: () => Set<string> | 
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST')
       return reply.code(405).send('method not allowed\n');
     if (req.method === 'POST') {
-      const why = crossOrigin(req, tls);
+      const why = crossOrigin(req, tls, external?.origin);
       if (why) return reply.code(403).send(`cross-origin request refused: ${why}\n`);
     }
     if (PUBLIC.test(req.url) || loginOf(req, logins)) return;
@@ -104,6 +112,22 @@ function loginRoutes(app: FastifyInstance, logins: Logins, token: ConsoleToken, 
   });
 }
 
+/** --external-url, checked: https (or http to loopback), no path. */
+export function externalUrl(text: string | undefined): URL | undefined {
+  if (text === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    throw new Error(`--external-url "${text}" is not a URL`);
+  }
+  const loopback = /^(127\.\d+\.\d+\.\d+|\[::1\]|localhost)$/.test(u.hostname);
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback))
+    throw new Error(`--external-url "${text}" must be https:// (plain http:// only to loopback)`);
+  if (u.pathname !== '/' || u.search || u.hash) throw new Error(`--external-url "${text}" must have no path`);
+  return u;
+}
+
 /** Starts the console; resolves once it listens. */
 export async function startConsole(o: ConsoleOptions): Promise<ConsoleServer> {
   const remote = !loopbackHosts(o.host, 0);
@@ -122,7 +146,8 @@ export async function startConsole(o: ConsoleOptions): Promise<ConsoleServer> {
   const hub = new Hub(o.store, (m) => o.log.warn(`console: ${m}`));
   const terminals = new TerminalFeeds();
   const tmux = new Tmux(o.tmuxSocket);
-  guard(app, logins, () => hosts, !!tls);
+  const external = externalUrl(o.externalUrl);
+  guard(app, logins, () => hosts, !!tls, external);
   loginRoutes(app, logins, token, audit, !!tls);
   registerAssets(app);
   const ctx: Ctx = {
@@ -146,12 +171,13 @@ export async function startConsole(o: ConsoleOptions): Promise<ConsoleServer> {
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : o.port;
   hosts = loopbackHosts(o.host, port);
+  if (hosts && external) hosts.add(external.host);
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
   const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
   if (remote) o.log.warn(`the console listens beyond loopback on ${url}: anyone who can reach it can try the token`);
   return {
     url,
-    loginUrl: `${url}/login#token=${token.token}`,
+    loginUrl: `${external ? external.origin : url}/login#token=${token.token}`,
     close: async () => {
       hub.stop();
       terminals.stop();

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleAddress } from '../../controller/console/address.js';
 import { loadOrCreateToken } from '../../controller/console/auth.js';
-import { type ConsoleServer, startConsole } from '../../controller/console/server.js';
+import { type ConsoleServer, externalUrl, startConsole } from '../../controller/console/server.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { makeHarness } from '../support/controller-harness.js';
 
@@ -97,6 +97,46 @@ describe('console server', () => {
     await expect(
       startConsole({ store, home: dir, host: '0.0.0.0', port: 0, tmuxSocket: 'x', log: quiet }),
     ).rejects.toThrow(/only with TLS/);
+  });
+
+  it('behind a reverse proxy, accepts the Host and Origin of --external-url and no other', async () => {
+    expect(() => externalUrl('http://console.example.org')).toThrow(/must be https:\/\//);
+    expect(() => externalUrl('https://console.example.org/orchctl')).toThrow(/no path/);
+    const proxied = await startConsole({
+      store,
+      home: dir,
+      host: '127.0.0.1',
+      port: 0,
+      tmuxSocket: 'x',
+      log: quiet,
+      externalUrl: 'https://console.example.org',
+    });
+    try {
+      const token = loadOrCreateToken(dir).token;
+      expect(proxied.loginUrl).toBe(`https://console.example.org/login#token=${token}`);
+      const u = new URL(proxied.url);
+      const login = (origin: string) =>
+        new Promise<number>((resolve, reject) => {
+          const headers = {
+            host: 'console.example.org',
+            origin,
+            'content-type': 'application/x-www-form-urlencoded',
+          };
+          const req = http.request(
+            { host: u.hostname, port: u.port, method: 'POST', path: '/login', headers },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
+          req.on('error', reject);
+          req.end(`token=${token}`);
+        });
+      expect(await login('https://console.example.org')).toBe(303);
+      expect(await login('https://evil.example')).toBe(403);
+    } finally {
+      await proxied.close();
+    }
   });
 
   it('is served by orchctl controller --console-addr', async () => {

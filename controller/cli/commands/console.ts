@@ -15,6 +15,7 @@ export interface ConsoleOptions extends ConsoleFlags {
   address?: string;
   port?: string;
   printUrl?: boolean;
+  externalUrl?: string;
   tmuxSocket?: string;
 }
 
@@ -31,6 +32,7 @@ export async function consoleCommand(opts: ConsoleOptions, g: GlobalOptions): Pr
       home,
       ...addr,
       tmuxSocket: opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl',
+      externalUrl: opts.externalUrl,
       log,
     });
   } catch (e) {
