@@ -15,6 +15,8 @@ import { type FreezeOptions, freezeTargets, mark } from '../client/freeze.js';
 import { resumePipeline } from '../client/pipeline-resume.js';
 import { restartSession } from '../client/restart.js';
 import { sendAsPerson } from '../client/send.js';
+import { buildSilence, createSilence, expireSilence } from '../client/silence.js';
+import { registry } from '../api/crds.js';
 import type { Outcome } from '../client/update.js';
 
 export const COMPONENT = 'orchctl-console';
@@ -141,4 +143,35 @@ export async function resumeAction(a: Actor, key: Key, message: string): Promise
     ),
   ).catch((e: Error) => ({ ok: false, message: e.message }));
   return record(a, 'Pipeline', key, 'resume', r);
+}
+
+/** `orchctl silence create MATCHER… --for D --comment C`, created by the token's name. */
+export async function silenceCreateAction(
+  a: Actor,
+  namespace: string,
+  matchers: string[],
+  o: { for?: string; comment?: string },
+): Promise<ActionResult> {
+  let name = '';
+  const r = await (async () => {
+    const kind = registry().resolve('silence');
+    const opts = { for: o.for, ...(o.comment ? { comment: o.comment } : {}) };
+    const silence = buildSilence(matchers, opts, namespace, Date.now(), `${a.who} (console)`);
+    name = silence.metadata.name;
+    await createSilence(a.store, silence, kind);
+    return { ok: true, message: `silence.orchctl.io/${name} created` };
+  })().catch((e: Error) => ({ ok: false, message: e.message }));
+  return record(a, 'Silence', { namespace, name: name || '(new)' }, 'create', r);
+}
+
+export async function silenceExpireAction(a: Actor, key: Key): Promise<ActionResult> {
+  const what = `silence.orchctl.io/${key.name}`;
+  const e = await expireSilence(a.store, key.namespace, key.name);
+  const r =
+    e.outcome === 'expired'
+      ? { ok: true, message: `${what} expired` }
+      : e.outcome === 'unchanged'
+        ? { ok: true, message: `${what} unchanged (expired at ${e.endsAt})` }
+        : { ok: false, message: `${what} not found` };
+  return record(a, 'Silence', key, 'expire', r);
 }

@@ -21,6 +21,7 @@ const NAV = [
   ['/decisions', 'Decisions'],
   ['/pipelines', 'Pipelines'],
   ['/nodes', 'Nodes'],
+  ['/silences', 'Silences'],
 ];
 
 export function page(o: PageOptions, body: string): string {

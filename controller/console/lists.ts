@@ -1,13 +1,14 @@
 /**
  * The pages that list one kind as `orchctl get -o wide` does (the same printer columns): pipelines,
- * with a Resume box on each blocked one, and nodes.
+ * with a Resume box on each blocked one, nodes, and silences (create, expire).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { registry } from '../api/crds.js';
 import type { Pipeline } from '../api/pipeline.js';
 import type { Resource } from '../api/types.js';
 import { header, rows } from '../cli/printers/columns.js';
-import { resumeAction } from './actions.js';
+import { resumeAction, silenceCreateAction, silenceExpireAction } from './actions.js';
+import type { Silence } from '../api/notification.js';
 import type { Ctx } from './ctx.js';
 import { done, flashOf } from './flash.js';
 import { actionForm, esc, page, pathOf, table } from './html.js';
@@ -46,7 +47,47 @@ async function pipelinesPage(ctx: Ctx, req: FastifyRequest): Promise<string> {
   return page({ title: 'Pipelines', csrf, flash: flashOf(ctx, req) }, await kindTable(ctx, 'pipeline', resume));
 }
 
+const SILENCE_FORM =
+  '<textarea name="matchers" rows="2" required aria-label="matchers" ' +
+  'placeholder="one matcher a line: reason=Stalled, involvedObject.name=~fix-.*"></textarea>' +
+  '<input name="for" required placeholder="for: 2h, 90m, 3d" aria-label="for" maxlength="20">' +
+  '<input name="comment" placeholder="why" aria-label="comment" maxlength="1000">' +
+  '<input name="namespace" placeholder="namespace (default)" aria-label="namespace">';
+
+async function silencesPage(ctx: Ctx, req: FastifyRequest): Promise<string> {
+  const csrf = ctx.login(req).csrf;
+  const expire = (o: Resource) => {
+    const s = o as Silence;
+    if (!s.spec || Date.parse(s.spec.endsAt) <= Date.now()) return '';
+    return actionForm(`/silences/${pathOf(o.metadata.namespace ?? 'default', o.metadata.name)}/expire`, csrf, 'Expire');
+  };
+  return page(
+    { title: 'Silences', csrf, flash: flashOf(ctx, req) },
+    `${await kindTable(ctx, 'silence', expire)}<h2>New silence</h2>` +
+      actionForm('/silences', csrf, 'Create silence', SILENCE_FORM, 'silence'),
+  );
+}
+
+function registerSilences(app: FastifyInstance, ctx: Ctx): void {
+  app.get('/silences', async (req, reply) => reply.type('text/html').send(await silencesPage(ctx, req)));
+  app.post<{ Body: Record<string, string | undefined> }>('/silences', async (req, reply) => {
+    const b = req.body ?? {};
+    const matchers = (b.matchers ?? '')
+      .split('\n')
+      .map((m) => m.trim())
+      .filter(Boolean);
+    const o = { for: b.for?.trim() || undefined, comment: b.comment?.trim() || undefined };
+    const r = await silenceCreateAction(ctx.actor(req), b.namespace?.trim() || 'default', matchers, o);
+    return done(ctx, req, reply, r, '/silences');
+  });
+  app.post<NsName>('/silences/:ns/:name/expire', async (req, reply) => {
+    const key = { namespace: req.params.ns, name: req.params.name };
+    return done(ctx, req, reply, await silenceExpireAction(ctx.actor(req), key), '/silences');
+  });
+}
+
 export function registerLists(app: FastifyInstance, ctx: Ctx): void {
+  registerSilences(app, ctx);
   app.get('/pipelines', async (req, reply) => reply.type('text/html').send(await pipelinesPage(ctx, req)));
   app.post<NsName>('/pipelines/:ns/:name/resume', async (req, reply) => {
     const key = { namespace: req.params.ns, name: req.params.name };

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Decision } from '../../controller/api/autopilot.js';
+import type { Silence } from '../../controller/api/notification.js';
 import { FROZEN_ANNOTATION } from '../../controller/api/freeze.js';
 import { RESUME_MESSAGE_ANNOTATION, RESUME_REQUESTED_ANNOTATION } from '../../controller/api/pipeline.js';
 import { API_VERSION } from '../../controller/api/types.js';
@@ -138,6 +139,34 @@ describe('console pages (headless Chromium)', () => {
     const p = await h.store.get({ kind: 'Pipeline', namespace: 'default', name: 'release' });
     expect(p?.metadata.annotations?.[RESUME_MESSAGE_ANNOTATION]).toBe('the API key is in place now');
     expect(p?.metadata.annotations?.[RESUME_REQUESTED_ANNOTATION]).toBeDefined();
+  });
+
+  it('creates a silence with the same checks as orchctl silence create, and expires it', async () => {
+    await page.goto(`${con.base}/silences`);
+    const form = page.locator('form.silence');
+    await form.locator('textarea[name="matchers"]').fill('reason=Stalled\ninvolvedObject.name=~"web-.*"');
+    await form.locator('input[name="for"]').fill('2h');
+    await form.locator('input[name="comment"]').fill('known flaky stall');
+    await form.getByRole('button', { name: 'Create silence' }).click();
+    const created = await page.locator('.flash').textContent();
+    expect(created).toMatch(/^silence\.orchctl\.io\/silence-\d{8}-\d{6}-[0-9a-f]{4} created$/);
+    const name = /silence-[\d-]+[0-9a-f]{4}/.exec(created!)![0];
+    const s = (await h.store.get({ kind: 'Silence', namespace: 'default', name })) as Silence;
+    expect(s.spec).toMatchObject({
+      matchers: ['reason=Stalled', 'involvedObject.name=~"web-.*"'],
+      createdBy: 'admin (console)',
+      comment: 'known flaky stall',
+    });
+    // Bad input: an error naming the field and its flag, nothing written.
+    await form.locator('textarea[name="matchers"]').fill('reason=~"("');
+    await form.locator('input[name="for"]').fill('2h');
+    await form.getByRole('button', { name: 'Create silence' }).click();
+    await expect(page.locator('.flash').textContent()).resolves.toMatch(/^failed: the silence was not created: /);
+    expect((await h.store.list('Silence')).items).toHaveLength(1);
+    await page.locator('#silences tbody tr', { hasText: name }).getByRole('button', { name: 'Expire' }).click();
+    await expect(page.locator('.flash').textContent()).resolves.toBe(`silence.orchctl.io/${name} expired`);
+    const ended = (await h.store.get({ kind: 'Silence', namespace: 'default', name })) as Silence;
+    expect(Date.parse(ended.spec!.endsAt)).toBeLessThanOrEqual(Date.now());
   });
 
   it('shows the nodes page as orchctl get nodes does', async () => {
