@@ -21,6 +21,7 @@ const NAV = [
   ['/decisions', 'Decisions'],
   ['/pipelines', 'Pipelines'],
   ['/nodes', 'Nodes'],
+  ['/notifications', 'Notifications'],
   ['/silences', 'Silences'],
 ];
 

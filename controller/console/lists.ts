@@ -1,6 +1,6 @@
 /**
  * The pages that list one kind as `orchctl get -o wide` does (the same printer columns): pipelines,
- * with a Resume box on each blocked one, nodes, and silences (create, expire).
+ * with a Resume box on each blocked one, nodes, the notifications outbox, and silences (create, expire).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { registry } from '../api/crds.js';
@@ -93,8 +93,12 @@ export function registerLists(app: FastifyInstance, ctx: Ctx): void {
     const key = { namespace: req.params.ns, name: req.params.name };
     return done(ctx, req, reply, await resumeAction(ctx.actor(req), key, req.body?.message ?? ''), '/pipelines');
   });
-  app.get('/nodes', async (req, reply) => {
-    const csrf = ctx.login(req).csrf;
-    return reply.type('text/html').send(page({ title: 'Nodes', csrf }, await kindTable(ctx, 'node')));
-  });
+  for (const [url, title, kind] of [
+    ['/nodes', 'Nodes', 'node'],
+    ['/notifications', 'Notifications', 'notification'],
+  ] as const)
+    app.get(url, async (req, reply) => {
+      const csrf = ctx.login(req).csrf;
+      return reply.type('text/html').send(page({ title, csrf }, await kindTable(ctx, kind)));
+    });
 }

@@ -169,9 +169,20 @@ describe('console pages (headless Chromium)', () => {
     expect(Date.parse(ended.spec!.endsAt)).toBeLessThanOrEqual(Date.now());
   });
 
-  it('shows the nodes page as orchctl get nodes does', async () => {
+  it('shows the nodes and the notifications outbox as orchctl get does', async () => {
     await page.goto(`${con.base}/nodes`);
     await expect(page.locator('h1').textContent()).resolves.toBe('Nodes');
     await expect(page.locator('main').textContent()).resolves.toContain('No nodes.');
+    await h.store.create({
+      apiVersion: API_VERSION,
+      kind: 'Node',
+      metadata: { name: 'gpu-box' },
+      spec: { maxSessions: 4 },
+    });
+    await page.goto(`${con.base}/nodes`);
+    await expect(page.locator('#nodes tbody tr td').first().textContent()).resolves.toBe('gpu-box');
+    await page.goto(`${con.base}/notifications`);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Notifications');
+    await expect(page.locator('main').textContent()).resolves.toContain('No notifications.');
   });
 });
