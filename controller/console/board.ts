@@ -38,6 +38,8 @@ export function boardRows(sessions: Resource[], now = Date.now()): BoardRow[] {
   });
 }
 
+const badRequest = (m: string) => Object.assign(new Error(m), { statusCode: 400 });
+
 export interface BoardFilter {
   project?: string;
   phase?: string;
@@ -46,18 +48,18 @@ export interface BoardFilter {
   key?: string;
 }
 
-/** A filter from a URL's query (bad label selectors are errors naming the field). */
+/** A filter from a URL's query (bad input is an error naming the field, answered 400). */
 export function parseFilter(q: Record<string, unknown>): { filter: BoardFilter; match: (o: Resource) => boolean } {
   const str = (k: string) =>
     typeof q[k] === 'string' && (q[k] as string).trim() ? (q[k] as string).trim() : undefined;
   const filter: BoardFilter = { project: str('project'), phase: str('phase'), label: str('label'), key: str('key') };
   for (const [k, v] of Object.entries(filter))
-    if (v && v.length > 253) throw new Error(`filter ${k}: longer than 253 characters`);
+    if (v && v.length > 253) throw badRequest(`filter ${k}: longer than 253 characters`);
   let sel: Selector;
   try {
     sel = parseSelector(filter.label);
   } catch (e) {
-    throw new Error(`filter label: ${(e as Error).message}`);
+    throw badRequest(`filter label: ${(e as Error).message}`);
   }
   const match = (o: Resource) => {
     if (filter.key && sessionKey(o) !== filter.key) return false;

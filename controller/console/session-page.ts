@@ -13,6 +13,7 @@ import { outputTail } from '../observers/output.js';
 import { readTail, runWorkspace } from '../observers/workspace.js';
 import { desiredAction, restartAction, sendAction } from './actions.js';
 import { boardRows } from './board.js';
+import { MAX_STREAMS } from './hub.js';
 import { actionForm, esc, page, pathOf } from './html.js';
 import { done, flashOf } from './flash.js';
 import type { Ctx } from './ctx.js';
@@ -93,6 +94,7 @@ export function registerSessionPage(app: FastifyInstance, ctx: Ctx): void {
     const s = ctx.hub.sessions.get(req.params.ns, req.params.name) as AgentSession | undefined;
     const file = s && outputFile(ctx, s);
     if (!file) return reply.code(404).send('no run to show\n');
+    if (ctx.terminals.viewers >= MAX_STREAMS) return reply.code(503).send('too many open terminal views\n');
     reply.hijack();
     ctx.terminals.subscribe(file, reply.raw);
   });

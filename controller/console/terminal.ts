@@ -41,6 +41,13 @@ const sizeOf = (file: string) => {
 export class TerminalFeeds {
   private readonly feeds = new Map<string, Feed>();
 
+  /** Open terminal streams, over every run. */
+  get viewers(): number {
+    let n = 0;
+    for (const f of this.feeds.values()) n += f.viewers.size;
+    return n;
+  }
+
   /** Streams `file` to `res`: the backlog first, then everything appended. */
   subscribe(file: string, res: ServerResponse): void {
     let feed = this.feeds.get(file);

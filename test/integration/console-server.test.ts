@@ -89,6 +89,24 @@ describe('console server', () => {
     expect(JSON.parse(lines.at(-1)!)).toMatchObject({ kind: 'Console', to: 'login-refused', address: '127.0.0.1' });
   });
 
+  it('answers a bad board filter with 400, naming the field', async () => {
+    const host = `127.0.0.1:${new URL(server.url).port}`;
+    const cookie = await new Promise<string>((resolve, reject) => {
+      const u = new URL(server.url);
+      const headers = { host, 'content-type': 'application/x-www-form-urlencoded' };
+      const req = http.request({ host: u.hostname, port: u.port, method: 'POST', path: '/login', headers }, (res) => {
+        res.resume();
+        resolve(String(res.headers['set-cookie']?.[0]).split(';')[0]);
+      });
+      req.on('error', reject);
+      req.end(`token=${loadOrCreateToken(dir).token}`);
+    });
+    const bad = await request('GET', `/?label=${encodeURIComponent('team in (web')}`, { host, cookie });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('filter label: ');
+    expect((await request('GET', '/?label=team%3Dweb', { host, cookie })).status).toBe(200);
+  });
+
   it('binds beyond loopback only with --allow-remote and TLS files', async () => {
     expect(() => consoleAddress('0.0.0.0:9470', {})).toThrow(/not loopback: add --allow-remote/);
     expect(() => consoleAddress('0.0.0.0:9470', { allowRemote: true })).toThrow(/needs --tls-cert and --tls-key/);
