@@ -2,9 +2,8 @@
  * `orchctl send` (and the console's Send) text for a run that is not on this host's tmux socket:
  * posted on the session as a message (api/message.ts) that the node running it types at its next
  * idle point (never while it is paused), then waited for — the outcome its node wrote, within
- * --timeout. A message still
- * waiting at the timeout is taken back, so exit 1 means it was not typed; one its node had started
- * typing is waited for a little longer.
+ * --timeout. A message still waiting at the timeout is taken back, so exit 1 means it was not typed;
+ * one its node had started typing is waited for a little longer.
  */
 import { randomUUID } from 'node:crypto';
 import { ACTIVE_PHASES } from '../api/phases.js';

@@ -68,7 +68,9 @@ function decisionsPage(ctx: Ctx, req: FastifyRequest): string {
       pending(a) - pending(b) || (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''),
   );
   const csrf = ctx.login(req).csrf;
-  const head = ['NAMESPACE', ...header(kind, {}), 'ANSWER'];
+  // The answer right after the name: on a phone the rest of the row is a sideways scroll away.
+  const [nameHead, ...restHead] = header(kind, {});
+  const head = [nameHead, 'ANSWER', 'NAMESPACE', ...restHead];
   const cells = tableRows(kind, all, {});
   const body = all.map((d, i) => {
     const base = `/decisions/${pathOf(d.metadata.namespace ?? 'default', d.metadata.name)}`;
@@ -79,7 +81,8 @@ function decisionsPage(ctx: Ctx, req: FastifyRequest): string {
         : ''
       : actionForm(`${base}/approve`, csrf, 'Approve', reason) +
         actionForm(`${base}/reject`, csrf, 'Reject', reason, 'danger');
-    return [d.metadata.namespace ?? 'default', ...cells[i], pending(d) ? answer : { html: answer }];
+    const [name, ...rest] = cells[i];
+    return [name, pending(d) ? answer : { html: answer }, d.metadata.namespace ?? 'default', ...rest];
   });
   return page({ title: 'Decisions', csrf, flash: flashOf(ctx, req) }, table(head, body, 'id="decisions"'));
 }

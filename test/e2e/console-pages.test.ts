@@ -82,7 +82,7 @@ afterAll(async () => {
 describe('console pages (headless Chromium)', () => {
   it('lists pending decisions first and approves one with a reason, recorded as who did it', async () => {
     await page.goto(`${con.base}/decisions`);
-    const names = await page.locator('#decisions tbody tr td:nth-child(2)').allTextContents();
+    const names = await page.locator('#decisions tbody tr td:nth-child(1)').allTextContents();
     expect(names.slice(0, 2).sort()).toEqual(['pilot-2-1', 'pilot-3-1']); // pending first
     expect(names[2]).toBe('pilot-1-1');
     const row = page.locator('#decisions tbody tr', { hasText: 'pilot-2-1' });
