@@ -1,5 +1,5 @@
 // Layering of controller/ (docs/architecture.md), checked by `npm run lint`:
-//   api <- config <- store <- {runtime, observers, agents, llm, notify, client} <- reconcilers <- {metrics, cli} <- app
+//   api <- config <- store <- {runtime, observers, agents, llm, notify, client} <- reconcilers <- {metrics, console, cli} <- app
 // api/ is types and pure rules (no file, process or network I/O); config/ reads and writes the files
 // api/ describes (config, manifests, CRDs, paths).
 // A folder may import its own layer's folders and any layer below, never one above.
@@ -89,9 +89,17 @@ module.exports = {
         'than the layer order), nor cli/ or app/, which start it.',
     ),
     onlyImports(
+      'console-imports-only-shared-pieces',
+      'console',
+      `console|cli/printers|${MID}|store|config|api`,
+      'controller/console/ (the web console) acts through the shared functions of client/ (the same operations as ' +
+        'the CLI commands) and renders with the printers of cli/printers/; it imports no reconciler, no other CLI ' +
+        'module and not app/.',
+    ),
+    onlyImports(
       'cli-imports-nothing-from-reconcilers',
       'cli',
-      `cli|app|metrics|${MID}|store|config|api`,
+      `cli|console|app|metrics|${MID}|store|config|api`,
       'controller/cli/ must not import reconcilers/ (stricter than the layer order): it starts them through ' +
         'the composition root in app/, and the types it shares with them live in api/.',
     ),
@@ -99,11 +107,11 @@ module.exports = {
       name: 'controller-folder-has-a-layer',
       comment:
         'Every module under controller/ lives in a layer folder (api, config, store, runtime, observers, agents, llm, ' +
-        'notify, client, reconcilers, metrics, cli, app). A new folder needs its layer in .dependency-cruiser.cjs.',
+        'notify, client, reconcilers, metrics, console, cli, app). A new folder needs its layer in .dependency-cruiser.cjs.',
       severity: 'error',
       from: {
         path: '^controller/',
-        pathNot: `^controller/(api|config|store|${MID}|reconcilers|metrics|cli|app)/`,
+        pathNot: `^controller/(api|config|store|${MID}|reconcilers|metrics|console|cli|app)/`,
       },
       to: {},
     },

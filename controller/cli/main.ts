@@ -33,6 +33,7 @@ const COMMANDS: [words: string[], load: () => Promise<Registration>][] = [
   [['version'], () => import('./commands/version.cmd.js')],
   [['doctor'], () => import('./commands/doctor.cmd.js')],
   [['controller'], () => import('./commands/controller.cmd.js')],
+  [['console'], () => import('./commands/console.cmd.js')],
   [['node'], () => import('./commands/node.cmd.js')],
   [['config'], () => import('./commands/config.cmd.js')],
   [['store'], () => import('./commands/store.cmd.js')],

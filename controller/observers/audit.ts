@@ -8,6 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export interface AuditRecord {
+  /** Who did it and from where, for a person's action (the web console: its token's name, the client address). */
+  by?: string;
+  address?: string;
   time?: string;
   kind: string;
   namespace?: string;

@@ -33,5 +33,9 @@ export function register(program: Command): void {
       '--metrics-addr <host:port>',
       'serve /metrics, /healthz and /readyz here; 0 or off disables (default $ORCHCTL_METRICS_ADDR or 127.0.0.1:9464)',
     )
+    .option('--console-addr <host:port>', 'also serve the web console here, e.g. 127.0.0.1:9470 (docs/console.md)')
+    .option('--allow-remote', 'let --console-addr be beyond loopback (needs --tls-cert and --tls-key)')
+    .option('--tls-cert <file>', "the console's TLS certificate (PEM)")
+    .option('--tls-key <file>', "the console's TLS private key (PEM)")
     .action(async (opts, cmd) => (await import('./controller.js')).controllerCommand(opts, globals(cmd)));
 }

@@ -18,9 +18,11 @@ import {
   type MetricsServer,
 } from '../../metrics/index.js';
 import { checkLeaderLease } from '../../runtime/lease.js';
-import { createLogger } from '../../runtime/log.js';
+import { createLogger, type Logger } from '../../runtime/log.js';
+import { type ConsoleAddress, consoleAddress } from '../../console/address.js';
+import { startConsole } from '../../console/server.js';
 import { storeTarget } from '../../store/open.js';
-import type { GlobalOptions } from '../context.js';
+import { type GlobalOptions, openContext } from '../context.js';
 import { orchctlVersion } from './version.js';
 
 export interface ControllerOptions {
@@ -41,12 +43,25 @@ export interface ControllerOptions {
   renameNode?: boolean;
   nodeLostGrace?: string;
   leaderLease?: string;
+  /** Also serve the web console here (HOST:PORT; docs/console.md). */
+  consoleAddr?: string;
+  allowRemote?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 /** The flags `orchctl controller` and `orchctl node` share. */
 export type ProcessOptions = Omit<
   ControllerOptions,
-  'manifests' | 'node' | 'nodeName' | 'nodeLostGrace' | 'leaderLease'
+  | 'manifests'
+  | 'node'
+  | 'nodeName'
+  | 'nodeLostGrace'
+  | 'leaderLease'
+  | 'consoleAddr'
+  | 'allowRemote'
+  | 'tlsCert'
+  | 'tlsKey'
 >;
 
 export async function controllerCommand(opts: ControllerOptions, g: GlobalOptions): Promise<void> {
@@ -56,11 +71,13 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
   if (badName) throw new Error(`--node-name ${opts.nodeName}: ${badName}`);
   if (opts.node === false && opts.renameNode)
     throw new Error('--rename-node renames the embedded node: not with --no-node');
+  const web = opts.consoleAddr === undefined ? undefined : consoleAddress(opts.consoleAddr, opts, '--console-addr');
   await runProcess(opts, g, {
     manifests: opts.manifests,
     node: opts.node === false ? false : { name: opts.nodeName, rename: !!opts.renameNode },
     nodeGraceMs,
     leaderLeaseSeconds: leaderLeaseSeconds(opts.leaderLease),
+    ...(web ? { console: web } : {}),
   });
 }
 
@@ -77,8 +94,11 @@ export function leaderLeaseSeconds(text: string | undefined): number | undefined
 export async function runProcess(
   opts: ProcessOptions,
   g: GlobalOptions,
-  roles: Pick<ControllerAppOptions, 'manifests' | 'controlPlane' | 'node' | 'nodeGraceMs' | 'leaderLeaseSeconds'>,
+  roles: Pick<ControllerAppOptions, 'manifests' | 'controlPlane' | 'node' | 'nodeGraceMs' | 'leaderLeaseSeconds'> & {
+    console?: ConsoleAddress;
+  },
 ): Promise<void> {
+  const { console: web, ...appRoles } = roles;
   const log = createLogger({ format: opts.logFormat, level: opts.logLevel });
   const workers = opts.workers ? Number(opts.workers) : undefined;
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1))
@@ -104,11 +124,13 @@ export async function runProcess(
     gcOrphans: opts.gcOrphans,
     version: orchctlVersion(),
     log,
-    ...roles,
+    ...appRoles,
   });
   // Served from before the lease is won, so a standby answers /healthz (and /readyz with 503).
   let server: MetricsServer | undefined;
+  let consoleServer: { close(): Promise<void> } | undefined;
   try {
+    if (web && !opts.once) consoleServer = await serveConsole(web, opts, g, log);
     if (metricsAddr) {
       server = await startMetricsServer(metricsAddr, m.metrics.registry, () => m.readiness(), log);
       log.info(`serving /metrics, /healthz and /readyz on http://${formatAddr(server.address)}`);
@@ -116,6 +138,7 @@ export async function runProcess(
       if (exposed) log.warn(exposed);
     }
   } catch (e) {
+    await consoleServer?.close();
     await m.stop();
     throw e;
   }
@@ -135,5 +158,21 @@ export async function runProcess(
   } finally {
     await m.stop();
     await server?.close();
+    await consoleServer?.close();
+  }
+}
+
+/** The web console in the controller's process, over a store handle of its own (docs/console.md). */
+async function serveConsole(web: ConsoleAddress, opts: ProcessOptions, g: GlobalOptions, log: Logger) {
+  const ctx = openContext(g);
+  try {
+    const home = g.home ? path.resolve(g.home) : orchctlHome();
+    const tmuxSocket = opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl';
+    const s = await startConsole({ store: ctx.store, home, ...web, tmuxSocket, log });
+    log.info(`serving the web console on ${s.url} (orchctl console --print-url prints the URL that logs in)`);
+    return { close: () => s.close().finally(() => ctx.close()) };
+  } catch (e) {
+    await ctx.close();
+    throw e;
   }
 }

@@ -7,15 +7,10 @@
  */
 import { parseDuration } from '../../api/duration.js';
 import { notFoundMessage } from '../../api/errors.js';
-import {
-  HANDOFF_LIMITS,
-  type Pipeline,
-  RESUME_MESSAGE_ANNOTATION,
-  RESUME_REQUESTED_ANNOTATION,
-} from '../../api/pipeline.js';
+import { HANDOFF_LIMITS } from '../../api/pipeline.js';
+import { resumePipeline, stampResume } from '../../client/pipeline-resume.js';
 import { type GlobalOptions, namespaceFor, openContext } from '../context.js';
 import { err, out } from '../output.js';
-import { type Change, updateWithRetry } from '../targets.js';
 
 export interface ResumeOptions {
   namespace?: string;
@@ -24,14 +19,7 @@ export interface ResumeOptions {
   timeout?: string;
 }
 
-/** Stamps the request (pure: the read pipeline in, the change out). */
-export function stampResume(p: Pipeline, at: string, message: string | undefined): Change<Pipeline> {
-  if (p.metadata.deletionTimestamp) return { refuse: `pipeline "${p.metadata.name}" is being deleted` };
-  const annotations: Record<string, string> = { ...(p.metadata.annotations ?? {}), [RESUME_REQUESTED_ANNOTATION]: at };
-  if (message?.trim()) annotations[RESUME_MESSAGE_ANNOTATION] = message.trim();
-  else delete annotations[RESUME_MESSAGE_ANNOTATION];
-  return { write: { ...p, metadata: { ...p.metadata, annotations } } };
-}
+export { stampResume };
 
 export async function resumeCommand(name: string, opts: ResumeOptions, g: GlobalOptions): Promise<void> {
   if (opts.message && opts.message.length > HANDOFF_LIMITS.message)
@@ -40,9 +28,8 @@ export async function resumeCommand(name: string, opts: ResumeOptions, g: Global
   try {
     const namespace = namespaceFor(ctx.reg.resolve('pipeline'), opts.namespace);
     const key = { kind: 'Pipeline' as const, namespace, name };
-    // To the millisecond: a second resume within the same second is still a new request.
     const at = new Date().toISOString();
-    const r = await updateWithRetry<Pipeline>(ctx.store, key, (p) => stampResume(p, at, opts.message));
+    const r = await resumePipeline(ctx.store, { namespace, name }, opts.message, at);
     if (r.outcome === 'missing') throw new Error(notFoundMessage('Pipeline', name, namespace));
     if (r.outcome !== 'written') throw new Error(r.why);
     const blocked = (r.object.status?.phases ?? []).filter((x) => x.state === 'Blocked').map((x) => x.name);

@@ -5,15 +5,12 @@
  * that is not on this host's tmux socket goes through the store to the node that runs it
  * (send-remote.ts).
  */
-import { SessionReason } from '../../api/event-reasons.js';
 import fs from 'node:fs';
-import { EventRecorder } from '../../client/events.js';
 import { Tmux } from '../../observers/tmux.js';
-import { sendToSession, SendError } from '../../agents/send.js';
+import { SendError } from '../../agents/send.js';
+import { sendAsPerson } from '../../client/send.js';
 import { namespaceFor, openContext, type GlobalOptions } from '../context.js';
 import { out } from '../output.js';
-import { parseDuration } from '../../api/duration.js';
-import { runElsewhere, sendThroughStore } from './send-remote.js';
 
 export interface SendOptions {
   namespace?: string;
@@ -53,47 +50,17 @@ export async function sendCommand(
   const ctx = openContext(g);
   try {
     const kind = ctx.reg.resolve('agentsession');
-    const ns = namespaceFor(kind, opts.namespace);
+    const namespace = namespaceFor(kind, opts.namespace);
     const n = name.includes('/') ? name.split('/')[1] : name;
     const tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
-    const elsewhere = await runElsewhere(ctx.store, tmux, ns, n);
-    if (elsewhere) {
-      if (body === undefined)
-        throw new SendError(
-          `agentsession "${n}" runs ${elsewhere}, not on this host's tmux socket; --approve, --deny and --keys ` +
-            'reach only a pane here — run orchctl send on that host, or send text',
-        );
-      const r = await sendThroughStore(ctx.store, ns, n, body, {
-        force: opts.force,
-        timeoutMs: parseDuration(opts.timeout ?? '60s'),
-      });
-      if (opts.output === 'json') out(JSON.stringify(r, null, 2));
-      else out(`${r.delivered ? 'delivered' : 'NOT CONFIRMED'}: ${r.message}`);
-      return r.delivered ? 0 : 1;
-    }
-    const r = await sendToSession(ctx.store, tmux, ns, n, {
-      text: body,
-      approve: opts.approve,
-      deny: opts.deny,
-      keys: opts.keys,
-      force: opts.force,
-    });
-    const session = await ctx.store.get({ kind: 'AgentSession', namespace: ns, name: n });
-    if (session) {
-      const what = opts.approve
-        ? 'approval'
-        : opts.deny
-          ? 'denial'
-          : opts.keys?.length
-            ? `keys ${opts.keys.join(' ')}`
-            : `text (${body!.length} characters)`;
-      await new EventRecorder(ctx.store, 'orchctl-cli').record(
-        session,
-        r.delivered ? 'Normal' : 'Warning',
-        r.delivered ? SessionReason.MessageSent : SessionReason.MessageNotConfirmed,
-        `orchctl send: ${what}: ${r.message}`,
-      );
-    }
+    const req = { text: body, approve: opts.approve, deny: opts.deny, keys: opts.keys, force: opts.force };
+    const r = await sendAsPerson(
+      ctx.store,
+      tmux,
+      { namespace, name: n },
+      { ...req, timeout: opts.timeout },
+      'orchctl-cli',
+    );
     if (opts.output === 'json') out(JSON.stringify(r, null, 2));
     else out(`${r.delivered ? 'delivered' : 'NOT CONFIRMED'}: ${r.message}`);
     return r.delivered ? 0 : 1;

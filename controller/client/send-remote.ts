@@ -1,17 +1,17 @@
 /**
- * `orchctl send` text for a run that is not on this host's tmux socket: posted on the session as
- * a message (api/message.ts) that the node running it types at its next idle point (never while it
- * is paused), then waited for — the outcome its node wrote, within --timeout. A message still
- * waiting at the timeout is taken back, so exit 1 means it was not typed; one its node had started
- * typing is waited for a little longer.
+ * `orchctl send` (and the console's Send) text for a run that is not on this host's tmux socket:
+ * posted on the session as a message (api/message.ts) that the node running it types at its next
+ * idle point (never while it is paused), then waited for — the outcome its node wrote, within
+ * --timeout. A message still waiting at the timeout is taken back, so exit 1 means it was not typed;
+ * one its node had started typing is waited for a little longer.
  */
 import { randomUUID } from 'node:crypto';
-import { ACTIVE_PHASES } from '../../api/phases.js';
-import type { AgentSession, DeliveryResult } from '../../api/session.js';
-import { messageOutcome, postMessage, withdrawMessage } from '../../client/message.js';
-import { SendError } from '../../agents/send.js';
-import type { Tmux } from '../../observers/tmux.js';
-import type { Store } from '../../store/store.js';
+import { ACTIVE_PHASES } from '../api/phases.js';
+import type { AgentSession, DeliveryResult } from '../api/session.js';
+import { messageOutcome, postMessage, withdrawMessage } from './message.js';
+import { SendError } from '../agents/send.js';
+import type { Tmux } from '../observers/tmux.js';
+import type { Store } from '../store/store.js';
 
 /** How long a message its node started typing is waited for past the timeout (verified delivery's own bound). */
 const TYPING_GRACE_MS = 60_000;
@@ -39,12 +39,12 @@ export async function sendThroughStore(
   namespace: string,
   name: string,
   text: string,
-  o: { force?: boolean; timeoutMs: number },
+  o: { force?: boolean; timeoutMs: number; from?: string },
 ): Promise<RemoteResult> {
   const id = `send/${randomUUID()}`;
   const deadline = Date.now() + o.timeoutMs;
   const secs = `${Math.round(o.timeoutMs / 1000)}s`;
-  const req = { id, text, from: 'orchctl-cli', ...(o.force ? { force: true } : {}) };
+  const req = { id, text, from: o.from ?? 'orchctl-cli', ...(o.force ? { force: true } : {}) };
   let s: AgentSession;
   for (;;) {
     const r = await postMessage(store, namespace, name, req);
