@@ -3,6 +3,7 @@ import type { StoreChoice, StoreTarget } from '../api/config-location.js';
 import { registry, type KindInfo, type Registry } from '../api/crds.js';
 import { orchctlHome } from '../api/paths.js';
 import { DEFAULT_NAMESPACE } from '../api/types.js';
+import { ValidatingStore } from '../client/validating-store.js';
 import { storeFor, storeTarget } from '../store/open.js';
 import type { Store } from '../store/store.js';
 
@@ -33,7 +34,8 @@ export const resolveTarget = (g: GlobalOptions = {}): Promise<StoreTarget> => st
  * and create nothing.
  */
 export function openContext(g: GlobalOptions = {}, opts: { readonly?: boolean } = {}): Context {
-  const store = storeFor(storeChoice(g), opts);
+  // Every spec a command writes is checked as `orchctl apply` checks a manifest (one validating client).
+  const store = new ValidatingStore(storeFor(storeChoice(g), opts));
   return { reg: registry(), store, close: () => store.close() };
 }
 

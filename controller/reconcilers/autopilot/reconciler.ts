@@ -38,8 +38,7 @@ import type { SessionPolicy } from '../../api/session-policy.js';
 import type { ObjectKey } from '../../api/types.js';
 import { newEvent } from '../../client/events.js';
 import type { EventObject } from '../../api/event.js';
-import { validateObject } from '../../api/validate.js';
-import { admissionErrors } from '../../client/admission.js';
+import { objectErrors } from '../../client/validating-store.js';
 import type { Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Logger } from '../../runtime/log.js';
@@ -412,7 +411,7 @@ export class AutopilotReconciler {
       )
         session.spec = { ...session.spec, maxDuration: DEFAULTS.maxDuration };
       const kind = registry().resolve('AgentSession');
-      const errors = [...validateObject(session, kind), ...admissionErrors(session, kind)];
+      const errors = objectErrors(session, kind, 'program');
       if (errors.length)
         return {
           ok: false,

@@ -41,7 +41,15 @@ export interface PipelineObserved {
   /** The sessions named `<pipeline>-<phase>` in the pipeline's namespace, by phase name. */
   sessions: Map<string, AgentSession>;
   now: number;
+  /**
+   * Phases whose session, as rendered now, its schema or admission refuses (why, by phase name): the
+   * validating client would not write it, so the phase fails instead of starting.
+   */
+  refused?: ReadonlyMap<string, string>;
 }
+
+/** A phase whose rendered session was refused: it stays failed (its session does not exist to say so). */
+export const SESSION_INVALID = 'SessionInvalid';
 
 /** One blocked phase a resume goes to: typed into its live pane, or a new run when its run ended. */
 export type ResumeTarget = { phase: string; session: string; live: boolean };
@@ -243,8 +251,10 @@ export function planPipeline(o: PipelineObserved): PipelinePlan {
     const s = o.sessions.get(ph.name);
     let v: PhaseView;
     if (s) v = viewPhase(s, prev, p.metadata.uid);
-    // Completed stays completed: its session may have been deleted since (and its run must not repeat).
-    else if (prev?.state === 'Succeeded') v = { ...prev };
+    // Completed stays completed: its session may have been deleted since (and its run must not repeat);
+    // a phase whose session was refused stays failed (rendered again, it would be refused again).
+    else if (prev?.state === 'Succeeded' || (prev?.state === 'Failed' && prev.reason === SESSION_INVALID))
+      v = { ...prev };
     else v = { state: 'Pending', reason: 'WaitingForDependencies', message: '' };
     views.set(ph.name, { name: ph.name, ...v });
   }
@@ -264,6 +274,11 @@ export function planPipeline(o: PipelineObserved): PipelinePlan {
     }
     if (anyFailed()) {
       Object.assign(v, { reason: 'PipelineFailed', message: 'not started: a phase failed' });
+      continue;
+    }
+    const refused = o.refused?.get(ph.name);
+    if (refused !== undefined) {
+      Object.assign(v, { state: 'Failed', reason: SESSION_INVALID, message: refused });
       continue;
     }
     effects.push({ type: 'Create', phase: ph.name, dependsOn: deps.get(ph.name) ?? [] });
