@@ -54,7 +54,7 @@ describe('a phase session that would be invalid', () => {
     expect((await h.store.list('AgentSession')).items).toEqual([]);
   });
 
-  it('is never written by the pipeline reconciler: the phase fails with the reason in status and an Event', async () => {
+  it('is never written by the pipeline reconciler: the phase fails, the reason in status and an Event', async () => {
     await h.store.create(pipeline(h.repo)); // around apply: the store itself takes any object
     h.start();
     const p = await pipelineWhen(h, 'big', 'the pipeline Failed', (x) => x.status?.phase === 'Failed');
