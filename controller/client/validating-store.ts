@@ -35,18 +35,23 @@ export function invalidError(o: Resource, errors: FieldError[]): ApiError {
 /** Kinds whose objects carry a spec; the others (Event) are records written by the controller alone. */
 const hasSpec = (k: KindInfo) => !!k.schema.properties?.spec;
 
-/** The errors of one object as a program writes it (its status is not part of a spec write). */
-export function specWriteErrors(o: Resource, reg: Registry = registry()): FieldError[] {
+/**
+ * The errors of one object as a program writes it (its status is not part of a spec write). A new
+ * object gets the schema and admission; an update the schema only: admission's rules are what a new
+ * spec must satisfy, and a program's update is a transition it owns (`orchctl silence expire` ends a
+ * silence at its start, which admission refuses of a new one).
+ */
+export function specWriteErrors(o: Resource, reg: Registry = registry(), update = false): FieldError[] {
   const kind = reg.byKind.get(o.kind);
   if (!kind || !hasSpec(kind)) return [];
   const copy = structuredClone({ ...o, status: undefined });
   delete copy.status;
-  return objectErrors(copy, kind, 'program');
+  return update ? validateObject(copy, kind) : objectErrors(copy, kind, 'program');
 }
 
 /**
  * A Store whose create, update and txn create/update ops are refused (ApiError Invalid, nothing
- * written) when the object fails its schema or admission. An update that leaves the spec as stored
+ * written) when the object fails its schema, or a new one its admission. An update that leaves the spec as stored
  * passes (metadata only: a finalizer removed, an annotation set), so an object stored before a
  * check existed can still be annotated and deleted.
  */
@@ -85,7 +90,7 @@ export class ValidatingStore implements Store {
   }
 
   private async admit(o: Resource, update: boolean): Promise<void> {
-    const errors = specWriteErrors(o, this.reg());
+    const errors = specWriteErrors(o, this.reg(), update);
     if (!errors.length) return;
     if (update) {
       const live = await this.inner.get(keyOf(o));
