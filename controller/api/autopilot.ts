@@ -9,9 +9,11 @@
  * autonomy level) and never touches a kind other than AgentSession, Project status, Decision and
  * Event.
  */
+import type { AutopilotSchemaSpec, AutopilotSchemaStatus } from './generated/autopilot.js';
+import type { DecisionSchemaSpec, DecisionSchemaStatus } from './generated/decision.js';
 import type { JudgePolicy } from './session-policy.js';
 import type { LabelSelectorSpec } from './labels.js';
-import type { Condition, Resource } from './types.js';
+import type { Resource } from './types.js';
 
 export const AUTONOMY_LEVELS = ['observe', 'cautious', 'moderate', 'full'] as const;
 export type AutonomyLevel = (typeof AUTONOMY_LEVELS)[number];
@@ -62,30 +64,7 @@ export type AutopilotSessionTemplate = {
   labels?: Record<string, string>;
 };
 
-export type AutopilotSpec = {
-  projectSelector?: LabelSelectorSpec;
-  /** Default observe. Only a person changes it (the autopilot never writes its own spec). */
-  autonomyLevel?: AutonomyLevel;
-  /** Time between thinks (default 5m); a session ending, an escalation or an Evaluation wakes it sooner. */
-  interval?: string;
-  planner?: PlannerSpec;
-  guardrails?: AutopilotGuardrails;
-  sessionTemplate?: AutopilotSessionTemplate;
-  /** Decisions kept: the newest `keep` (default 50), none older than `ttl` (default 168h) unless pending. */
-  history?: { keep?: number; ttl?: string };
-  /** While true it does not think (pending decisions can still be approved and execute). */
-  suspend?: boolean;
-  /**
-   * A Decision waiting for a person (PendingApproval) does not wait forever (seed 002 §8.5): after
-   * `timeout` it is Expired and its default action taken — `proceed` executes it (rechecked like an
-   * approval), `reject` drops it. Approval is asked only at the cautious level (stop, restart).
-   */
-  approval?: {
-    /** Go duration from 1s to 168h (default 1h). */
-    timeout?: string;
-    onTimeout?: Partial<Record<AutopilotAction, ApprovalDefault>>;
-  };
-};
+export type AutopilotSpec = AutopilotSchemaSpec;
 
 export type ApprovalDefault = 'proceed' | 'reject';
 /**
@@ -101,29 +80,7 @@ export type ThinkTrigger = 'interval' | 'session-ended' | 'escalation' | 'evalua
 
 export type DecisionCounts = Partial<Record<DecisionPhase, number>>;
 
-export type AutopilotStatus = {
-  observedGeneration?: number;
-  conditions?: Condition[];
-  /** Thinks so far; the next think's Decisions are named after it. */
-  thinks?: number;
-  lastThink?: {
-    time: string;
-    trigger: ThinkTrigger;
-    planner: string;
-    model?: string;
-    durationMs: number;
-    decisions: number;
-    /** Set when the planner produced nothing usable (garbage, timeout, a config error). */
-    error?: string;
-  };
-  nextThinkTime?: string;
-  /** The level the last think decided under (spec may have changed since). */
-  level?: AutonomyLevel;
-  selectedProjects?: number;
-  staleProjects?: number;
-  /** Decisions by phase, over the kept history. */
-  counts?: DecisionCounts;
-};
+export type AutopilotStatus = AutopilotSchemaStatus;
 
 export type Autopilot = Resource<AutopilotSpec, AutopilotStatus>;
 
@@ -182,43 +139,9 @@ export type SnapshotRef = {
   run?: number;
 };
 
-export type DecisionSpec = {
-  autopilot: string;
-  /** The think that made it. */
-  think: number;
-  action: AutopilotAction;
-  target: { project?: string; session?: string };
-  reason: string;
-  /** 1 (most urgent) .. 5. */
-  priority: number;
-  /** For start and restart: the task the run gets. */
-  prompt?: string;
-  /** For notify: the text of the notice. */
-  message?: string;
-  planner: string;
-  model?: string;
-  /** The level it was decided under. */
-  level: AutonomyLevel;
-  /** The store revision and the objects it was decided on. */
-  snapshot: { revision: number; objects: SnapshotRef[] };
-  /** For a recovery restart: the failed run and how it was classified. */
-  recovery?: { class: ErrorClass; attempt: number; session: string; run: number; evidence: string };
-  /** Set by `orchctl approve|reject decision` (a person's change of desired state). */
-  approval?: { verdict: 'Approved' | 'Rejected'; at: string; by?: string; message?: string };
-};
+export type DecisionSpec = DecisionSchemaSpec;
 
-export type DecisionStatus = {
-  phase?: DecisionPhase;
-  guardrail?: Guardrail;
-  message?: string;
-  /** Whether the gate asks for a notice after it executes (seed 002: "notify after"). */
-  notifyAfter?: boolean;
-  decidedAt?: string;
-  /** For PendingApproval: when it expires unless a person answers (spec.approval.timeout). */
-  expiresAt?: string;
-  executedAt?: string;
-  result?: { session?: string; event?: string };
-};
+export type DecisionStatus = DecisionSchemaStatus;
 
 export type Decision = Resource<DecisionSpec, DecisionStatus>;
 

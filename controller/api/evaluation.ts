@@ -3,7 +3,8 @@
  * owned by it. Also the judge's part of the session's status (status.lastEvaluation) and the
  * verdict vocabulary every judge backend answers in.
  */
-import { API_VERSION, type Condition, type ObjectMeta, type Resource } from './types.js';
+import type { EvaluationSchemaStatus } from './generated/evaluation.js';
+import { API_VERSION, type ObjectMeta, type Resource } from './types.js';
 
 export const RECOMMENDATIONS = ['continue', 'retry', 'escalate', 'complete'] as const;
 export const OUTCOMES = ['success', 'partial', 'failure', 'abandoned'] as const;
@@ -85,24 +86,7 @@ export type EvaluationSpec = {
 
 export type EvaluationPhase = 'Pending' | 'Judging' | 'Judged' | 'Failed';
 
-export type EvaluationStatus = {
-  observedGeneration?: number;
-  conditions?: Condition[];
-  phase?: EvaluationPhase;
-  message?: string;
-  attempts?: number;
-  usage?: { inputTokens?: number; outputTokens?: number };
-  score?: number;
-  recommendation?: Recommendation;
-  outcome?: Outcome;
-  confidence?: number;
-  accomplishments?: string[];
-  failures?: string[];
-  reasoning?: string;
-  backend?: string;
-  model?: string;
-  evaluatedAt?: string;
-};
+export type EvaluationStatus = EvaluationSchemaStatus;
 
 export type Evaluation = Resource<EvaluationSpec, EvaluationStatus>;
 

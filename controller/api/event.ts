@@ -6,7 +6,8 @@ import type { Resource } from './types.js';
 
 export type EventType = 'Normal' | 'Warning';
 
-export type EventObject = Resource & {
+/** The Event's own fields (api/schema-checks.ts holds them to crds/events.yaml). */
+export type EventFields = {
   involvedObject: {
     apiVersion: string;
     kind: string;
@@ -25,3 +26,5 @@ export type EventObject = Resource & {
   reportingController: string;
   action?: string;
 };
+
+export type EventObject = Resource & EventFields;

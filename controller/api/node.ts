@@ -1,15 +1,11 @@
 /** The Node kind (crds/nodes.yaml is the schema): one host running an orchctl controller (cluster-scoped). */
+import type { NodeSchemaSpec } from './generated/node.js';
 import type { Condition, Resource } from './types.js';
 
 /** How often a node's reconciler renews its heartbeat; the scheduler's no-nodes grace is one beat. */
 export const HEARTBEAT_MS = 10_000;
 
-export type NodeSpec = {
-  /** While true, the scheduler binds no new session here and the node admits no new runs. */
-  unschedulable?: boolean;
-  /** At most this many sessions bound here at once (capacity for the scheduler). */
-  maxSessions?: number;
-};
+export type NodeSpec = NodeSchemaSpec;
 
 export type NodeStatus = {
   observedGeneration?: number;

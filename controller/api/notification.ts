@@ -10,6 +10,8 @@
  * `reason=~"Stalled|JudgeFailed"`. The names are an Event's fields (NOTIFICATION_FIELDS) and the
  * involved object's labels as `labels.<key>`; a missing one is the empty string, as there.
  */
+import type { NotificationPolicySchemaSpec } from './generated/notificationpolicy.js';
+import type { SilenceSchemaSpec } from './generated/silence.js';
 import { Cron } from 'croner';
 import { isGoDuration, parseDuration } from './duration.js';
 import { checkDns1123Subdomain, checkQualifiedName } from './names.js';
@@ -98,30 +100,12 @@ export type NotificationDigest = {
   enabled?: boolean;
 };
 
-export type NotificationPolicySpec = {
-  route: NotificationRoute;
-  /** IANA time zone of quiet hours and of the budget's day; default UTC. */
-  timeZone?: string;
-  quietHours?: QuietHoursInterval[];
-  inhibit?: InhibitRule[];
-  /** Messages per channel per day (a NotificationChannel's own dailyBudget wins); default 20. */
-  dailyBudget?: number;
-  /** How often a channel's tier-3 batch is sent (Go duration); default 4h. */
-  batchInterval?: string;
-  digest?: NotificationDigest;
-};
+export type NotificationPolicySpec = NotificationPolicySchemaSpec;
 
 export type NotificationPolicy = Resource<NotificationPolicySpec, NotificationPolicyStatus>;
 
 /** Alertmanager's silence: Events matching every matcher are not notified from startsAt to endsAt. */
-export type SilenceSpec = {
-  matchers: string[];
-  /** RFC 3339. */
-  startsAt: string;
-  endsAt: string;
-  createdBy?: string;
-  comment?: string;
-};
+export type SilenceSpec = SilenceSchemaSpec;
 
 /** Where a silence is in its life, as Alertmanager says it (written by the notifier into status.state). */
 export type SilenceState = 'pending' | 'active' | 'expired';

@@ -9,6 +9,7 @@
  * `orchctl notify test`). The spec is fixed when the message is recorded, so a re-send is the same
  * message; the status is where it is on its way.
  */
+import type { NotificationPolicySchemaStatus } from './generated/notificationpolicy.js';
 import type { EventType } from './event.js';
 import type {
   NotificationChannelSpec,
@@ -114,12 +115,4 @@ export type NotificationChannelStatus = {
 export type NotificationChannel = Resource<NotificationChannelSpec, NotificationChannelStatus>;
 
 /** What the notifier writes into a NotificationPolicy's status. */
-export type NotificationPolicyStatus = {
-  /** The store revision up to which this policy's Events have been routed (the notifier's cursor). */
-  eventRevision?: string;
-  /** Per channel, the budget day (YYYY-MM-DD) its 80 % warning was given for. */
-  budgetWarned?: Record<string, string>;
-  /** When the last digest was recorded, and the `orchctl digest --now` request it answered. */
-  lastDigestAt?: string;
-  lastDigestRequest?: string;
-};
+export type NotificationPolicyStatus = NotificationPolicySchemaStatus;

@@ -36,8 +36,14 @@ export const HANDOFF_LIMITS = { handoffBytes: 8 * 1024, notes: 2000, message: 40
 /** The message a resume without --message delivers. */
 export const DEFAULT_RESUME_MESSAGE = 'The blocker has been dealt with. Please continue where you stopped.';
 
-/** An AgentSession spec without desiredState (the pipeline decides it), plus the session's labels. */
-export type PhaseTemplate = Omit<AgentSessionSpec, 'desiredState'> & { labels?: Record<string, string> };
+/**
+ * An AgentSession spec without desiredState (the pipeline decides it), plus the session's labels.
+ * A phase restarts Never or OnFailure (crds/pipelines.yaml): Always would rerun a finished phase.
+ */
+export type PhaseTemplate = Omit<AgentSessionSpec, 'desiredState' | 'restartPolicy'> & {
+  labels?: Record<string, string>;
+  restartPolicy?: 'Never' | 'OnFailure';
+};
 
 export type PipelinePhaseSpec = {
   /** A DNS label; the session is `<pipeline>-<phase>`. */

@@ -1,24 +1,9 @@
 /** The Project kind (crds/projects.yaml is the schema): a directory sessions work in, and what planners read. */
-import type { ErrorRetries } from './autopilot.js';
+import type { ProjectSchemaSpec, ProjectSchemaStatus } from './generated/project.js';
 import type { Recommendation } from './evaluation.js';
-import type { Condition, Resource } from './types.js';
+import type { Resource } from './types.js';
 
-export type ProjectSpec = {
-  path: string;
-  /** Higher first; bounded in the CRD. */
-  priority?: number;
-  /** Goals and context for whoever (a person or a planner) picks work for this project. */
-  notes?: string;
-  /** Present means blocked: no new sessions start here, and the project is never Stale. */
-  blocked?: { reason: string };
-  /** Planners leave it alone (no start, stop or restart); people still can. */
-  protected?: boolean;
-  description?: string;
-  /** Idle longer than this (a duration, default 72h) makes the project Stale. */
-  staleAfter?: string;
-  /** Nodes that have this project's repository (its sessions go only there); none = any node. */
-  nodeSelector?: Record<string, string>;
-};
+export type ProjectSpec = ProjectSchemaSpec;
 
 /** One judged run of a session of this project (from its Evaluation). */
 export type ProjectOutcome = {
@@ -29,20 +14,7 @@ export type ProjectOutcome = {
   time: string;
 };
 
-export type ProjectStatus = {
-  observedGeneration?: number;
-  conditions?: Condition[];
-  exists?: boolean;
-  isGitRepo?: boolean;
-  git?: { branch?: string; head?: string; dirty?: boolean; lastCommitTime?: string; lastCommitSubject?: string };
-  activeSessions?: number;
-  /** The later of the last commit and the last run end of its sessions. */
-  lastActivity?: string;
-  /** Newest first, at most PROJECT_OUTCOMES. */
-  recentOutcomes?: ProjectOutcome[];
-  /** Recovery restarts of failed runs and whether they escalated (written by the Autopilot). */
-  errorRetries?: ErrorRetries;
-};
+export type ProjectStatus = ProjectSchemaStatus;
 
 export type Project = Resource<ProjectSpec, ProjectStatus>;
 

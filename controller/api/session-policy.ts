@@ -2,9 +2,8 @@
  * The SessionPolicy kind (crds/sessionpolicies.yaml is the schema): limits and automation settings
  * for the AgentSessions it selects by label. Which policy governs a session: api/policy.ts.
  */
+import type { SessionPolicySchemaSpec } from './generated/sessionpolicy.js';
 import type { InterventionType } from './assessment.js';
-import type { LabelSelectorSpec } from './labels.js';
-import type { TimeoutAction } from './session.js';
 import type { Condition, Resource } from './types.js';
 
 export type Autonomy = 'observe' | 'suggest' | 'act';
@@ -108,31 +107,7 @@ export type BudgetPolicy = {
   enforce?: 'IdlePoint' | 'Hard';
 };
 
-export type SessionPolicySpec = {
-  selector?: LabelSelectorSpec;
-  priority?: number;
-  maxConcurrentSessions?: number;
-  minFreeMemoryMB?: number;
-  minFreeDiskMB?: number;
-  maxLoadPerCPU?: number;
-  maxSessionDuration?: string;
-  timeoutAction?: TimeoutAction;
-  maxRestarts?: number;
-  cooldown?: string;
-  autonomy?: Autonomy;
-  breaker?: BreakerPolicy;
-  checkpoints?: CheckpointPolicy;
-  judge?: JudgePolicy;
-  sampling?: SamplingPolicy;
-  detector?: DetectorPolicy;
-  /** Free-form until notifications land. */
-  notifications?: Record<string, unknown>;
-  context?: ContextPolicy;
-  rateLimit?: RateLimitPolicy;
-  budget?: BudgetPolicy;
-  /** Variables of the controller's environment the selected sessions' agents are given, as Agent's inheritEnv. */
-  inheritEnv?: string[];
-};
+export type SessionPolicySpec = SessionPolicySchemaSpec;
 
 /** status.budget: what the selected sessions used in the window, written by the policy reconciler. */
 export type BudgetStatus = {

@@ -4,38 +4,18 @@
  * (api/status-fields.ts): the session reconciler, the assessment reconciler (api/assessment.ts)
  * and the judge (status.lastEvaluation, api/evaluation.ts).
  */
-import type { AgentSpec, EnvVar } from './agent.js';
+import type { AgentSessionSchemaSpec } from './generated/agentsession.js';
 import type { AssessmentStatus, BreakerStatus, DetectorState } from './assessment.js';
 import type { LastEvaluation } from './evaluation.js';
 import type { FreezeStatus } from './freeze.js';
 import type { LogPosition } from './log-position.js';
 import type { ReportState } from './report.js';
-import type { Phase, RestartPolicy } from './phases.js';
+import type { Phase } from './phases.js';
 import type { Condition, Resource } from './types.js';
 
 export type TimeoutAction = 'Stop' | 'Warn';
 
-export type AgentSessionSpec = {
-  agentRef?: string;
-  agent?: AgentSpec;
-  projectRef?: string;
-  workdir?: string;
-  prompt?: string;
-  promptFile?: string;
-  desiredState?: 'Running' | 'Stopped';
-  maxDuration?: string;
-  timeoutAction?: TimeoutAction;
-  restartPolicy?: RestartPolicy;
-  maxRestarts?: number;
-  restartBackoff?: { initialDelay?: string; maxDelay?: string };
-  worktree?: { enabled?: boolean; branch?: string; baseRef?: string };
-  policyRef?: string;
-  env?: EnvVar[];
-  /** Pin to one Node (the scheduler then only checks that it fits). Multi-host: docs/multi-host.md. */
-  nodeName?: string;
-  /** Only Nodes whose labels match all of these (Kubernetes' nodeSelector). */
-  nodeSelector?: Record<string, string>;
-};
+export type AgentSessionSpec = AgentSessionSchemaSpec;
 
 /** status.git: progress of the current run since headBefore. */
 export type GitStatus = {

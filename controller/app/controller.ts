@@ -35,6 +35,7 @@ import type { Logger } from '../runtime/log.js';
 import { Manager, type Readiness } from '../runtime/manager.js';
 import { EventLogs } from '../store/eventlog.js';
 import { storeFor, storeTarget } from '../store/open.js';
+import { ValidatingStore } from '../client/validating-store.js';
 import type { Store } from '../store/store.js';
 import { setupControlPlane } from './control-plane.js';
 import { acceptsFor, fuseFor, type NodeAgentOptions, nodeLeaseHooks, setupNodeAgent } from './node-agent.js';
@@ -97,7 +98,8 @@ export class ControllerApp {
     this.where = { home: this.home, context: opts.context };
     this.tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
     this.panes = new PaneObserver(this.tmux);
-    const store = storeFor(this.where);
+    // Every spec write of every reconciler is checked against its CRD and admission (one validating client).
+    const store = new ValidatingStore(storeFor(this.where));
     this.store = store;
     const node = opts.node === false ? undefined : (opts.node ?? {});
     this.nodeName = node ? (node.name ?? defaultNodeName(this.home)) : undefined;

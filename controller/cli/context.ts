@@ -4,6 +4,7 @@ import type { KindInfo, Registry } from '../api/crds.js';
 import { registry } from '../config/crds.js';
 import { orchctlHome } from '../config/paths.js';
 import { DEFAULT_NAMESPACE } from '../api/types.js';
+import { ValidatingStore } from '../client/validating-store.js';
 import { storeFor, storeTarget } from '../store/open.js';
 import type { Store } from '../store/store.js';
 
@@ -34,7 +35,8 @@ export const resolveTarget = (g: GlobalOptions = {}): Promise<StoreTarget> => st
  * and create nothing.
  */
 export function openContext(g: GlobalOptions = {}, opts: { readonly?: boolean } = {}): Context {
-  const store = storeFor(storeChoice(g), opts);
+  // Every spec a command writes is checked as `orchctl apply` checks a manifest (one validating client).
+  const store = new ValidatingStore(storeFor(storeChoice(g), opts));
   return { reg: registry(), store, close: () => store.close() };
 }
 

@@ -205,8 +205,14 @@ function notificationChannel(spec: Obj): FieldError[] {
   return [{ path, message: problem.startsWith(`${field} `) ? problem.slice(field.length + 1) : problem }];
 }
 
+/**
+ * Who writes: `apply`, a person's manifest; `program`, the controller or a CLI command through the
+ * validating client (client/validating-store.ts), which alone may write Notifications and Decisions.
+ */
+export type AdmissionOrigin = 'apply' | 'program';
+
 /** Errors of an object that passed schema validation (empty: admitted). */
-export function admissionErrors(o: Resource, kind: KindInfo): FieldError[] {
+export function admissionErrors(o: Resource, kind: KindInfo, origin: AdmissionOrigin = 'apply'): FieldError[] {
   const spec = obj(o.spec) ?? {};
   switch (kind.kind) {
     case 'SessionPolicy':
@@ -228,6 +234,7 @@ export function admissionErrors(o: Resource, kind: KindInfo): FieldError[] {
     case 'Silence':
       return validateSilence(o.spec as SilenceSpec);
     case 'Notification':
+      if (origin === 'program') return [];
       // The outbox is the notifier's: a Notification applied by hand would be sent without a route.
       return [{ path: ['kind'], message: 'Notifications are written by the controller; use `orchctl notify test`' }];
     case 'Autopilot':
@@ -235,6 +242,7 @@ export function admissionErrors(o: Resource, kind: KindInfo): FieldError[] {
     case 'Pipeline':
       return pipelineErrors(o, registry().byKind.get('AgentSession'), admissionErrors);
     case 'Decision':
+      if (origin === 'program') return [];
       // An Autopilot's record of its own choice: one applied by hand would execute without a think behind it.
       return [
         {

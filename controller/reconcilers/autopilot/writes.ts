@@ -23,8 +23,6 @@ import { resolvePolicy } from '../../api/policy.js';
 import type { Project } from '../../api/project.js';
 import type { AgentSession } from '../../api/session.js';
 import type { SessionPolicy } from '../../api/session-policy.js';
-import { validateObject } from '../../api/validate.js';
-import { admissionErrors } from '../../client/admission.js';
 import { newEvent } from '../../client/events.js';
 import type { WriteOp } from '../../store/store.js';
 import {
@@ -39,6 +37,7 @@ import {
 } from './execute.js';
 import { type Dec, type Draft, endSeenAt, selectedProjects, type Settings, type View } from './plan.js';
 import { resumePrompt } from './prompts.js';
+import { objectErrors } from '../../client/validating-store.js';
 
 // ---- when to think ------------------------------------------------------------------------------
 
@@ -122,7 +121,7 @@ function start(ap: Autopilot, dec: Dec, r: CarryOutInput, ops: WriteOp[], projec
   // Seed 002 §2.7: an autopilot session is time-boxed, by its template, else its policy, else 45m.
   if (!session.spec?.maxDuration && !resolvePolicy(session, r.policies)?.spec?.maxSessionDuration)
     session.spec = { ...session.spec, maxDuration: DEFAULTS.maxDuration };
-  const errors = [...validateObject(session, r.sessionKind), ...admissionErrors(session, r.sessionKind)];
+  const errors = objectErrors(session, r.sessionKind, 'program');
   if (errors.length)
     return {
       ok: false,

@@ -41,7 +41,15 @@ export interface PipelineObserved {
   /** The sessions named `<pipeline>-<phase>` in the pipeline's namespace, by phase name. */
   sessions: Map<string, AgentSession>;
   now: number;
+  /**
+   * Phases whose session, as rendered now, its schema or admission refuses (why, by phase name): the
+   * validating client would not write it, so the phase fails instead of starting.
+   */
+  refused?: ReadonlyMap<string, string>;
 }
+
+/** A phase whose rendered session was refused: it stays failed (its session does not exist to say so). */
+export const SESSION_INVALID = 'SessionInvalid';
 
 /** One blocked phase a resume goes to: typed into its live pane, or a new run when its run ended. */
 export type ResumeTarget = { phase: string; session: string; live: boolean };
@@ -193,6 +201,15 @@ export function viewPhase(s: AgentSession, prev: PhaseStatus | undefined, pipeli
   }
 }
 
+/** A phase as its session shows it, or as it was when it has none. */
+function phaseView(s: AgentSession | undefined, prev: PhaseStatus | undefined, p: Pipeline): PhaseView {
+  if (s) return viewPhase(s, prev, p.metadata.uid);
+  // Completed stays completed: its session may have been deleted since (and its run must not repeat);
+  // a phase whose session was refused stays failed (rendered again, it would be refused again).
+  if (prev?.state === 'Succeeded' || (prev?.state === 'Failed' && prev.reason === SESSION_INVALID)) return { ...prev };
+  return { state: 'Pending', reason: 'WaitingForDependencies', message: '' };
+}
+
 /** The recovery note for the new run's prompt (the session reconciler puts it under "Why this run was restarted"). */
 export function recoveryNote(pipeline: string, phase: string, run: number): string {
   return (
@@ -238,16 +255,8 @@ export function planPipeline(o: PipelineObserved): PipelinePlan {
   const prevByName = new Map((prevStatus.phases ?? []).map((x) => [x.name, x]));
   const deps = dependencies(spec);
   const views = new Map<string, PhaseStatus & { stop?: boolean; recoverRun?: number; endedAt?: string }>();
-  for (const ph of spec.phases) {
-    const prev = prevByName.get(ph.name);
-    const s = o.sessions.get(ph.name);
-    let v: PhaseView;
-    if (s) v = viewPhase(s, prev, p.metadata.uid);
-    // Completed stays completed: its session may have been deleted since (and its run must not repeat).
-    else if (prev?.state === 'Succeeded') v = { ...prev };
-    else v = { state: 'Pending', reason: 'WaitingForDependencies', message: '' };
-    views.set(ph.name, { name: ph.name, ...v });
-  }
+  for (const ph of spec.phases)
+    views.set(ph.name, { name: ph.name, ...phaseView(o.sessions.get(ph.name), prevByName.get(ph.name), p) });
 
   const anyFailed = () => [...views.values()].some((v) => v.state === 'Failed');
   for (const ph of spec.phases) {
@@ -264,6 +273,11 @@ export function planPipeline(o: PipelineObserved): PipelinePlan {
     }
     if (anyFailed()) {
       Object.assign(v, { reason: 'PipelineFailed', message: 'not started: a phase failed' });
+      continue;
+    }
+    const refused = o.refused?.get(ph.name);
+    if (refused !== undefined) {
+      Object.assign(v, { state: 'Failed', reason: SESSION_INVALID, message: refused });
       continue;
     }
     effects.push({ type: 'Create', phase: ph.name, dependsOn: deps.get(ph.name) ?? [] });

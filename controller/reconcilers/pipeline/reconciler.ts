@@ -8,6 +8,8 @@
  * Effects, each safe to repeat after a crash at any point:
  *  - Create: the phase's session with the handoff of its dependencies in its prompt; its name is
  *    fixed, so a create after a crash meets AlreadyExists and the phase is not started twice;
+ *    rendered first and checked as the validating client (client/validating-store.ts) checks every
+ *    write: a session it would refuse is not written, its phase fails (SessionInvalid) saying why;
  *  - Stop: a phase that reported complete while its agent still runs gets desiredState Stopped;
  *  - Recover: the restart annotation, its note and RECOVERED_RUN_ANNOTATION in one CAS update of
  *    the session (a second controller, or a second pass, finds the recovery already asked for);
@@ -30,6 +32,7 @@ import {
 } from '../../api/pipeline.js';
 import type { AgentSession } from '../../api/session.js';
 import type { EventNote, EventRecorder } from '../../client/events.js';
+import { invalidError, specWriteErrors } from '../../client/validating-store.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import { failpoint } from '../../runtime/failpoints.js';
 import type { Informer } from '../../runtime/informer.js';
@@ -46,6 +49,9 @@ export interface PipelineDeps {
 }
 
 const CONFLICT_RETRY_MS = 200;
+
+/** A phase's session as rendered for its Create (with the Events of rendering it), or why it is refused. */
+type Rendered = { session: AgentSession; warnings: PipelineEffect[] } | { refused: string };
 
 /** Largest prompt file inlined into a phase's prompt (the AgentSession CRD's prompt bound). */
 const MAX_PROMPT_FILE = 1024 * 1024;
@@ -77,12 +83,18 @@ export class PipelineReconciler implements Reconciler {
     // Deleted: its sessions go with it (ownerReferences; their finalizers stop their runs).
     if (!p || p.metadata.deletionTimestamp) return;
     const sessions = this.sessionsOf(p);
-    const plan = planPipeline({ pipeline: p, sessions, now: this.now() });
+    const now = this.now();
+    const first = planPipeline({ pipeline: p, sessions, now });
+    // Each new phase session rendered and checked as the validating client checks it before any write:
+    // one it would refuse fails its phase (planned again with it), with the reason in status and Event.
+    const rendered = this.render(p, first.effects, sessions);
+    const refused = new Map([...rendered].flatMap(([phase, r]) => ('refused' in r ? [[phase, r.refused]] : [])));
+    const plan = refused.size ? planPipeline({ pipeline: p, sessions, now, refused }) : first;
     const events: PipelineEffect[] = [];
     const resume = plan.effects.find((e) => e.type === 'Resume');
     for (const fx of plan.effects) {
       if (fx.type === 'Event') events.push(fx);
-      else if (fx.type !== 'Resume') await this.perform(p, fx, sessions, events);
+      else if (fx.type !== 'Resume') await this.perform(fx, sessions, events, rendered);
     }
     let written = await this.writeStatus(p, plan.status, events);
     failpoint('pipeline-after-status');
@@ -115,18 +127,34 @@ export class PipelineReconciler implements Reconciler {
     return out;
   }
 
+  /** The sessions the plan's Create effects would write, or why the validating client would refuse each. */
+  private render(p: Pipeline, effects: PipelineEffect[], sessions: Map<string, AgentSession>): Map<string, Rendered> {
+    const out = new Map<string, Rendered>();
+    for (const fx of effects) {
+      if (fx.type !== 'Create') continue;
+      const warnings: PipelineEffect[] = [];
+      const warn = (reason: string, message: string) =>
+        warnings.push({ type: 'Event', eventType: 'Warning', reason, message });
+      const phase = p.spec!.phases.find((x) => x.name === fx.phase)!;
+      const session = phaseSession(p, phase, this.prompt(phase, fx.dependsOn, sessions, warn));
+      const errors = specWriteErrors(session);
+      out.set(fx.phase, errors.length ? { refused: invalidError(session, errors).message } : { session, warnings });
+    }
+    return out;
+  }
+
   private async perform(
-    p: Pipeline,
     fx: PipelineEffect,
     sessions: Map<string, AgentSession>,
     events: PipelineEffect[],
+    rendered: Map<string, Rendered>,
   ): Promise<void> {
-    const warn = (reason: string, message: string) =>
-      events.push({ type: 'Event', eventType: 'Warning', reason, message });
     switch (fx.type) {
       case 'Create': {
-        const phase = p.spec!.phases.find((x) => x.name === fx.phase)!;
-        const session = phaseSession(p, phase, this.prompt(phase, fx.dependsOn, sessions, warn));
+        const r = rendered.get(fx.phase);
+        if (!r || 'refused' in r) return;
+        const { session, warnings } = r;
+        events.push(...warnings);
         try {
           await this.d.store.create(session);
         } catch (e) {

@@ -16,7 +16,7 @@ const facts = (env: Record<string, string | undefined>) => ({
   env: { HOME: '/home/person', ...env },
   hookCommand: ['/usr/bin/node', '/opt/orchctl', 'hook'],
 });
-const agent = (configDir?: string): AgentSpec => ({
+const agent = (configDir?: 'auto' | 'prepared' | 'user'): AgentSpec => ({
   command: ['claude'],
   hooks: { kind: 'claude-code', ...(configDir ? { configDir } : {}) },
 });

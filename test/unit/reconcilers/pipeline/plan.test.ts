@@ -368,4 +368,19 @@ describe('planPipeline', () => {
     expect(r.effects.filter((e) => e.type === 'Create')).toEqual([]);
     expect(r.status).toMatchObject({ phase: 'Failed', reason: 'InvalidSpec' });
   });
+
+  it('a phase whose session the validating client would refuse fails instead of starting, and stays failed', () => {
+    const p = pipeline(['design', 'build']);
+    const why = 'agentsession "pl-design" is invalid: spec.prompt: is 13000 bytes';
+    const refused = new Map([['design', why]]);
+    const r1 = planPipeline({ pipeline: p, sessions: new Map(), now: NOW, refused });
+    expect(kinds(r1.effects)).toEqual(['Event:PhaseFailed', 'Event:Failed']);
+    expect(r1.status.phases?.[0]).toMatchObject({ state: 'Failed', reason: 'SessionInvalid', message: why });
+    expect(states(r1)).toEqual(['design=Failed', 'build=Pending']);
+    expect(r1.status.phase).toBe('Failed');
+    // Planned again from what was written (no refusal known this time): no session is created, nothing told twice.
+    const r2 = plan(written(p, r1), {}, NOW + 1000);
+    expect(r2.effects).toEqual([]);
+    expect(r2.status).toEqual(r1.status);
+  });
 });
