@@ -36,6 +36,7 @@ import { Manager, type Readiness } from '../runtime/manager.js';
 import { EventLogs } from '../store/eventlog.js';
 import { storeFor, storeTarget } from '../store/open.js';
 import type { Store } from '../store/store.js';
+import type { Retention } from '../reconcilers/housekeeping/retention.js';
 import { setupControlPlane } from './control-plane.js';
 import { acceptsFor, fuseFor, type NodeAgentOptions, nodeLeaseHooks, setupNodeAgent } from './node-agent.js';
 import { claimHome, defaultNodeName } from './node-home.js';
@@ -53,6 +54,8 @@ export interface ControllerAppOptions {
   observeEveryMs?: number;
   tmuxSocket?: string;
   eventTtlMs?: number;
+  /** Retention of what grows with time (`--event-ttl`… flags; housekeeping/retention.ts). */
+  retention?: Partial<Retention>;
   /** Kill tmux sessions on the socket that this store cannot account for (orphans). */
   gcOrphans?: boolean;
   /** The control plane (default true; `orchctl node` runs without one). */
@@ -255,6 +258,7 @@ export class ControllerApp {
       metrics: this.metrics,
       manifests: o.manifests,
       eventTtlMs: o.eventTtlMs,
+      retention: o.retention,
       nodeGraceMs: o.nodeGraceMs,
     });
   }
@@ -287,6 +291,7 @@ export class ControllerApp {
       feed: new AgentFeed(),
       feedFiles: this.feedFiles,
       metrics: this.metrics,
+      retention: o.retention,
     });
   }
 

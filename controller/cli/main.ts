@@ -157,6 +157,14 @@ export function buildProgram(): Command {
       'the controller lease, 3s to 60s (default 4s): a standby takes over this long after a hang',
     )
     .option('--manifests <dir>', 'also apply this directory (recursively) now and on every change')
+    .option('--event-ttl <duration>', 'delete Events this long after they last occurred, 1m to 720h (default 1h)')
+    .option('--notification-retention <duration>', 'keep settled Notifications this long, 1m to 2160h (default 48h)')
+    .option('--evaluations-per-session <n>', "keep a session's newest N finished Evaluations, 2 to 1000 (default 20)")
+    .option('--run-dirs-per-session <n>', "keep a session's newest N run directories on disk, 2 to 1000 (default 10)")
+    .option(
+      '--deleted-session-dir-ttl <duration>',
+      "remove a deleted session's directory once untouched this long, 1m to 2160h (default 24h)",
+    )
     .option('--workers <n>', 'concurrent session reconciles', '4')
     .option('--resync <duration>', 'period of the full resync', '30s')
     .option('--observe-interval <duration>', 'how often a running session is observed', '5s')

@@ -9,6 +9,7 @@ import { parseDuration } from '../../api/duration.js';
 import { orchctlHome } from '../../api/paths.js';
 import { checkDns1123Subdomain } from '../../api/names.js';
 import { ControllerApp, type ControllerAppOptions } from '../../app/controller.js';
+import { parseRetention } from '../../reconcilers/housekeeping/retention.js';
 import {
   DEFAULT_METRICS_ADDR,
   exposureWarning,
@@ -41,12 +42,27 @@ export interface ControllerOptions {
   renameNode?: boolean;
   nodeLostGrace?: string;
   leaderLease?: string;
+  /** Retention flags (housekeeping/retention.ts), as typed. */
+  eventTtl?: string;
+  notificationRetention?: string;
+  evaluationsPerSession?: string;
+  runDirsPerSession?: string;
+  deletedSessionDirTtl?: string;
 }
 
 /** The flags `orchctl controller` and `orchctl node` share. */
 export type ProcessOptions = Omit<
   ControllerOptions,
-  'manifests' | 'node' | 'nodeName' | 'nodeLostGrace' | 'leaderLease'
+  | 'manifests'
+  | 'node'
+  | 'nodeName'
+  | 'nodeLostGrace'
+  | 'leaderLease'
+  | 'eventTtl'
+  | 'notificationRetention'
+  | 'evaluationsPerSession'
+  | 'runDirsPerSession'
+  | 'deletedSessionDirTtl'
 >;
 
 export async function controllerCommand(opts: ControllerOptions, g: GlobalOptions): Promise<void> {
@@ -56,7 +72,15 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
   if (badName) throw new Error(`--node-name ${opts.nodeName}: ${badName}`);
   if (opts.node === false && opts.renameNode)
     throw new Error('--rename-node renames the embedded node: not with --no-node');
+  const retention = parseRetention({
+    eventTtlMs: opts.eventTtl,
+    notificationTtlMs: opts.notificationRetention,
+    evaluationsPerSession: opts.evaluationsPerSession,
+    runDirsPerSession: opts.runDirsPerSession,
+    deletedSessionDirTtlMs: opts.deletedSessionDirTtl,
+  });
   await runProcess(opts, g, {
+    retention,
     manifests: opts.manifests,
     node: opts.node === false ? false : { name: opts.nodeName, rename: !!opts.renameNode },
     nodeGraceMs,
@@ -77,7 +101,10 @@ export function leaderLeaseSeconds(text: string | undefined): number | undefined
 export async function runProcess(
   opts: ProcessOptions,
   g: GlobalOptions,
-  roles: Pick<ControllerAppOptions, 'manifests' | 'controlPlane' | 'node' | 'nodeGraceMs' | 'leaderLeaseSeconds'>,
+  roles: Pick<
+    ControllerAppOptions,
+    'manifests' | 'controlPlane' | 'node' | 'nodeGraceMs' | 'leaderLeaseSeconds' | 'retention'
+  >,
 ): Promise<void> {
   const log = createLogger({ format: opts.logFormat, level: opts.logLevel });
   const workers = opts.workers ? Number(opts.workers) : undefined;

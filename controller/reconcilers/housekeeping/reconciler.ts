@@ -1,29 +1,85 @@
 /**
- * Housekeeping: deletes Events whose last occurrence is older than their time to live (1 h by
- * default, as in Kubernetes), so the store does not keep every Event ever recorded. One key,
- * `EVENTS`: there is one thing to keep tidy, and the work queue keeps two passes from overlapping.
+ * Housekeeping: applies the retention (retention.ts) to what the control plane keeps in the store.
+ *  - `Event`: Events whose last occurrence is older than the Event TTL (1 h by default, as in Kubernetes).
+ *  - `Evaluation`: beyond the newest `evaluationsPerSession` Evaluations of a session (by run), those
+ *    whose judgement is over (Judged, Failed). One still Pending or Judging is work under way, and the
+ *    newest of a session is what the autopilot and `orchctl describe` read: neither is deleted.
+ * One key each: the work queue keeps two passes of one from overlapping. Deletions tolerate NotFound
+ * (another pass, a person, the owner's cascade), so a pass killed half-way is simply done again.
  */
 import { isApiError } from '../../api/errors.js';
+import type { Evaluation } from '../../api/evaluation.js';
+import type { Resource } from '../../api/types.js';
 import type { Reconciler } from '../../runtime/controller.js';
 import type { Store } from '../../store/store.js';
+import { DEFAULT_RETENTION, type Retention } from './retention.js';
 
 export const EVENTS = 'Event';
-export const DEFAULT_EVENT_TTL_MS = 3_600_000;
+export const EVALUATIONS = 'Evaluation';
+export const DEFAULT_EVENT_TTL_MS = DEFAULT_RETENTION.eventTtlMs;
+/** Deletions per pass, so one pass stays short; the next sweep goes on. */
+export const MAX_DELETES = 500;
+
+const JUDGEMENT_OVER = new Set(['Judged', 'Failed']);
+
+/** The Evaluations beyond the newest `keep` of each session whose judgement is over (pure). */
+export function evaluationsToDelete(items: Evaluation[], keep: number): Evaluation[] {
+  const bySession = new Map<string, Evaluation[]>();
+  for (const e of items) {
+    const k = `${e.metadata.namespace ?? ''}/${e.spec?.sessionRef ?? ''}`;
+    bySession.set(k, [...(bySession.get(k) ?? []), e]);
+  }
+  const out: Evaluation[] = [];
+  for (const list of bySession.values()) {
+    if (list.length <= keep) continue;
+    list.sort(
+      (a, b) =>
+        (b.spec?.run ?? 0) - (a.spec?.run ?? 0) ||
+        String(b.metadata.creationTimestamp ?? '').localeCompare(String(a.metadata.creationTimestamp ?? '')),
+    );
+    for (const e of list.slice(Math.max(2, keep)))
+      if (JUDGEMENT_OVER.has(String(e.status?.phase ?? ''))) out.push(e);
+  }
+  return out;
+}
 
 export class HousekeepingReconciler implements Reconciler {
-  constructor(private readonly d: { store: Store; eventTtlMs?: number; now?: () => number }) {}
+  private readonly retention: Retention;
+
+  constructor(
+    private readonly d: { store: Store; eventTtlMs?: number; retention?: Partial<Retention>; now?: () => number },
+  ) {
+    this.retention = { ...DEFAULT_RETENTION, ...d.retention, ...(d.eventTtlMs ? { eventTtlMs: d.eventTtlMs } : {}) };
+  }
 
   async reconcile(key: string): Promise<void> {
-    if (key !== EVENTS) return;
+    if (key === EVENTS) await this.events();
+    else if (key === EVALUATIONS) await this.evaluations();
+  }
+
+  private async events(): Promise<void> {
     const { items } = await this.d.store.list('Event');
-    const cutoff = (this.d.now ?? Date.now)() - (this.d.eventTtlMs ?? DEFAULT_EVENT_TTL_MS);
-    for (const e of items) {
-      if (Date.parse(String(e.lastTimestamp ?? e.metadata.creationTimestamp)) < cutoff)
-        await this.d.store
-          .delete({ kind: 'Event', namespace: e.metadata.namespace ?? '', name: e.metadata.name })
-          .catch((err: unknown) => {
-            if (!isApiError(err, 'NotFound')) throw err; // deleted meanwhile (another pass, a person)
-          });
-    }
+    const cutoff = (this.d.now ?? Date.now)() - this.retention.eventTtlMs;
+    const old = items.filter((e) => Date.parse(String(e.lastTimestamp ?? e.metadata.creationTimestamp)) < cutoff);
+    await this.remove(old);
+  }
+
+  private async evaluations(): Promise<void> {
+    const { items } = await this.d.store.list('Evaluation');
+    await this.remove(evaluationsToDelete(items as Evaluation[], this.retention.evaluationsPerSession));
+  }
+
+  private async remove(objects: Resource[]): Promise<void> {
+    for (const o of objects.slice(0, MAX_DELETES))
+      await this.d.store
+        .delete(
+          { kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name },
+          // As listed: an Event seen again meanwhile (its count and lastTimestamp moved on) stays.
+          { resourceVersion: o.metadata.resourceVersion },
+        )
+        .catch((err: unknown) => {
+          // Deleted meanwhile (another pass, a person, its owner) or changed: the next sweep looks again.
+          if (!isApiError(err, 'NotFound') && !isApiError(err, 'Conflict')) throw err;
+        });
   }
 }
