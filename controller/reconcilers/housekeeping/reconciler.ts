@@ -37,8 +37,7 @@ export function evaluationsToDelete(items: Evaluation[], keep: number): Evaluati
         (b.spec?.run ?? 0) - (a.spec?.run ?? 0) ||
         String(b.metadata.creationTimestamp ?? '').localeCompare(String(a.metadata.creationTimestamp ?? '')),
     );
-    for (const e of list.slice(Math.max(2, keep)))
-      if (JUDGEMENT_OVER.has(String(e.status?.phase ?? ''))) out.push(e);
+    for (const e of list.slice(Math.max(2, keep))) if (JUDGEMENT_OVER.has(String(e.status?.phase ?? ''))) out.push(e);
   }
   return out;
 }

@@ -62,7 +62,8 @@ export function runDirsToRemove(
       const current = runs.get(key);
       if (current === undefined) continue; // no run recorded yet: nothing is known to be old
       for (const r of subdirs(dir))
-        if (/^\d+$/.test(r) && Number(r) <= current - Math.max(2, limits.runDirsPerSession)) out.push(path.join(dir, r));
+        if (/^\d+$/.test(r) && Number(r) <= current - Math.max(2, limits.runDirsPerSession))
+          out.push(path.join(dir, r));
     }
   return out;
 }
@@ -70,9 +71,7 @@ export function runDirsToRemove(
 export class RunDirRetention implements Reconciler {
   private readonly limits: Limits;
 
-  constructor(
-    private readonly d: { store: Store; home: string; retention?: Partial<Retention>; now?: () => number },
-  ) {
+  constructor(private readonly d: { store: Store; home: string; retention?: Partial<Retention>; now?: () => number }) {
     this.limits = { ...DEFAULT_RETENTION, ...d.retention };
   }
 
