@@ -31,6 +31,8 @@ export interface SoakOptions {
   sampleMs: number;
   /** Flags for `orchctl controller` (the retention, scaled). */
   retentionFlags: string[];
+  /** How long a run of a sim session lasts, shortest and longest, in seconds (default 20–60). */
+  runSeconds?: [number, number];
   /** Called with each sample as it is taken. */
   onSample?: (s: SoakSample) => void;
 }
@@ -46,6 +48,8 @@ export interface SoakSample {
   sessionDirs: number;
   runDirs: number;
   maxRunDirsPerSession: number;
+  /** The highest status.run of any session: how many runs the busiest one has had. */
+  maxRun: number;
   deliveredKeysBytes: number;
   webhookPosts: number;
   fds: number;
@@ -69,8 +73,8 @@ export const SCALED_RETENTION = [
   '2m',
 ];
 
-function session(name: string, i: number, workdir: string): Resource {
-  const secs = 20 + (i % 41);
+function session(name: string, i: number, workdir: string, [lo, hi]: [number, number]): Resource {
+  const secs = lo + (i % (hi - lo + 1));
   const code = i % 5 === 0 ? 1 : 0;
   return {
     apiVersion: API,
@@ -192,6 +196,12 @@ async function sample(p: Probe, minute: number): Promise<SoakSample> {
     heapUsedMB: Math.round(metric(text, 'nodejs_heap_size_used_bytes') / 104857.6) / 10,
     storeBytes: sizeOf(db) + sizeOf(`${db}-wal`),
     rows,
+    maxRun:
+      (
+        p.db
+          .prepare("SELECT max(json_extract(data, '$.status.run')) AS n FROM objects WHERE kind = 'AgentSession'")
+          .get() as { n: number | null }
+      ).n ?? 0,
     changeRows: (p.db.prepare('SELECT count(*) AS n FROM changes').get() as { n: number }).n,
     ...disk(p.home),
     deliveredKeysBytes: dirBytes(path.join(p.home, 'notifications', 'delivered')),
@@ -205,7 +215,13 @@ async function sample(p: Probe, minute: number): Promise<SoakSample> {
 }
 
 /** One minute of churn: pause a tenth, resume last minute's paused, replace a fortieth by new sessions. */
-async function churn(store: SqliteStore, live: string[], paused: string[], next: () => string, workdir: string) {
+async function churn(
+  store: SqliteStore,
+  live: string[],
+  paused: string[],
+  next: () => string,
+  make: (name: string) => Resource,
+) {
   const set = async (name: string, desiredState: string) => {
     const o = await store.get({ kind: 'AgentSession', namespace: 'default', name });
     if (!o) return;
@@ -225,7 +241,7 @@ async function churn(store: SqliteStore, live: string[], paused: string[], next:
     await store.delete({ kind: 'AgentSession', namespace: 'default', name: live[i] }).catch(() => undefined);
     const name = next();
     live[i] = name;
-    await store.create(session(name, Number(name.slice(2)), workdir));
+    await store.create(make(name));
   }
 }
 
@@ -271,7 +287,9 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
     let seq = 0;
     const next = () => `s-${seq++}`;
     const live = Array.from({ length: o.sessions }, next);
-    await store.txn(live.map((name, i) => ({ op: 'create' as const, object: session(name, i, dir) })));
+    const runs = o.runSeconds ?? [20, 60];
+    const make = (name: string) => session(name, Number(name.slice(2)), dir, runs);
+    await store.txn(live.map((name) => ({ op: 'create' as const, object: make(name) })));
     db = new Database(path.join(home, 'state.db'), { readonly: true, fileMustExist: true });
     const probe: Probe = {
       pid: ctl.pid!,
@@ -289,7 +307,7 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
     while (Date.now() - t0 < o.minutes * 60_000) {
       if (ctl.exitCode !== null) throw new Error(`the controller exited (${ctl.exitCode})`);
       if (Date.now() >= nextChurn) {
-        await churn(store, live, paused, next, dir);
+        await churn(store, live, paused, next, make);
         nextChurn += 60_000;
       }
       if (Date.now() >= nextSample) {

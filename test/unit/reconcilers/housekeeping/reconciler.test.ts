@@ -5,7 +5,11 @@ import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { API_VERSION, type Resource } from '../../../../controller/api/types.js';
 import { EventRecorder } from '../../../../controller/client/events.js';
-import { EVENTS, HousekeepingReconciler } from '../../../../controller/reconcilers/housekeeping/reconciler.js';
+import {
+  EVALUATIONS,
+  EVENTS,
+  HousekeepingReconciler,
+} from '../../../../controller/reconcilers/housekeeping/reconciler.js';
 import { SqliteStore } from '../../../../controller/store/sqlite.js';
 
 let dir: string;
@@ -72,4 +76,48 @@ it('leaves other kinds alone, and two passes racing over the same Events both su
   await Promise.all([r.reconcile(EVENTS), r.reconcile(EVENTS)]); // racing passes: NotFound is not a failure
   expect(await eventNames()).toEqual([]);
   expect((await store.list('AgentSession')).items.map((o) => o.metadata.name)).toEqual(['s']);
+});
+
+/** An Evaluation of run `run` of session `s`, as the judge leaves it (phase as given). */
+async function evaluation(s: string, run: number, phase: string): Promise<void> {
+  const created = await store.create({
+    apiVersion: API_VERSION,
+    kind: 'Evaluation',
+    metadata: { name: `${s}-run-${run}`, namespace: 'default' },
+    spec: { sessionRef: s, run, trigger: 'SessionEnded' },
+  });
+  await store.updateStatus({ ...created, status: { phase } });
+}
+
+const evaluationNames = async () => (await store.list('Evaluation')).items.map((e) => e.metadata.name).sort();
+
+it("keeps a session's newest finished Evaluations and every one still judged, deletes the older", async () => {
+  for (let run = 1; run <= 8; run++)
+    await evaluation('a', run, run === 2 ? 'Judging' : run === 3 ? 'Failed' : 'Judged');
+  await evaluation('b', 1, 'Judged'); // another session's: under its own bound
+  await new HousekeepingReconciler({ store, retention: { evaluationsPerSession: 3 } }).reconcile(EVALUATIONS);
+  expect(await evaluationNames()).toEqual(['a-run-2', 'a-run-6', 'a-run-7', 'a-run-8', 'b-run-1']);
+});
+
+it('never keeps fewer than the two newest Evaluations (the judge would judge those runs again)', async () => {
+  for (let run = 1; run <= 4; run++) await evaluation('a', run, 'Judged');
+  await new HousekeepingReconciler({ store, retention: { evaluationsPerSession: 1 } }).reconcile(EVALUATIONS);
+  expect(await evaluationNames()).toEqual(['a-run-3', 'a-run-4']);
+});
+
+it('holds Events and Evaluations to their bounds after many rounds of insertions and sweeps', async () => {
+  let clock = Date.now();
+  const r = new HousekeepingReconciler({ store, now: () => clock, retention: { evaluationsPerSession: 5 } });
+  const counts: number[] = [];
+  for (let round = 0; round < 12; round++) {
+    for (let i = 0; i < 20; i++) await oldEvent(`s.r${round}-${i}`, Date.now() - clock);
+    await evaluation('a', round + 1, 'Judged');
+    clock += 20 * 60_000; // a sweep every 20 minutes of a 1-hour TTL: at most 3 rounds' Events stay
+    await r.reconcile(EVENTS);
+    await r.reconcile(EVALUATIONS);
+    counts.push((await store.list('Event')).items.length);
+  }
+  expect(Math.max(...counts)).toBeLessThanOrEqual(3 * 20);
+  expect(counts.at(-1)).toBe(3 * 20);
+  expect((await store.list('Evaluation')).items).toHaveLength(5);
 });
