@@ -35,6 +35,16 @@ export interface SoakOptions {
   runSeconds?: [number, number];
   /** Called with each sample as it is taken. */
   onSample?: (s: SoakSample) => void;
+  /** Called once the churn is over, before the controller is stopped (the shortened soak's checks). */
+  atEnd?: (at: SoakEnd) => Promise<void>;
+}
+
+export interface SoakEnd {
+  home: string;
+  store: SqliteStore;
+  /** The sessions that exist now. */
+  live: string[];
+  sample(): Promise<SoakSample>;
 }
 
 export interface SoakSample {
@@ -318,6 +328,7 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
       }
       await sleep(500);
     }
+    await o.atEnd?.({ home, store, live, sample: () => sample(probe, (Date.now() - t0) / 60_000) });
     return { samples, home };
   } finally {
     ctl?.kill('SIGTERM');
