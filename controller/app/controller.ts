@@ -36,7 +36,7 @@ import { Manager, type Readiness } from '../runtime/manager.js';
 import { EventLogs } from '../store/eventlog.js';
 import { storeFor, storeTarget } from '../store/open.js';
 import type { Store } from '../store/store.js';
-import type { Retention } from '../reconcilers/housekeeping/retention.js';
+import type { Retention } from '../api/retention.js';
 import { setupControlPlane } from './control-plane.js';
 import { acceptsFor, fuseFor, type NodeAgentOptions, nodeLeaseHooks, setupNodeAgent } from './node-agent.js';
 import { claimHome, defaultNodeName } from './node-home.js';
@@ -54,7 +54,7 @@ export interface ControllerAppOptions {
   observeEveryMs?: number;
   tmuxSocket?: string;
   eventTtlMs?: number;
-  /** Retention of what grows with time (`--event-ttl`… flags; housekeeping/retention.ts). */
+  /** Retention of what grows with time (`--event-ttl`… flags; api/retention.ts). */
   retention?: Partial<Retention>;
   /** Kill tmux sessions on the socket that this store cannot account for (orphans). */
   gcOrphans?: boolean;

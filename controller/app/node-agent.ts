@@ -19,7 +19,7 @@ import { setup as setupJudge } from '../reconcilers/judge/setup.js';
 import { setup as setupNode } from '../reconcilers/node/setup.js';
 import { RUN_DIRS, RunDirRetention } from '../reconcilers/housekeeping/run-dirs.js';
 import { SWEEP_MS } from '../reconcilers/housekeeping/setup.js';
-import type { Retention } from '../reconcilers/housekeeping/retention.js';
+import type { Retention } from '../api/retention.js';
 import type { ControllerServices } from '../reconcilers/services.js';
 import { boundTo } from '../reconcilers/session/epoch.js';
 import { setup as setupSession } from '../reconcilers/session/setup.js';
@@ -80,7 +80,7 @@ export interface NodeAgentDeps extends ControllerServices {
   feed: AgentFeed;
   feedFiles: FileWatchSource;
   metrics: ControllerMetrics;
-  /** Retention of run directories on this node's disk (housekeeping/retention.ts). */
+  /** Retention of run directories on this node's disk (api/retention.ts). */
   retention?: Partial<Retention>;
 }
 

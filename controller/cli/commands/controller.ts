@@ -9,7 +9,7 @@ import { parseDuration } from '../../api/duration.js';
 import { orchctlHome } from '../../api/paths.js';
 import { checkDns1123Subdomain } from '../../api/names.js';
 import { ControllerApp, type ControllerAppOptions } from '../../app/controller.js';
-import { parseRetention } from '../../reconcilers/housekeeping/retention.js';
+import { parseRetention } from '../../api/retention.js';
 import {
   DEFAULT_METRICS_ADDR,
   exposureWarning,
@@ -42,7 +42,7 @@ export interface ControllerOptions {
   renameNode?: boolean;
   nodeLostGrace?: string;
   leaderLease?: string;
-  /** Retention flags (housekeeping/retention.ts), as typed. */
+  /** Retention flags (api/retention.ts), as typed. */
   eventTtl?: string;
   notificationRetention?: string;
   evaluationsPerSession?: string;

@@ -1,5 +1,5 @@
 /**
- * Housekeeping: applies the retention (retention.ts) to what the control plane keeps in the store.
+ * Housekeeping: applies the retention (api/retention.ts) to what the control plane keeps in the store.
  *  - `Event`: Events whose last occurrence is older than the Event TTL (1 h by default, as in Kubernetes).
  *  - `Evaluation`: beyond the newest `evaluationsPerSession` Evaluations of a session (by run), those
  *    whose judgement is over (Judged, Failed). One still Pending or Judging is work under way, and the
@@ -12,7 +12,7 @@ import type { Evaluation } from '../../api/evaluation.js';
 import type { Resource } from '../../api/types.js';
 import type { Reconciler } from '../../runtime/controller.js';
 import type { Store } from '../../store/store.js';
-import { DEFAULT_RETENTION, type Retention } from './retention.js';
+import { DEFAULT_RETENTION, type Retention } from '../../api/retention.js';
 
 export const EVENTS = 'Event';
 export const EVALUATIONS = 'Evaluation';

@@ -12,7 +12,7 @@ import path from 'node:path';
 
 import type { Reconciler } from '../../runtime/controller.js';
 import type { Store } from '../../store/store.js';
-import { DEFAULT_RETENTION, type Retention } from './retention.js';
+import { DEFAULT_RETENTION, type Retention } from '../../api/retention.js';
 
 export const RUN_DIRS = 'RunDirs';
 

@@ -1,7 +1,7 @@
 /** What wakes housekeeping: once a minute (never with --once, which is one pass over the sessions). */
 import type { Manager } from '../../runtime/manager.js';
 import { EVALUATIONS, EVENTS, HousekeepingReconciler } from './reconciler.js';
-import type { Retention } from './retention.js';
+import type { Retention } from '../../api/retention.js';
 
 export const SWEEP_MS = 60_000;
 

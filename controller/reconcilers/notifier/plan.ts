@@ -40,7 +40,7 @@ export const CHANNEL_ALERT_REASONS: ReadonlySet<string> = new Set([NotifierReaso
 const CONDITION_REASONS: ReadonlySet<string> = new Set(Object.values(AgentConditionReason));
 /**
  * Sent, failed, suppressed… notifications are kept this long (the digest reads them), then deleted;
- * `orchctl controller --notification-retention` sets it (housekeeping/retention.ts).
+ * `orchctl controller --notification-retention` sets it (api/retention.ts).
  */
 export const RETENTION_MS = 48 * 3600_000;
 /** Deletions per reconcile, so one reconcile's transaction stays small. */

@@ -1,10 +1,6 @@
-/** Retention settings (reconcilers/housekeeping/retention.ts): defaults, bounds, the flag named in errors. */
+/** Retention settings (api/retention.ts): defaults, bounds, the flag named in errors. */
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_RETENTION,
-  parseRetention,
-  RETENTION_BOUNDS,
-} from '../../../../controller/reconcilers/housekeeping/retention.js';
+import { DEFAULT_RETENTION, parseRetention, RETENTION_BOUNDS } from '../../../../controller/api/retention.js';
 
 describe('retention settings', () => {
   it('defaults to Kubernetes-like values when no flag is given', () => {

@@ -3,7 +3,7 @@
  * Event TTL. Each setting has a default and bounds; `orchctl controller` takes them as flags and
  * refuses a value outside the bounds with a message naming the flag.
  */
-import { formatDuration, parseDuration } from '../../api/duration.js';
+import { formatDuration, parseDuration } from './duration.js';
 
 export interface Retention {
   /** Events, from their last occurrence (Kubernetes' --event-ttl: 1 h). */
