@@ -6,7 +6,9 @@
  * Load: N sim sessions (`sh -c 'sleep S; exit C'`, restartPolicy Always) that end every 20–60 s and
  * are restarted (one in five fails, and its Warning Events go to a webhook receiver on 127.0.0.1
  * through a NotificationPolicy); every minute a tenth of them are paused (desiredState Stopped) and
- * last minute's paused ones resumed, and a fortieth deleted and replaced by new sessions.
+ * last minute's paused ones resumed, and a fortieth deleted and replaced by new sessions; every
+ * `pipelineEveryMs` (3 minutes) a two-phase Pipeline of the quickstart's sim agent in a git repository,
+ * the three newest kept (a person deleting old ones: their sessions go with them).
  * Every `sampleMs` (a minute): controller RSS and V8 heap, store file size and rows per kind and
  * of the change log, event-log bytes, session and run directories on disk, delivered-keys bytes,
  * open fds, tmux sessions, workqueue depth, mean reconcile latency and reconcile errors (/metrics).
@@ -19,7 +21,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Resource } from '../../controller/api/types.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { ORCHCTL, ROOT, tempDir } from '../lib.js';
+import { gitRepoWithOneCommit, ORCHCTL, ROOT, tempDir } from '../lib.js';
 import type { Bench } from '../types.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -35,6 +37,8 @@ export interface SoakOptions {
   runSeconds?: [number, number];
   /** Called with each sample as it is taken. */
   onSample?: (s: SoakSample) => void;
+  /** A new Pipeline this often (default 3 minutes); 0: none. */
+  pipelineEveryMs?: number;
   /** Called once the churn is over, before the controller is stopped (the shortened soak's checks). */
   atEnd?: (at: SoakEnd) => Promise<void>;
 }
@@ -99,6 +103,37 @@ function session(name: string, i: number, workdir: string, [lo, hi]: [number, nu
       restartBackoff: { initialDelay: '1s', maxDelay: '2s' },
     },
   };
+}
+
+const SIM_AGENT = path.join(ROOT, 'examples/quickstart/agent/sim-agent.mjs');
+const simAgent: Resource = {
+  apiVersion: API,
+  kind: 'Agent',
+  metadata: { name: 'sim', namespace: 'default' },
+  spec: {
+    command: [process.execPath, SIM_AGENT],
+    promptDelivery: 'argument',
+    env: [{ name: 'SIM_AGENT_STEP_MS', value: '100' }],
+  },
+};
+
+function pipeline(name: string, repo: string): Resource {
+  const phase = (n: string) => ({ name: n, template: { agentRef: 'sim', workdir: repo, prompt: `${n} [fast]` } });
+  return {
+    apiVersion: API,
+    kind: 'Pipeline',
+    metadata: { name, namespace: 'default' },
+    spec: { phases: [phase('build'), phase('test')] },
+  };
+}
+
+/** A new Pipeline, and the oldest deleted beyond the newest three. */
+async function nextPipeline(store: SqliteStore, made: string[], repo: string): Promise<void> {
+  const name = `p-${made.length}`;
+  await store.create(pipeline(name, repo));
+  made.push(name);
+  const old = made.at(-4);
+  if (old) await store.delete({ kind: 'Pipeline', namespace: 'default', name: old }).catch(() => undefined);
 }
 
 const freePort = (): Promise<number> =>
@@ -289,6 +324,10 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
         route: { channels: ['ops'], tier: 4, routes: [{ matchers: ['type="Warning"'], tier: 1 }] },
       },
     });
+    const repo = path.join(dir, 'repo');
+    fs.mkdirSync(repo);
+    gitRepoWithOneCommit(repo);
+    await store.create(simAgent);
     ctl = spawn(ORCHCTL, ['controller', '--log-format', 'json', ...o.retentionFlags], {
       env,
       stdio: 'ignore',
@@ -314,11 +353,18 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
     const paused: string[] = [];
     let nextChurn = t0 + 60_000;
     let nextSample = t0 + o.sampleMs;
+    const pipelineEvery = o.pipelineEveryMs ?? 180_000;
+    let nextPipe = t0 + pipelineEvery;
+    const pipelines: string[] = [];
     while (Date.now() - t0 < o.minutes * 60_000) {
       if (ctl.exitCode !== null) throw new Error(`the controller exited (${ctl.exitCode})`);
       if (Date.now() >= nextChurn) {
         await churn(store, live, paused, next, make);
         nextChurn += 60_000;
+      }
+      if (pipelineEvery > 0 && Date.now() >= nextPipe) {
+        await nextPipeline(store, pipelines, repo);
+        nextPipe += pipelineEvery;
       }
       if (Date.now() >= nextSample) {
         const s = await sample(probe, (Date.now() - t0) / 60_000);
