@@ -85,6 +85,8 @@ export const SCALED_RETENTION = [
   '3',
   '--deleted-session-dir-ttl',
   '2m',
+  '--autopilot-session-ttl',
+  '7m',
 ];
 
 function session(name: string, i: number, workdir: string, [lo, hi]: [number, number]): Resource {
@@ -125,6 +127,36 @@ function pipeline(name: string, repo: string): Resource {
     metadata: { name, namespace: 'default' },
     spec: { phases: [phase('build'), phase('test')] },
   };
+}
+
+/** Two Projects in one repository and a heuristic Autopilot thinking every 10 s, starting the sim agent there. */
+function autopilotWorld(repo: string): Resource[] {
+  const labels = { app: 'soak' };
+  const project = (name: string): Resource => ({
+    apiVersion: API,
+    kind: 'Project',
+    metadata: { name, namespace: 'default', labels },
+    spec: { path: repo, description: `soak project ${name}`, notes: 'Keep it tidy. [fast]' },
+  });
+  return [
+    project('alpha'),
+    project('beta'),
+    {
+      apiVersion: API,
+      kind: 'Autopilot',
+      metadata: { name: 'soak', namespace: 'default' },
+      spec: {
+        autonomyLevel: 'full',
+        interval: '10s',
+        projectSelector: { matchLabels: labels },
+        planner: { backend: 'heuristic' },
+        sessionTemplate: { agentRef: 'sim', maxDuration: '5m' },
+        guardrails: { cooldowns: { sameProject: '0s', sameAction: '0s' }, stalenessDays: 0, maxActiveSessions: 2 },
+        // A week of Decisions (168h) scaled by 24: 7 minutes.
+        history: { keep: 50, ttl: '7m' },
+      },
+    },
+  ];
 }
 
 /** A new Pipeline, and the oldest deleted beyond the newest three. */
@@ -328,6 +360,7 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
     fs.mkdirSync(repo);
     gitRepoWithOneCommit(repo);
     await store.create(simAgent);
+    for (const obj of autopilotWorld(repo)) await store.create(obj);
     ctl = spawn(ORCHCTL, ['controller', '--log-format', 'json', ...o.retentionFlags], {
       env,
       stdio: 'ignore',

@@ -16,6 +16,8 @@ export interface Retention {
   runDirsPerSession: number;
   /** A deleted session's directory (its runs and event log) is removed once untouched this long. */
   deletedSessionDirTtlMs: number;
+  /** A finished session an Autopilot started goes this long after it completed (a Job's ttlSecondsAfterFinished). */
+  autopilotSessionTtlMs: number;
 }
 
 export const DEFAULT_RETENTION: Retention = {
@@ -24,6 +26,7 @@ export const DEFAULT_RETENTION: Retention = {
   evaluationsPerSession: 20,
   runDirsPerSession: 10,
   deletedSessionDirTtlMs: 24 * 3_600_000,
+  autopilotSessionTtlMs: 168 * 3_600_000,
 };
 
 const MINUTE = 60_000;
@@ -40,6 +43,7 @@ export const RETENTION_BOUNDS: Record<keyof Retention, Bound> = {
   evaluationsPerSession: { flag: '--evaluations-per-session', min: 2, max: 1000, duration: false },
   runDirsPerSession: { flag: '--run-dirs-per-session', min: 2, max: 1000, duration: false },
   deletedSessionDirTtlMs: { flag: '--deleted-session-dir-ttl', min: MINUTE, max: 90 * DAY, duration: true },
+  autopilotSessionTtlMs: { flag: '--autopilot-session-ttl', min: MINUTE, max: 365 * DAY, duration: true },
 };
 
 const show = (b: Bound, v: number) => (b.duration ? formatDuration(v) : String(v));

@@ -165,6 +165,10 @@ export function buildProgram(): Command {
       '--deleted-session-dir-ttl <duration>',
       "remove a deleted session's directory once untouched this long, 1m to 2160h (default 24h)",
     )
+    .option(
+      '--autopilot-session-ttl <duration>',
+      'delete a finished session an Autopilot started this long after it completed, 1m to 8760h (default 168h)',
+    )
     .option('--workers <n>', 'concurrent session reconciles', '4')
     .option('--resync <duration>', 'period of the full resync', '30s')
     .option('--observe-interval <duration>', 'how often a running session is observed', '5s')

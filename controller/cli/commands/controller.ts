@@ -48,6 +48,7 @@ export interface ControllerOptions {
   evaluationsPerSession?: string;
   runDirsPerSession?: string;
   deletedSessionDirTtl?: string;
+  autopilotSessionTtl?: string;
 }
 
 /** The flags `orchctl controller` and `orchctl node` share. */
@@ -63,6 +64,7 @@ export type ProcessOptions = Omit<
   | 'evaluationsPerSession'
   | 'runDirsPerSession'
   | 'deletedSessionDirTtl'
+  | 'autopilotSessionTtl'
 >;
 
 export async function controllerCommand(opts: ControllerOptions, g: GlobalOptions): Promise<void> {
@@ -78,6 +80,7 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     evaluationsPerSession: opts.evaluationsPerSession,
     runDirsPerSession: opts.runDirsPerSession,
     deletedSessionDirTtlMs: opts.deletedSessionDirTtl,
+    autopilotSessionTtlMs: opts.autopilotSessionTtl,
   });
   await runProcess(opts, g, {
     retention,

@@ -4,11 +4,16 @@
  *  - `Evaluation`: beyond the newest `evaluationsPerSession` Evaluations of a session (by run), those
  *    whose judgement is over (Judged, Failed). One still Pending or Judging is work under way, and the
  *    newest of a session is what the autopilot and `orchctl describe` read: neither is deleted.
+ *  - `AgentSession`: a session an Autopilot started (its label) that completed (Succeeded, Failed,
+ *    Killed, TimedOut) longer ago than `autopilotSessionTtlMs` — each start makes a new session, so
+ *    without this they pile up. Never one a Decision waiting for approval names.
  * One key each: the work queue keeps two passes of one from overlapping. Deletions tolerate NotFound
  * (another pass, a person, the owner's cascade), so a pass killed half-way is simply done again.
  */
 import { isApiError } from '../../api/errors.js';
+import { AUTOPILOT_LABEL, type Decision as Dec } from '../../api/autopilot.js';
 import type { Evaluation } from '../../api/evaluation.js';
+import type { AgentSession } from '../../api/session.js';
 import type { Resource } from '../../api/types.js';
 import type { Reconciler } from '../../runtime/controller.js';
 import type { Store } from '../../store/store.js';
@@ -16,6 +21,8 @@ import { DEFAULT_RETENTION, type Retention } from '../../api/retention.js';
 
 export const EVENTS = 'Event';
 export const EVALUATIONS = 'Evaluation';
+export const AUTOPILOT_SESSIONS = 'AgentSession';
+const FINISHED = new Set(['Succeeded', 'Failed', 'Killed', 'TimedOut']);
 export const DEFAULT_EVENT_TTL_MS = DEFAULT_RETENTION.eventTtlMs;
 /** Deletions per pass, so one pass stays short; the next sweep goes on. */
 export const MAX_DELETES = 500;
@@ -42,6 +49,22 @@ export function evaluationsToDelete(items: Evaluation[], keep: number): Evaluati
   return out;
 }
 
+/** Finished sessions an Autopilot started, completed before `cutoff`, that no pending Decision names (pure). */
+export function autopilotSessionsToDelete(sessions: AgentSession[], decisions: Dec[], cutoff: number): AgentSession[] {
+  const named = new Set(
+    decisions
+      .filter((d) => d.status?.phase === 'PendingApproval' && d.spec?.target?.session)
+      .map((d) => `${d.metadata.namespace ?? ''}/${d.spec?.target.session}`),
+  );
+  return sessions.filter((s) => {
+    const st = s.status;
+    if (!s.metadata.labels?.[AUTOPILOT_LABEL] || !FINISHED.has(String(st?.phase)) || s.metadata.deletionTimestamp)
+      return false;
+    const done = Date.parse(String(st?.completionTime ?? ''));
+    return done < cutoff && !named.has(`${s.metadata.namespace ?? ''}/${s.metadata.name}`);
+  });
+}
+
 export class HousekeepingReconciler implements Reconciler {
   private readonly retention: Retention;
 
@@ -54,6 +77,13 @@ export class HousekeepingReconciler implements Reconciler {
   async reconcile(key: string): Promise<void> {
     if (key === EVENTS) await this.events();
     else if (key === EVALUATIONS) await this.evaluations();
+    else if (key === AUTOPILOT_SESSIONS) await this.autopilotSessions();
+  }
+
+  private async autopilotSessions(): Promise<void> {
+    const [sessions, decisions] = await Promise.all([this.d.store.list('AgentSession'), this.d.store.list('Decision')]);
+    const cutoff = (this.d.now ?? Date.now)() - this.retention.autopilotSessionTtlMs;
+    await this.remove(autopilotSessionsToDelete(sessions.items as AgentSession[], decisions.items as Dec[], cutoff));
   }
 
   private async events(): Promise<void> {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { API_VERSION, type Resource } from '../../../../controller/api/types.js';
 import { EventRecorder } from '../../../../controller/client/events.js';
 import {
+  AUTOPILOT_SESSIONS,
   EVALUATIONS,
   EVENTS,
   HousekeepingReconciler,
@@ -120,4 +121,37 @@ it('holds Events and Evaluations to their bounds after many rounds of insertions
   expect(Math.max(...counts)).toBeLessThanOrEqual(3 * 20);
   expect(counts.at(-1)).toBe(3 * 20);
   expect((await store.list('Evaluation')).items).toHaveLength(5);
+});
+
+/** A session as the autopilot (`autopilot` set) or a person left it, completed `agoMs` ago in `phase`. */
+async function finished(name: string, phase: string, agoMs: number, autopilot?: string): Promise<void> {
+  const o = await store.create({
+    apiVersion: API_VERSION,
+    kind: 'AgentSession',
+    metadata: { name, namespace: 'default', labels: autopilot ? { 'orchctl.io/autopilot': autopilot } : {} },
+    spec: { agent: { command: ['true'] }, workdir: dir },
+  });
+  await store.updateStatus({
+    ...o,
+    status: { phase, run: 1, completionTime: new Date(Date.now() - agoMs).toISOString() },
+  });
+}
+
+it("deletes an Autopilot's finished sessions past their TTL; keeps people's, running and awaited ones", async () => {
+  await finished('ap-old', 'Succeeded', 2 * HOUR, 'ap');
+  await finished('ap-failed', 'Failed', 2 * HOUR, 'ap');
+  await finished('ap-young', 'Succeeded', HOUR / 2, 'ap');
+  await finished('ap-running', 'Running', 2 * HOUR, 'ap');
+  await finished('ap-awaited', 'Failed', 2 * HOUR, 'ap');
+  await finished('mine', 'Succeeded', 2 * HOUR);
+  const d = await store.create({
+    apiVersion: API_VERSION,
+    kind: 'Decision',
+    metadata: { name: 'ap-1-0', namespace: 'default' },
+    spec: { autopilot: 'ap', think: 1, action: 'restart', target: { session: 'ap-awaited' }, reason: 'retry' },
+  });
+  await store.updateStatus({ ...d, status: { phase: 'PendingApproval' } });
+  await new HousekeepingReconciler({ store, retention: { autopilotSessionTtlMs: HOUR } }).reconcile(AUTOPILOT_SESSIONS);
+  const left = (await store.list('AgentSession')).items.map((s) => s.metadata.name).sort();
+  expect(left).toEqual(['ap-awaited', 'ap-running', 'ap-young', 'mine']);
 });

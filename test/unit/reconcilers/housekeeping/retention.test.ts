@@ -11,6 +11,7 @@ describe('retention settings', () => {
       evaluationsPerSession: 20,
       runDirsPerSession: 10,
       deletedSessionDirTtlMs: 24 * 3_600_000,
+      autopilotSessionTtlMs: 168 * 3_600_000,
     });
   });
 
@@ -24,6 +25,7 @@ describe('retention settings', () => {
         deletedSessionDirTtlMs: '720h',
       }),
     ).toEqual({
+      ...DEFAULT_RETENTION,
       eventTtlMs: 150_000,
       notificationTtlMs: 300_000,
       evaluationsPerSession: 3,
