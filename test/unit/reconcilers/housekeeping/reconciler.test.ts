@@ -155,3 +155,24 @@ it("deletes an Autopilot's finished sessions past their TTL; keeps people's, run
   const left = (await store.list('AgentSession')).items.map((s) => s.metadata.name).sort();
   expect(left).toEqual(['ap-awaited', 'ap-running', 'ap-young', 'mine']);
 });
+
+it('deletes every expired Event in one pass, however many (a cap per pass falls behind the rate)', async () => {
+  await store.txn(
+    Array.from({ length: 1200 }, (_, i) => ({
+      op: 'create' as const,
+      object: {
+        apiVersion: API_VERSION,
+        kind: 'Event',
+        metadata: { name: `s.old-${i}`, namespace: 'default' },
+        involvedObject: { apiVersion: API_VERSION, kind: 'AgentSession', name: 's', namespace: 'default' },
+        reason: 'Old',
+        message: `long ago ${i}`,
+        type: 'Normal',
+        count: 1,
+        lastTimestamp: new Date(Date.now() - 2 * HOUR).toISOString(),
+      },
+    })),
+  );
+  await new HousekeepingReconciler({ store }).reconcile(EVENTS);
+  expect(await eventNames()).toEqual([]);
+});
