@@ -45,6 +45,8 @@ export interface SoakOptions {
 
 export interface SoakEnd {
   home: string;
+  /** The controller's pid. */
+  pid: number;
   store: SqliteStore;
   /** The sessions that exist now. */
   live: string[];
@@ -407,7 +409,7 @@ export async function runSoak(o: SoakOptions): Promise<{ samples: SoakSample[]; 
       }
       await sleep(500);
     }
-    await o.atEnd?.({ home, store, live, sample: () => sample(probe, (Date.now() - t0) / 60_000) });
+    await o.atEnd?.({ home, pid: probe.pid, store, live, sample: () => sample(probe, (Date.now() - t0) / 60_000) });
     return { samples, home };
   } finally {
     ctl?.kill('SIGTERM');
