@@ -3,8 +3,7 @@
  * every few seconds, paused, resumed and replaced under a real `orchctl controller` with its
  * retention at the flags' lower bounds. Asserts only what is deterministic: once the sessions are
  * stopped, the next sweep leaves each at most --run-dirs-per-session run directories whatever the
- * number of runs; the sessions deleted leave no event log open; open fds grow by no more than a
- * constant; no reconcile failed.
+ * number of runs; open fds grow by no more than a constant; no reconcile failed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,7 +25,7 @@ it('keeps run directories, fds and reconcile errors bounded under churn', { time
     runSeconds: [1, 3],
     retentionFlags: SCALED_RETENTION,
     onSample: (s) => samples.push(s),
-    atEnd: async ({ home, pid, store, live }) => {
+    atEnd: async ({ home, store, live }) => {
       for (const name of live) {
         const o = (await store.get({ kind: 'AgentSession', namespace: 'default', name }))!;
         await store.update({ ...o, spec: { ...(o.spec as object), desiredState: 'Stopped' } });
@@ -39,26 +38,6 @@ it('keeps run directories, fds and reconcile errors bounded under churn', { time
         context: () => `run dirs per session: ${runDirs().join(' ')}`,
       });
       const { items } = await store.list('AgentSession');
-      const names = new Set(items.map((s) => s.metadata.name));
-      const openLogs = () =>
-        fs
-          .readdirSync(`/proc/${pid}/fd`)
-          .map((fd) => fs.readlinkSync(`/proc/${pid}/fd/${fd}`, { encoding: 'utf8' }))
-          .filter((l) => l.includes('/events.jsonl'))
-          .map((l) => path.basename(path.dirname(l)));
-      // A deleted session's event log is closed once its finalizer is done (an fd leaked per deletion before).
-      await pollFor(
-        'no event log of a deleted session open',
-        async () => openLogs().every((n) => names.has(n)),
-        60_000,
-        {
-          everyMs: 1000,
-          context: () =>
-            `open: ${openLogs()
-              .filter((n) => !names.has(n))
-              .join(' ')}`,
-        },
-      );
       const maxRun = Math.max(...items.map((s) => (s.status as { run?: number } | undefined)?.run ?? 0));
       end = { runDirs: runDirs(), maxRun, last: samples.at(-1)! };
     },
