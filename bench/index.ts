@@ -17,6 +17,7 @@ import { storeEtcdBench } from './modules/store-etcd.js';
 import { multihostBench, multihostFailoverBench } from './modules/multihost.js';
 import { corpusBench } from './modules/corpus.js';
 import { scaleBench } from './modules/scale.js';
+import { soakBench } from './modules/soak.js';
 
 export const benches: Bench[] = [
   cliGetBench,
@@ -34,4 +35,5 @@ export const benches: Bench[] = [
   multihostFailoverBench,
   corpusBench,
   scaleBench,
+  soakBench,
 ];

@@ -8,7 +8,8 @@ import { benches } from './index.js';
 import { machineInfo, ROOT } from './lib.js';
 
 async function main(argv: string[]): Promise<number> {
-  const wanted = argv.filter((a) => !a.startsWith('-'));
+  // Names, not options nor their values (`soak --minutes 60`: the module reads its own options).
+  const wanted = argv.filter((a, i) => !a.startsWith('-') && !argv[i - 1]?.startsWith('--'));
   const unknown = wanted.filter((w) => !benches.some((b) => b.name === w));
   if (argv.includes('--list') || argv.includes('-h') || argv.includes('--help') || unknown.length) {
     if (unknown.length) process.stderr.write(`unknown benchmark: ${unknown.join(', ')}\n`);
@@ -16,7 +17,9 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`usage: npm run bench [-- name...]\n\n${list}\n`);
     return unknown.length ? 1 : 0;
   }
-  const selected = wanted.length ? benches.filter((b) => wanted.includes(b.name)) : benches;
+  const selected = wanted.length
+    ? benches.filter((b) => wanted.includes(b.name))
+    : benches.filter((b) => !b.onlyWhenNamed);
   const outDir = path.join(ROOT, 'bench/results');
   fs.mkdirSync(outDir, { recursive: true });
   const host = machineInfo();

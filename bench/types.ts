@@ -4,6 +4,8 @@ export interface Bench {
   name: string;
   /** One line for the summary. */
   description: string;
+  /** Run only when named (`npm run bench -- soak`): too long for the default all. */
+  onlyWhenNamed?: boolean;
   /** Runs the benchmark; returns its figures (numbers in ms unless the key says otherwise). */
   run(): Promise<Record<string, unknown>>;
 }

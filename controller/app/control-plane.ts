@@ -14,6 +14,7 @@ import { setup as setupPipeline } from '../reconcilers/pipeline/setup.js';
 import { setup as setupPolicy } from '../reconcilers/policy/setup.js';
 import { setup as setupProject } from '../reconcilers/project/setup.js';
 import { setup as setupScheduler } from '../reconcilers/scheduler/setup.js';
+import type { Retention } from '../api/retention.js';
 import type { ControllerServices } from '../reconcilers/services.js';
 import type { Manager } from '../runtime/manager.js';
 import { applyManifests, ManifestWatcher } from './manifests.js';
@@ -23,6 +24,8 @@ export interface ControlPlaneDeps extends ControllerServices {
   /** A directory of manifests applied at start and whenever a file in it changes. */
   manifests?: string;
   eventTtlMs?: number;
+  /** Retention of what grows with time (api/retention.ts); defaults for what is unset. */
+  retention?: Partial<Retention>;
   /** From a node's last renewal seen to moving its sessions (nodelifecycle/plan.ts checkGrace bounds it). */
   nodeGraceMs?: number;
 }
@@ -40,8 +43,9 @@ export function setupControlPlane(mgr: Manager, d: ControlPlaneDeps): void {
   setupNodeLifecycle(mgr, { recorder, graceMs: d.nodeGraceMs });
   setupProject(mgr, { git: d.git });
   setupPolicy(mgr, { recorder });
-  setupNotifier(mgr, { recorder, log, metrics: d.metrics.notifications, home: d.home });
-  setupHousekeeping(mgr, { eventTtlMs: d.eventTtlMs });
+  const retentionMs = d.retention?.notificationTtlMs;
+  setupNotifier(mgr, { recorder, log, metrics: d.metrics.notifications, home: d.home, retentionMs });
+  setupHousekeeping(mgr, { eventTtlMs: d.eventTtlMs, retention: d.retention });
   setupAutopilot(mgr, { log, metrics: d.metrics.autopilot });
   setupPipeline(mgr, d);
 }

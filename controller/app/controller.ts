@@ -37,6 +37,7 @@ import { EventLogs } from '../store/eventlog.js';
 import { storeFor, storeTarget } from '../store/open.js';
 import { ValidatingStore } from '../client/validating-store.js';
 import type { Store } from '../store/store.js';
+import type { Retention } from '../api/retention.js';
 import { setupControlPlane } from './control-plane.js';
 import { acceptsFor, fuseFor, type NodeAgentOptions, nodeLeaseHooks, setupNodeAgent } from './node-agent.js';
 import { claimHome, defaultNodeName } from './node-home.js';
@@ -54,6 +55,8 @@ export interface ControllerAppOptions {
   observeEveryMs?: number;
   tmuxSocket?: string;
   eventTtlMs?: number;
+  /** Retention of what grows with time (`--event-ttl`… flags; api/retention.ts). */
+  retention?: Partial<Retention>;
   /** Kill tmux sessions on the socket that this store cannot account for (orphans). */
   gcOrphans?: boolean;
   /** The control plane (default true; `orchctl node` runs without one). */
@@ -257,6 +260,7 @@ export class ControllerApp {
       metrics: this.metrics,
       manifests: o.manifests,
       eventTtlMs: o.eventTtlMs,
+      retention: o.retention,
       nodeGraceMs: o.nodeGraceMs,
     });
   }
@@ -289,6 +293,7 @@ export class ControllerApp {
       feed: new AgentFeed(),
       feedFiles: this.feedFiles,
       metrics: this.metrics,
+      retention: o.retention,
     });
   }
 

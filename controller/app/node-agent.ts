@@ -17,6 +17,9 @@ import type { AuditLog } from '../observers/audit.js';
 import { setup as setupAssessment } from '../reconcilers/assessment/setup.js';
 import { setup as setupJudge } from '../reconcilers/judge/setup.js';
 import { setup as setupNode } from '../reconcilers/node/setup.js';
+import { RUN_DIRS, RunDirRetention } from '../reconcilers/housekeeping/run-dirs.js';
+import { SWEEP_MS } from '../reconcilers/housekeeping/setup.js';
+import type { Retention } from '../api/retention.js';
 import type { ControllerServices } from '../reconcilers/services.js';
 import { boundTo } from '../reconcilers/session/epoch.js';
 import { setup as setupSession } from '../reconcilers/session/setup.js';
@@ -76,6 +79,8 @@ export interface NodeAgentDeps extends ControllerServices {
   feed: AgentFeed;
   feedFiles: FileWatchSource;
   metrics: ControllerMetrics;
+  /** Retention of run directories on this node's disk (api/retention.ts). */
+  retention?: Partial<Retention>;
 }
 
 /** Registers the node agent's controllers on `mgr` (whose lease is the node lease). */
@@ -111,6 +116,10 @@ export function setupNodeAgent(mgr: Manager, d: NodeAgentDeps): void {
   });
   setupJudge(mgr, { ...d, metrics: d.metrics.judge });
   setupAssessment(mgr, { ...d, metrics: d.metrics.assessment });
+  mgr
+    .controller('run-retention', { workers: 1 })
+    .every(SWEEP_MS, () => [RUN_DIRS])
+    .complete(new RunDirRetention({ store: mgr.store, home: d.home, retention: d.retention }));
 }
 
 /** The node lease's hooks: the heartbeat file (multi-node mode: `fuse` says) and the sweep after a lapse. */

@@ -33,6 +33,18 @@ export function register(program: Command): void {
       '--metrics-addr <host:port>',
       'serve /metrics, /healthz and /readyz here; 0 or off disables (default $ORCHCTL_METRICS_ADDR or 127.0.0.1:9464)',
     )
+    .option('--event-ttl <duration>', 'delete Events this long after they last occurred, 1m to 720h (default 1h)')
+    .option('--notification-retention <duration>', 'keep settled Notifications this long, 1m to 2160h (default 48h)')
+    .option('--evaluations-per-session <n>', "keep a session's newest N finished Evaluations, 2 to 1000 (default 20)")
+    .option('--run-dirs-per-session <n>', "keep a session's newest N run directories on disk, 2 to 1000 (default 10)")
+    .option(
+      '--deleted-session-dir-ttl <duration>',
+      "remove a deleted session's directory once untouched this long, 1m to 2160h (default 24h)",
+    )
+    .option(
+      '--autopilot-session-ttl <duration>',
+      'delete a finished session an Autopilot started this long after it completed, 1m to 8760h (default 168h)',
+    )
     .option('--console-addr <host:port>', 'also serve the web console here, e.g. 127.0.0.1:9470 (docs/console.md)')
     .option('--allow-remote', 'let --console-addr be beyond loopback (needs --tls-cert and --tls-key)')
     .option('--tls-cert <file>', "the console's TLS certificate (PEM)")

@@ -9,6 +9,7 @@ import { parseDuration } from '../../api/duration.js';
 import { orchctlHome } from '../../config/paths.js';
 import { checkDns1123Subdomain } from '../../api/names.js';
 import { ControllerApp, type ControllerAppOptions } from '../../app/controller.js';
+import { parseRetention } from '../../api/retention.js';
 import {
   DEFAULT_METRICS_ADDR,
   exposureWarning,
@@ -48,6 +49,13 @@ export interface ControllerOptions {
   allowRemote?: boolean;
   tlsCert?: string;
   tlsKey?: string;
+  /** Retention flags (api/retention.ts), as typed. */
+  eventTtl?: string;
+  notificationRetention?: string;
+  evaluationsPerSession?: string;
+  runDirsPerSession?: string;
+  deletedSessionDirTtl?: string;
+  autopilotSessionTtl?: string;
 }
 
 /** The flags `orchctl controller` and `orchctl node` share. */
@@ -62,6 +70,12 @@ export type ProcessOptions = Omit<
   | 'allowRemote'
   | 'tlsCert'
   | 'tlsKey'
+  | 'eventTtl'
+  | 'notificationRetention'
+  | 'evaluationsPerSession'
+  | 'runDirsPerSession'
+  | 'deletedSessionDirTtl'
+  | 'autopilotSessionTtl'
 >;
 
 export async function controllerCommand(opts: ControllerOptions, g: GlobalOptions): Promise<void> {
@@ -72,7 +86,16 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
   if (opts.node === false && opts.renameNode)
     throw new Error('--rename-node renames the embedded node: not with --no-node');
   const web = opts.consoleAddr === undefined ? undefined : consoleAddress(opts.consoleAddr, opts, '--console-addr');
+  const retention = parseRetention({
+    eventTtlMs: opts.eventTtl,
+    notificationTtlMs: opts.notificationRetention,
+    evaluationsPerSession: opts.evaluationsPerSession,
+    runDirsPerSession: opts.runDirsPerSession,
+    deletedSessionDirTtlMs: opts.deletedSessionDirTtl,
+    autopilotSessionTtlMs: opts.autopilotSessionTtl,
+  });
   await runProcess(opts, g, {
+    retention,
     manifests: opts.manifests,
     node: opts.node === false ? false : { name: opts.nodeName, rename: !!opts.renameNode },
     nodeGraceMs,
@@ -94,7 +117,10 @@ export function leaderLeaseSeconds(text: string | undefined): number | undefined
 export async function runProcess(
   opts: ProcessOptions,
   g: GlobalOptions,
-  roles: Pick<ControllerAppOptions, 'manifests' | 'controlPlane' | 'node' | 'nodeGraceMs' | 'leaderLeaseSeconds'> & {
+  roles: Pick<
+    ControllerAppOptions,
+    'manifests' | 'controlPlane' | 'node' | 'nodeGraceMs' | 'leaderLeaseSeconds' | 'retention'
+  > & {
     console?: ConsoleAddress;
   },
 ): Promise<void> {

@@ -38,7 +38,10 @@ export const UNROUTED_KINDS: ReadonlySet<string> = new Set([
 export const CHANNEL_ALERT_REASONS: ReadonlySet<string> = new Set([NotifierReason.NotificationFailed]);
 /** Events that tell a condition turned True: a deferral of one whose condition is False again is dropped. */
 const CONDITION_REASONS: ReadonlySet<string> = new Set(Object.values(AgentConditionReason));
-/** Sent, failed, suppressed… notifications are kept this long (the digest reads them), then deleted. */
+/**
+ * Sent, failed, suppressed… notifications are kept this long (the digest reads them), then deleted;
+ * `orchctl controller --notification-retention` sets it (api/retention.ts).
+ */
 export const RETENTION_MS = 48 * 3600_000;
 /** Deletions per reconcile, so one reconcile's transaction stays small. */
 const MAX_DELETES = 200;
@@ -60,6 +63,8 @@ export type RouterInput = {
    * involved object; undefined when unknown. A WaitingForInput answered within its grace is not sent.
    */
   stillTrue?: (e: EventObject) => boolean | undefined;
+  /** How long settled Notifications are kept (RETENTION_MS by default). */
+  retentionMs?: number;
 };
 
 export type RouterPlan = {
@@ -394,7 +399,8 @@ class RoutingPass {
       if (plan.delete.length >= MAX_DELETES) break;
       if (this.created.has(n.metadata.name) || this.changed.has(n.metadata.name)) continue;
       const at = Date.parse(n.status?.sentAt ?? n.metadata.creationTimestamp ?? '');
-      if (TERMINAL.has(n.status?.phase ?? 'Pending') && now - at > RETENTION_MS) plan.delete.push(n);
+      const keep = this.input.retentionMs ?? RETENTION_MS;
+      if (TERMINAL.has(n.status?.phase ?? 'Pending') && now - at > keep) plan.delete.push(n);
     }
     for (const nm of this.created) plan.create.push(this.work.get(nm)!);
     for (const nm of this.changed) if (!this.created.has(nm)) plan.update.push(this.work.get(nm)!);

@@ -43,6 +43,8 @@ export interface RouterDeps {
   log: Logger;
   metrics?: NotifierMetricsHooks;
   now?: () => number;
+  /** How long settled Notifications are kept (plan.ts RETENTION_MS by default). */
+  retentionMs?: number;
 }
 
 const lost = (e: unknown) => isApiError(e, 'Conflict') || isApiError(e, 'AlreadyExists') || isApiError(e, 'NotFound');
@@ -67,6 +69,7 @@ export class RouterReconciler {
       silences,
       labelsOf: this.d.labelsOf,
       stillTrue: this.d.stillTrue,
+      retentionMs: this.d.retentionMs,
     });
     const ops: WriteOp[] = [
       ...plan.create.flatMap((n): WriteOp[] => [

@@ -28,6 +28,8 @@ export interface NotifierSetupDeps extends Pick<ControllerServices, 'recorder' |
   deliveryWorkers?: number;
   /** The state directory: the channels' delivered-keys records are kept under it (delivered.ts). */
   home?: string;
+  /** How long settled Notifications are kept (plan.ts RETENTION_MS by default). */
+  retentionMs?: number;
 }
 
 /** The kinds whose labels `labels.<key>` matchers can see (the objects Events are about). */
@@ -67,6 +69,7 @@ export function setup(
     recorder: d.recorder,
     log: d.log,
     metrics: d.metrics,
+    retentionMs: d.retentionMs,
   });
   mgr
     .controller('notifier', { workers: 1 })

@@ -202,7 +202,10 @@ export class SessionActuator implements Actuator {
         await this.d.git.removeWorktree(e.projectPath, e.worktree);
         return;
       case 'RemoveFinalizer':
-        return void (await this.removeFinalizer(obj, e.events ?? []));
+        await this.removeFinalizer(obj, e.events ?? []);
+        // The session is gone: its event log's fd with it (one leaked per deleted session, the soak showed).
+        this.d.logs.forget(obj.metadata.namespace ?? 'default', obj.metadata.name);
+        return;
     }
   }
 

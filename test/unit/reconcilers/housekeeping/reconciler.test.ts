@@ -5,7 +5,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { API_VERSION, type Resource } from '../../../../controller/api/types.js';
 import { EventRecorder } from '../../../../controller/client/events.js';
-import { EVENTS, HousekeepingReconciler } from '../../../../controller/reconcilers/housekeeping/reconciler.js';
+import {
+  AUTOPILOT_SESSIONS,
+  EVALUATIONS,
+  EVENTS,
+  HousekeepingReconciler,
+} from '../../../../controller/reconcilers/housekeeping/reconciler.js';
 import { SqliteStore } from '../../../../controller/store/sqlite.js';
 
 let dir: string;
@@ -72,4 +77,102 @@ it('leaves other kinds alone, and two passes racing over the same Events both su
   await Promise.all([r.reconcile(EVENTS), r.reconcile(EVENTS)]); // racing passes: NotFound is not a failure
   expect(await eventNames()).toEqual([]);
   expect((await store.list('AgentSession')).items.map((o) => o.metadata.name)).toEqual(['s']);
+});
+
+/** An Evaluation of run `run` of session `s`, as the judge leaves it (phase as given). */
+async function evaluation(s: string, run: number, phase: string): Promise<void> {
+  const created = await store.create({
+    apiVersion: API_VERSION,
+    kind: 'Evaluation',
+    metadata: { name: `${s}-run-${run}`, namespace: 'default' },
+    spec: { sessionRef: s, run, trigger: 'SessionEnded' },
+  });
+  await store.updateStatus({ ...created, status: { phase } });
+}
+
+const evaluationNames = async () => (await store.list('Evaluation')).items.map((e) => e.metadata.name).sort();
+
+it("keeps a session's newest finished Evaluations and every one still judged, deletes the older", async () => {
+  for (let run = 1; run <= 8; run++)
+    await evaluation('a', run, run === 2 ? 'Judging' : run === 3 ? 'Failed' : 'Judged');
+  await evaluation('b', 1, 'Judged'); // another session's: under its own bound
+  await new HousekeepingReconciler({ store, retention: { evaluationsPerSession: 3 } }).reconcile(EVALUATIONS);
+  expect(await evaluationNames()).toEqual(['a-run-2', 'a-run-6', 'a-run-7', 'a-run-8', 'b-run-1']);
+});
+
+it('never keeps fewer than the two newest Evaluations (the judge would judge those runs again)', async () => {
+  for (let run = 1; run <= 4; run++) await evaluation('a', run, 'Judged');
+  await new HousekeepingReconciler({ store, retention: { evaluationsPerSession: 1 } }).reconcile(EVALUATIONS);
+  expect(await evaluationNames()).toEqual(['a-run-3', 'a-run-4']);
+});
+
+it('holds Events and Evaluations to their bounds after many rounds of insertions and sweeps', async () => {
+  let clock = Date.now();
+  const r = new HousekeepingReconciler({ store, now: () => clock, retention: { evaluationsPerSession: 5 } });
+  const counts: number[] = [];
+  for (let round = 0; round < 12; round++) {
+    for (let i = 0; i < 20; i++) await oldEvent(`s.r${round}-${i}`, Date.now() - clock);
+    await evaluation('a', round + 1, 'Judged');
+    clock += 20 * 60_000; // a sweep every 20 minutes of a 1-hour TTL: at most 3 rounds' Events stay
+    await r.reconcile(EVENTS);
+    await r.reconcile(EVALUATIONS);
+    counts.push((await store.list('Event')).items.length);
+  }
+  expect(Math.max(...counts)).toBeLessThanOrEqual(3 * 20);
+  expect(counts.at(-1)).toBe(3 * 20);
+  expect((await store.list('Evaluation')).items).toHaveLength(5);
+});
+
+/** A session as the autopilot (`autopilot` set) or a person left it, completed `agoMs` ago in `phase`. */
+async function finished(name: string, phase: string, agoMs: number, autopilot?: string): Promise<void> {
+  const o = await store.create({
+    apiVersion: API_VERSION,
+    kind: 'AgentSession',
+    metadata: { name, namespace: 'default', labels: autopilot ? { 'orchctl.io/autopilot': autopilot } : {} },
+    spec: { agent: { command: ['true'] }, workdir: dir },
+  });
+  await store.updateStatus({
+    ...o,
+    status: { phase, run: 1, completionTime: new Date(Date.now() - agoMs).toISOString() },
+  });
+}
+
+it("deletes an Autopilot's finished sessions past their TTL; keeps people's, running and awaited ones", async () => {
+  await finished('ap-old', 'Succeeded', 2 * HOUR, 'ap');
+  await finished('ap-failed', 'Failed', 2 * HOUR, 'ap');
+  await finished('ap-young', 'Succeeded', HOUR / 2, 'ap');
+  await finished('ap-running', 'Running', 2 * HOUR, 'ap');
+  await finished('ap-awaited', 'Failed', 2 * HOUR, 'ap');
+  await finished('mine', 'Succeeded', 2 * HOUR);
+  const d = await store.create({
+    apiVersion: API_VERSION,
+    kind: 'Decision',
+    metadata: { name: 'ap-1-0', namespace: 'default' },
+    spec: { autopilot: 'ap', think: 1, action: 'restart', target: { session: 'ap-awaited' }, reason: 'retry' },
+  });
+  await store.updateStatus({ ...d, status: { phase: 'PendingApproval' } });
+  await new HousekeepingReconciler({ store, retention: { autopilotSessionTtlMs: HOUR } }).reconcile(AUTOPILOT_SESSIONS);
+  const left = (await store.list('AgentSession')).items.map((s) => s.metadata.name).sort();
+  expect(left).toEqual(['ap-awaited', 'ap-running', 'ap-young', 'mine']);
+});
+
+it('deletes every expired Event in one pass, however many (a cap per pass falls behind the rate)', async () => {
+  await store.txn(
+    Array.from({ length: 1200 }, (_, i) => ({
+      op: 'create' as const,
+      object: {
+        apiVersion: API_VERSION,
+        kind: 'Event',
+        metadata: { name: `s.old-${i}`, namespace: 'default' },
+        involvedObject: { apiVersion: API_VERSION, kind: 'AgentSession', name: 's', namespace: 'default' },
+        reason: 'Old',
+        message: `long ago ${i}`,
+        type: 'Normal',
+        count: 1,
+        lastTimestamp: new Date(Date.now() - 2 * HOUR).toISOString(),
+      },
+    })),
+  );
+  await new HousekeepingReconciler({ store }).reconcile(EVENTS);
+  expect(await eventNames()).toEqual([]);
 });

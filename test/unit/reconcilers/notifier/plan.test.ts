@@ -39,8 +39,12 @@ class World {
     return next;
   }
 
-  plan(now: string, opts: { channels?: Record<string, { dailyBudget?: number }> } = {}): RouterPlan {
+  plan(
+    now: string,
+    opts: { channels?: Record<string, { dailyBudget?: number }>; retentionMs?: number } = {},
+  ): RouterPlan {
     return planRouting({
+      retentionMs: opts.retentionMs,
       now: at(now),
       policy: this.policy,
       channels: opts.channels ?? {},
@@ -277,5 +281,16 @@ describe('the router plan', () => {
     w.policy.spec!.quietHours = [];
     const p = w.plan(later);
     expect(p.delete.map((n) => n.spec!.event!.involvedObject.name)).toEqual(['a']);
+  });
+
+  it('keeps settled notifications for the retention it is given (--notification-retention), not 48 h', () => {
+    const w = new World();
+    w.event(ev('Escalated', 'a'), '2026-06-01T10:00:00Z');
+    w.step('2026-06-01T10:00:01Z');
+    w.deliver('2026-06-01T10:00:02Z');
+    const names = (p: RouterPlan) => p.delete.map((n) => n.spec!.event!.involvedObject.name);
+    expect(names(w.plan('2026-06-01T10:04:00Z', { retentionMs: 5 * 60_000 }))).toEqual([]);
+    expect(names(w.plan('2026-06-01T10:06:00Z', { retentionMs: 5 * 60_000 }))).toEqual(['a']);
+    expect(names(w.plan('2026-06-01T10:06:00Z'))).toEqual([]);
   });
 });

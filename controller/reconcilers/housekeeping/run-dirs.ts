@@ -1,0 +1,90 @@
+/**
+ * Run directories on this node's disk ($ORCHCTL_HOME/sessions/<ns>/<name>/<run>/, observers/workspace.ts):
+ *  - of a session in the store, runs older than the newest `runDirsPerSession` below its current
+ *    run (status.run) go; the current run and any later (being prepared) are never touched;
+ *  - of a session no longer in the store, the whole directory (runs, event log, checkpoints) goes
+ *    once nothing in it changed for `deletedSessionDirTtlMs`.
+ * The node agent runs it (the disk is the node's). The store is read, not a cache, so a session
+ * created a moment ago is seen; a pass killed half-way leaves whole directories and is done again.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+import type { Reconciler } from '../../runtime/controller.js';
+import type { Store } from '../../store/store.js';
+import { DEFAULT_RETENTION, type Retention } from '../../api/retention.js';
+
+export const RUN_DIRS = 'RunDirs';
+
+type Limits = Pick<Retention, 'runDirsPerSession' | 'deletedSessionDirTtlMs'>;
+
+const subdirs = (dir: string): string[] => {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+};
+
+/** The newest mtime under `dir` (it and its direct entries): when anything in it last changed. */
+function lastChange(dir: string): number {
+  let newest = 0;
+  for (const name of ['.', ...fs.readdirSync(dir)]) {
+    try {
+      newest = Math.max(newest, fs.statSync(path.join(dir, name)).mtimeMs);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return newest;
+}
+
+/** What to remove under `<home>/sessions`, given each live session's current run (pure but for reading the disk). */
+export function runDirsToRemove(
+  home: string,
+  runs: Map<string, number | undefined>,
+  limits: Limits,
+  now: number,
+): string[] {
+  const root = path.join(home, 'sessions');
+  const out: string[] = [];
+  for (const ns of subdirs(root))
+    for (const name of subdirs(path.join(root, ns))) {
+      const dir = path.join(root, ns, name);
+      const key = `${ns}/${name}`;
+      if (!runs.has(key)) {
+        if (now - lastChange(dir) > limits.deletedSessionDirTtlMs) out.push(dir);
+        continue;
+      }
+      const current = runs.get(key);
+      if (current === undefined) continue; // no run recorded yet: nothing is known to be old
+      for (const r of subdirs(dir))
+        if (/^\d+$/.test(r) && Number(r) <= current - Math.max(2, limits.runDirsPerSession))
+          out.push(path.join(dir, r));
+    }
+  return out;
+}
+
+export class RunDirRetention implements Reconciler {
+  private readonly limits: Limits;
+
+  constructor(private readonly d: { store: Store; home: string; retention?: Partial<Retention>; now?: () => number }) {
+    this.limits = { ...DEFAULT_RETENTION, ...d.retention };
+  }
+
+  async reconcile(key: string): Promise<void> {
+    if (key !== RUN_DIRS) return;
+    const { items } = await this.d.store.list('AgentSession');
+    const runs = new Map(
+      items.map((s) => [
+        `${s.metadata.namespace ?? 'default'}/${s.metadata.name}`,
+        (s.status as { run?: number } | undefined)?.run,
+      ]),
+    );
+    for (const dir of runDirsToRemove(this.d.home, runs, this.limits, (this.d.now ?? Date.now)()))
+      fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The shortened soak (issue 29; the full one is `npm run bench -- soak`): sim sessions restarting
+ * every few seconds, paused, resumed and replaced under a real `orchctl controller` with its
+ * retention at the flags' lower bounds. Asserts only what is deterministic: once the sessions are
+ * stopped, the next sweep leaves each at most --run-dirs-per-session run directories whatever the
+ * number of runs; open fds grow by no more than a constant; no reconcile failed.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import { runSoak, SCALED_RETENTION, type SoakSample } from '../../bench/modules/soak.js';
+import { pollFor } from '../support/until.js';
+
+const KEEP = 3;
+/** Open fds the controller may add over a run whatever its length (sqlite, sockets, a pipe or two). */
+const FD_SLACK = 30;
+
+it('keeps run directories, fds and reconcile errors bounded under churn', { timeout: 300_000 }, async () => {
+  const samples: SoakSample[] = [];
+  let end: { runDirs: number[]; maxRun: number; last: SoakSample } | undefined;
+  await runSoak({
+    minutes: 1.1, // one round of churn (at 60 s): pauses, resumes, a session replaced
+    sessions: 12,
+    sampleMs: 5_000,
+    runSeconds: [1, 3],
+    retentionFlags: SCALED_RETENTION,
+    onSample: (s) => samples.push(s),
+    atEnd: async ({ home, store, live }) => {
+      for (const name of live) {
+        const o = (await store.get({ kind: 'AgentSession', namespace: 'default', name }))!;
+        await store.update({ ...o, spec: { ...(o.spec as object), desiredState: 'Stopped' } });
+      }
+      const root = path.join(home, 'sessions', 'default');
+      const runDirs = () => live.map((n) => fs.readdirSync(path.join(root, n)).filter((f) => /^\d+$/.test(f)).length);
+      // Stopped sessions start no run: the next sweep (once a minute) brings every one to the bound.
+      await pollFor('run directories within the bound', async () => runDirs().every((n) => n <= KEEP), 150_000, {
+        everyMs: 1000,
+        context: () => `run dirs per session: ${runDirs().join(' ')}`,
+      });
+      const { items } = await store.list('AgentSession');
+      const maxRun = Math.max(...items.map((s) => (s.status as { run?: number } | undefined)?.run ?? 0));
+      end = { runDirs: runDirs(), maxRun, last: samples.at(-1)! };
+    },
+  });
+  expect(end).toBeDefined();
+  // Retention had runs to remove: some session ran more runs than it keeps.
+  expect(end!.maxRun).toBeGreaterThan(KEEP);
+  expect(Math.max(...end!.runDirs)).toBeLessThanOrEqual(KEEP);
+  expect(end!.last.fds - samples[0].fds).toBeLessThanOrEqual(FD_SLACK);
+  expect(end!.last.reconcileErrors).toBe(0);
+});
