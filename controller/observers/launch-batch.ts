@@ -1,8 +1,8 @@
 /**
  * Launches gathered into as few tmux processes as fit (issue 29). Every tmux client is a fork of
  * the controller and a client start-up, ~10 ms each on two cores: one process per launch made 1000
- * sessions take 12 s in tmux clients alone. Launches that arrive while a list is running (or in the
- * same turn of the event loop) go together into the next one: one `tmux` argv holding, after the
+ * sessions take 12 s in tmux clients alone. Launches that arrive while a list is running go
+ * together into the next one (an idle batcher starts at once): one `tmux` argv holding, after the
  * server's set-up, each session's commands (`new-session … ; set-option … ; …`) — a command list
  * of separate argv elements, never a string tmux or a shell parses.
  *
@@ -88,8 +88,10 @@ export class LaunchBatcher {
   private async drain(): Promise<void> {
     this.running = true;
     try {
-      // Launches asked for in this turn of the loop go in the first list too.
-      await new Promise((r) => setImmediate(r));
+      // An idle batcher starts the tmux client at once, in the turn the launch was asked for: between
+      // the run recorded in the store and tmux's client started, a crash leaves a run with no session
+      // (restarted after the launch grace), so that window is kept as short as before batching. What
+      // arrives while a list runs goes together in the next one.
       while (this.queue.length) await this.runList(this.take());
     } finally {
       this.running = false;
