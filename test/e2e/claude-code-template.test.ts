@@ -91,8 +91,10 @@ describe('the shipped claude-code template behind a non-Anthropic base URL', () 
       expect(r.stderr).toBe('');
       expect(r.exitCode).toBe(0);
       const done = path.join(h.repo, 'done.txt');
-      await h.waitFor('done.txt written by the agent', async () => fs.existsSync(done), 30_000);
-      expect(fs.readFileSync(done, 'utf8')).toBe('done\n');
+      // The shell creates the file before it writes to it: wait for its content, not its existence.
+      const written = () => (fs.existsSync(done) ? fs.readFileSync(done, 'utf8') : undefined);
+      await h.waitFor('done.txt written by the agent', async () => !!written(), 30_000);
+      expect(written()).toBe('done\n');
       await h.waitFor('the turn ended', async () => (await fake.waitForMain(2, 30_000)) && true, 40_000);
       const events = readEventLog(eventLogPath(h.home, 'default', 'tpl')).events;
       expect(events.some((e) => e.type === 'pane_signal' && e.state === 'dialog')).toBe(false);

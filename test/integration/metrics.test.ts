@@ -95,7 +95,7 @@ describe('controller metrics', () => {
     expect(
       x.value('workqueue_work_duration_seconds_count', { name: 'agentsession', controller: 'agentsession' }),
     ).toBeGreaterThan(0);
-    expect(x.value('controller_runtime_max_concurrent_reconciles', { controller: 'agentsession' })).toBe(4);
+    expect(x.value('controller_runtime_max_concurrent_reconciles', { controller: 'agentsession' })).toBe(16);
     expect(x.value('leader_election_master_status', { name: 'orchctl-controller' })).toBe(1);
     expect(x.find('process_resident_memory_bytes')[0].value).toBeGreaterThan(0);
     // The Node object's status.
