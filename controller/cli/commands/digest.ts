@@ -93,10 +93,7 @@ async function requestDigest(store: Store, policy: NotificationPolicy, timeout: 
   const at = new Date(requested).toISOString();
   await retryOnConflict(
     async (attempt) => {
-      const cur =
-        attempt === 0
-          ? policy
-          : ((await store.get({ kind: 'NotificationPolicy', namespace, name })) as NotificationPolicy | undefined);
+      const cur = attempt === 0 ? policy : await store.get({ kind: 'NotificationPolicy', namespace, name });
       if (!cur) throw new Error(`notificationpolicies "${name}" was deleted`);
       const annotations = { ...cur.metadata.annotations, [DIGEST_REQUEST_ANNOTATION]: at };
       await store.update({ ...cur, metadata: { ...cur.metadata, annotations } });
