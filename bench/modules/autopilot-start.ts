@@ -16,18 +16,16 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import type { Autopilot, Decision } from '../../controller/api/autopilot.js';
 import { isApiError } from '../../controller/api/errors.js';
-import type { Project } from '../../controller/api/project.js';
 import type { AgentSession } from '../../controller/api/session.js';
-import { API_VERSION } from '../../controller/api/types.js';
+import { API_VERSION, type ObjectKey } from '../../controller/api/types.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { ORCHCTL, orchctl, stats, tempDir, type Stats } from '../lib.js';
 
 const PROJECTS = 100;
 const ROUNDS = 20;
 const NS = 'default';
-const AP = { kind: 'Autopilot', namespace: NS, name: 'ap' };
+const AP: ObjectKey<'Autopilot'> = { kind: 'Autopilot', namespace: NS, name: 'ap' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A git repository whose one commit is 10 days old (the project reconciler reads lastActivity from it). */
@@ -116,7 +114,7 @@ async function until<T>(what: string, fn: () => T | undefined | Promise<T | unde
 /** A think at once: a change of the Autopilot's spec (its interval, 10m ↔ 11m), by compare-and-swap. */
 async function askForThink(store: SqliteStore): Promise<void> {
   for (;;) {
-    const ap = (await store.get(AP)) as Autopilot;
+    const ap = (await store.get(AP))!;
     ap.spec = { ...ap.spec, interval: ap.spec?.interval === '10m' ? '11m' : '10m' };
     try {
       await store.update(ap);
@@ -161,7 +159,7 @@ export async function decisionToRunning(): Promise<StartResults> {
     // The Autopilot only once every Project shows its last activity, so its first think sees them stale.
     await until('every Project observed', async () => {
       const { items } = await store.list('Project', { namespace: NS });
-      return (items.length === PROJECTS + 1 && (items as Project[]).every((p) => p.status?.lastActivity)) || undefined;
+      return (items.length === PROJECTS + 1 && items.every((p) => p.status?.lastActivity)) || undefined;
     });
 
     // What this process sees, as `orchctl get -w` would: when a session is first Running, when an
@@ -173,11 +171,10 @@ export async function decisionToRunning(): Promise<StartResults> {
     const watches = [
       store.watch({ kind: 'AgentSession', fromRevision: from }, (ev) => {
         const name = ev.object.metadata.name;
-        if ((ev.object as AgentSession).status?.phase === 'Running' && !runningAt.has(name))
-          runningAt.set(name, Date.now());
+        if (ev.object.status?.phase === 'Running' && !runningAt.has(name)) runningAt.set(name, Date.now());
       }),
       store.watch({ kind: 'Decision', fromRevision: from }, (ev) => {
-        const d = ev.object as Decision;
+        const d = ev.object;
         if (d.spec?.action !== 'start' || d.status?.phase !== 'Executed' || counted.has(d.metadata.name)) return;
         counted.add(d.metadata.name);
         starts.push({

@@ -108,15 +108,15 @@ function seedOps(now: number): WriteOp[] {
   return ops;
 }
 
-type Informers = Record<(typeof KINDS)[number], Informer>;
+type Informers = { [K in (typeof KINDS)[number]]: Informer<K> };
 
 async function informers(store: Store): Promise<Informers> {
-  const out = {} as Informers;
+  const out: Record<string, Informer> = {};
   for (const k of KINDS) {
     out[k] = new Informer(store, k);
     await out[k].start();
   }
-  return out;
+  return out as Informers; // each filed under its own kind just above
 }
 
 /** The real store, with the transactions written through it kept (with their results) for the replay. */
@@ -168,13 +168,13 @@ async function caughtUp(inf: Informers, txns: { ops: WriteOp[]; results: Resourc
 /** view + heuristic planner + recovery + guardrails and gate on the caches: the think without I/O. */
 function pureThink(inf: Informers, now: number, think: number): number {
   const t0 = performance.now();
-  const ap = inf.Autopilot.get(NS, 'ap') as Autopilot;
+  const ap = inf.Autopilot.get(NS, 'ap')!;
   const w: World = {
     autopilot: ap,
-    projects: inf.Project.list(NS) as Project[],
-    sessions: inf.AgentSession.list(NS) as AgentSession[],
+    projects: inf.Project.list(NS),
+    sessions: inf.AgentSession.list(NS),
     evaluations: [],
-    decisions: (inf.Decision.list(NS) as Dec[]).filter((d) => d.spec?.autopilot === 'ap'),
+    decisions: inf.Decision.list(NS).filter((d): d is Dec => d.spec?.autopilot === 'ap'),
     now,
   };
   const s = settings(ap.spec);

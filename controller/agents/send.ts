@@ -8,7 +8,6 @@
 import { isTrue } from '../api/conditions.js';
 import { parseDuration } from '../api/duration.js';
 import type { AgentSessionStatus, AgentSpec } from '../api/kinds.js';
-import type { Resource } from '../api/types.js';
 import { driverFor } from './drivers.js';
 import { deliverKeys, deliverText, type DeliveryResult, type PaneTarget, type TextDelivery } from './delivery.js';
 import { classifyScreen, profileFor, type DetectionProfile } from './detection.js';
@@ -88,9 +87,7 @@ export async function sendToSession(
   if ((st.phase !== 'Running' && st.phase !== 'Starting') || !st.tmuxSession || !st.workspace)
     throw new SendError(`agentsession "${name}" is not running (phase ${st.phase ?? 'Pending'}); nothing to send to`);
   let agent: AgentSpec | undefined = s.spec?.agent;
-  if (!agent && s.spec?.agentRef)
-    agent = ((await store.get({ kind: 'Agent', namespace, name: s.spec.agentRef })) as Resource<AgentSpec> | undefined)
-      ?.spec;
+  if (!agent && s.spec?.agentRef) agent = (await store.get({ kind: 'Agent', namespace, name: s.spec.agentRef }))?.spec;
   if (!agent) throw new SendError(`agentsession "${name}": its Agent "${s.spec?.agentRef}" is gone`);
   const profile = profileFor(agent);
   const target = paneTargetFor(tmux, `=${st.tmuxSession}:`, st, agent);

@@ -13,7 +13,7 @@ import type { Pipeline } from './pipeline.js';
 import type { Project } from './project.js';
 import type { AgentSession } from './session.js';
 import type { SessionPolicy } from './session-policy.js';
-import type { Resource } from './types.js';
+import type { ObjectKey, Resource } from './types.js';
 
 export type { Agent, AgentSpec, AgentStatus, EnvVar, PromptDelivery } from './agent.js';
 export type * from './assessment.js';
@@ -64,6 +64,11 @@ export type KindName = keyof KindMap;
 /** Whether `o` is of kind `kind`, typed as that kind: for an object whose kind is chosen at run time. */
 export function isKind<K extends KindName>(o: Resource, kind: K): o is KindMap[K] {
   return o.kind === kind;
+}
+
+/** `o`'s key (as api/types.ts keyOf), typed by its kind `kind`: the store reads it back as that kind's type. */
+export function keyOfKind<K extends KindName>(kind: K, o: KindMap[K]): ObjectKey<K> {
+  return { kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name };
 }
 
 /** The object type of kind `K`: its entry in KindMap, or a plain Resource for a kind named at run time. */

@@ -3,20 +3,13 @@
  * composed as the notifier composes it (reconcilers/notifier/digest/), writing nothing. Here in
  * app/ because the CLI reaches reconciler code only through the composition root.
  */
-import type { Decision } from '../api/autopilot.js';
-import type { Pipeline } from '../api/pipeline.js';
-import type { Project } from '../api/project.js';
-import type { SessionPolicy } from '../api/session-policy.js';
-import type { Evaluation } from '../api/evaluation.js';
-import type { AgentSession } from '../api/kinds.js';
+import type { KindName } from '../api/kinds.js';
 import type { NotificationPolicy } from '../api/notification.js';
-import type { Notification, NotificationPolicyStatus } from '../api/outbox.js';
 import type { BackendFactoryOptions } from '../llm/index.js';
 import {
   type ComposedDigest,
   collectDigest,
   composeDigest,
-  type DigestChannel,
   type DigestData,
   digestBackend,
   digestSettings,
@@ -50,19 +43,19 @@ export async function previewDigest(
   o: PreviewOptions,
 ): Promise<DigestPreview> {
   const namespace = policy.metadata.namespace ?? '';
-  const list = async <T>(kind: string) => (await store.list(kind, { namespace })).items as T[];
+  const list = async <K extends KindName>(kind: K) => (await store.list(kind, { namespace })).items;
   const [notifications, sessions, evaluations, channels, decisions, projects, pipelines, sessionPolicies] =
     await Promise.all([
-      list<Notification>('Notification'),
-      list<AgentSession>('AgentSession'),
-      list<Evaluation>('Evaluation'),
-      list<DigestChannel>('NotificationChannel'),
-      list<Decision>('Decision'),
-      list<Project>('Project'),
-      list<Pipeline>('Pipeline'),
-      list<SessionPolicy>('SessionPolicy'),
+      list('Notification'),
+      list('AgentSession'),
+      list('Evaluation'),
+      list('NotificationChannel'),
+      list('Decision'),
+      list('Project'),
+      list('Pipeline'),
+      list('SessionPolicy'),
     ]);
-  const lastDigestAt = (policy.status as NotificationPolicyStatus | undefined)?.lastDigestAt;
+  const lastDigestAt = policy.status?.lastDigestAt;
   const since = digestWindowStart(lastDigestAt, o.now);
   // This policy's outbox only, as the notifier reads it.
   const outbox = notifications.filter((n) => n.spec?.policy === policy.metadata.name);

@@ -21,7 +21,7 @@ import path from 'node:path';
 import { getCondition, setCondition } from '../api/conditions.js';
 import { isApiError } from '../api/errors.js';
 import type { AgentSession, AgentSessionStatus } from '../api/session.js';
-import { keyOf } from '../api/types.js';
+import { keyOfKind } from '../api/kinds.js';
 import { EventRecorder } from '../client/events.js';
 import type { PaneObserver } from '../observers/panes.js';
 import { nodeName as hostNodeName } from '../reconcilers/node/reconciler.js';
@@ -166,7 +166,7 @@ async function rebind(
   try {
     return await retryOnConflict(
       async (attempt) => {
-        const s = attempt === 0 ? first : ((await store.get(keyOf(first))) as AgentSession | undefined);
+        const s = attempt === 0 ? first : await store.get(keyOfKind('AgentSession', first));
         if (!s) return undefined;
         const b = s.status?.binding;
         if (b?.nodeName !== old) return undefined;
@@ -189,14 +189,14 @@ async function rebind(
             now,
           );
         const [written] = await store.txn([{ op: 'updateStatus', object: { ...s, status } }], { fence });
-        return written as AgentSession;
+        return written as AgentSession; // a txn's results are plain Resources: this one is the updateStatus of s
       },
       { attempts: ATTEMPTS },
     );
   } catch (e) {
     if (isApiError(e, 'NotFound')) return undefined;
     if (!isRetryableConflict(e)) throw e;
-    if (!(await store.get(keyOf(first)))) return undefined;
+    if (!(await store.get(keyOfKind('AgentSession', first)))) return undefined;
     throw new Error(`--rename-node: AgentSession ${first.metadata.namespace}/${first.metadata.name} kept changing`);
   }
 }

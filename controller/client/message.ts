@@ -33,7 +33,7 @@ export async function postMessage(
 ): Promise<PostOutcome> {
   return retryOnConflict(
     async (): Promise<PostOutcome> => {
-      const s = (await store.get(keyOf(namespace, name))) as AgentSession | undefined;
+      const s = await store.get(keyOf(namespace, name));
       if (!s || s.metadata.deletionTimestamp) return { outcome: 'missing' };
       const pending = pendingMessage(s.metadata.annotations, s.status);
       if (pending === req.id) return { outcome: 'posted', session: s };
@@ -42,7 +42,7 @@ export async function postMessage(
       if (s.status?.messageDelivery?.id === req.id) return { outcome: 'posted', session: s };
       const annotations = { ...(s.metadata.annotations ?? {}), [MESSAGE_ANNOTATION]: JSON.stringify(req) };
       const written = await store.update({ ...s, metadata: { ...s.metadata, annotations } });
-      return { outcome: 'posted', session: written as AgentSession };
+      return { outcome: 'posted', session: written };
     },
     { attempts: ATTEMPTS },
   );
@@ -61,7 +61,7 @@ export function messageOutcome(s: AgentSession | undefined, id: string): Message
 export async function withdrawMessage(store: Store, namespace: string, name: string, id: string): Promise<boolean> {
   return retryOnConflict(
     async () => {
-      const s = (await store.get(keyOf(namespace, name))) as AgentSession | undefined;
+      const s = await store.get(keyOf(namespace, name));
       if (!s || pendingMessage(s.metadata.annotations, s.status) !== id) return false;
       if (s.status?.messageDelivery?.id === id && s.status.messageDelivery.state === 'Delivering') return false;
       const annotations = { ...(s.metadata.annotations ?? {}) };

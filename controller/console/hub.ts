@@ -34,8 +34,8 @@ export const sseSend = (res: ServerResponse, event: string, data: unknown) =>
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 
 export class Hub {
-  readonly sessions: Informer;
-  readonly decisions: Informer;
+  readonly sessions: Informer<'AgentSession'>;
+  readonly decisions: Informer<'Decision'>;
   private readonly clients = new Set<Client>();
   private readonly timer: NodeJS.Timeout;
 

@@ -4,11 +4,11 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { registry } from '../config/crds.js';
+import { isKind } from '../api/kinds.js';
 import type { Pipeline } from '../api/pipeline.js';
 import type { Resource } from '../api/types.js';
 import { header, rows } from '../cli/printers/columns.js';
 import { resumeAction, silenceCreateAction, silenceExpireAction } from './actions.js';
-import type { Silence } from '../api/notification.js';
 import type { Ctx } from './ctx.js';
 import { done, flashOf } from './flash.js';
 import { actionForm, esc, page, pathOf, table } from './html.js';
@@ -34,7 +34,7 @@ const blocked = (p: Pipeline) => (p.status?.phases ?? []).some((x) => x.state ==
 async function pipelinesPage(ctx: Ctx, req: FastifyRequest): Promise<string> {
   const csrf = ctx.login(req).csrf;
   const resume = (o: Resource) => {
-    if (!blocked(o as Pipeline)) return '';
+    if (!isKind(o, 'Pipeline') || !blocked(o)) return ''; // o is one: the table lists Pipelines
     const box =
       '<input name="message" placeholder="what to tell the blocked agent" aria-label="message" maxlength="4000">';
     return actionForm(
@@ -57,8 +57,7 @@ const SILENCE_FORM =
 async function silencesPage(ctx: Ctx, req: FastifyRequest): Promise<string> {
   const csrf = ctx.login(req).csrf;
   const expire = (o: Resource) => {
-    const s = o as Silence;
-    if (!s.spec || Date.parse(s.spec.endsAt) <= Date.now()) return '';
+    if (!isKind(o, 'Silence') || !o.spec || Date.parse(o.spec.endsAt) <= Date.now()) return ''; // lists Silences
     return actionForm(`/silences/${pathOf(o.metadata.namespace ?? 'default', o.metadata.name)}/expire`, csrf, 'Expire');
   };
   return page(

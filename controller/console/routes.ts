@@ -61,7 +61,7 @@ function freezeFields(): string {
 
 function decisionsPage(ctx: Ctx, req: FastifyRequest): string {
   const kind = registry().resolve('decision');
-  const all = ctx.hub.decisions.list() as Decision[];
+  const all = ctx.hub.decisions.list();
   const pending = (d: Decision) => (d.status?.phase === 'PendingApproval' && !d.spec?.approval ? 0 : 1);
   all.sort(
     (a, b) =>

@@ -55,7 +55,7 @@ function actions(base: string, csrf: string, s: AgentSession): string {
 
 async function sessionPage(ctx: Ctx, req: FastifyRequest<NsName>): Promise<string | undefined> {
   const { ns, name } = req.params;
-  const s = (await ctx.store.get({ kind: 'AgentSession', namespace: ns, name })) as AgentSession | undefined;
+  const s = await ctx.store.get({ kind: 'AgentSession', namespace: ns, name });
   if (!s) return undefined;
   const csrf = ctx.login(req).csrf;
   const base = `/sessions/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
@@ -91,7 +91,7 @@ export function registerSessionPage(app: FastifyInstance, ctx: Ctx): void {
     return reply.type('text/html').send(html);
   });
   app.get<NsName>('/stream/terminal/:ns/:name', async (req, reply) => {
-    const s = ctx.hub.sessions.get(req.params.ns, req.params.name) as AgentSession | undefined;
+    const s = ctx.hub.sessions.get(req.params.ns, req.params.name);
     const file = s && outputFile(ctx, s);
     if (!file) return reply.code(404).send('no run to show\n');
     if (ctx.terminals.viewers >= MAX_STREAMS) return reply.code(503).send('too many open terminal views\n');

@@ -9,7 +9,7 @@
 import { parseDuration } from '../../api/duration.js';
 import { isApiError } from '../../api/errors.js';
 import type { NotificationPolicy } from '../../api/notification.js';
-import { DIGEST_REQUEST_ANNOTATION, type Notification, type NotificationPolicyStatus } from '../../api/outbox.js';
+import { DIGEST_REQUEST_ANNOTATION, type Notification } from '../../api/outbox.js';
 import { CONTROLLER_LEASE, holderIsDead } from '../../runtime/lease.js';
 import { retryOnConflict } from '../../store/retry.js';
 import type { Store } from '../../store/store.js';
@@ -93,10 +93,7 @@ async function requestDigest(store: Store, policy: NotificationPolicy, timeout: 
   const at = new Date(requested).toISOString();
   await retryOnConflict(
     async (attempt) => {
-      const cur =
-        attempt === 0
-          ? policy
-          : ((await store.get({ kind: 'NotificationPolicy', namespace, name })) as NotificationPolicy | undefined);
+      const cur = attempt === 0 ? policy : await store.get({ kind: 'NotificationPolicy', namespace, name });
       if (!cur) throw new Error(`notificationpolicies "${name}" was deleted`);
       const annotations = { ...cur.metadata.annotations, [DIGEST_REQUEST_ANNOTATION]: at };
       await store.update({ ...cur, metadata: { ...cur.metadata, annotations } });
@@ -125,7 +122,7 @@ async function requestDigest(store: Store, policy: NotificationPolicy, timeout: 
       return;
     }
     const p = await store.get({ kind: 'NotificationPolicy', namespace, name });
-    if (!digests.length && (p?.status as NotificationPolicyStatus | undefined)?.lastDigestRequest === at)
+    if (!digests.length && p?.status?.lastDigestRequest === at)
       throw new Error(
         `the controller answered the request but recorded no digest for notificationpolicy "${name}" ` +
           '(is the digest disabled, or does it name no channel?)',

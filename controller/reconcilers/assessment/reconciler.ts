@@ -64,7 +64,7 @@ export type { AssessmentMetricsHooks } from '../../api/metrics-hooks.js';
 
 export interface AssessmentDeps {
   store: Store;
-  policies: Pick<Informer, 'list'>;
+  policies: Pick<Informer<'SessionPolicy'>, 'list'>;
   home: string;
   send: SendFn;
   recorder: EventRecorder;
@@ -96,9 +96,9 @@ export class AssessmentReconciler implements Reconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    let obj = (await this.d.store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
+    let obj = await this.d.store.get({ kind: 'AgentSession', namespace, name });
     if (!obj || obj.metadata.deletionTimestamp) return;
-    const policy = resolvePolicy(obj, this.d.policies.list() as SessionPolicy[]);
+    const policy = resolvePolicy(obj, this.d.policies.list());
     const cfg = assessmentConfig(policy);
     if (!cfg.enabled) return;
 

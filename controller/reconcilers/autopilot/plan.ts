@@ -29,6 +29,7 @@ import {
 } from '../../api/autopilot.js';
 import { parseDuration } from '../../api/duration.js';
 import type { Evaluation } from '../../api/evaluation.js';
+import { isKind } from '../../api/kinds.js';
 import { fromLabelSelector, matches } from '../../api/labels.js';
 import { type Phase, TERMINAL_PHASES } from '../../api/phases.js';
 import { DEFAULT_STALE_AFTER, type Project } from '../../api/project.js';
@@ -125,7 +126,7 @@ const ref = (o: Project | AgentSession): SnapshotRef => ({
   name: o.metadata.name,
   resourceVersion: o.metadata.resourceVersion ?? '0',
   ...(o.metadata.generation !== undefined ? { generation: o.metadata.generation } : {}),
-  ...(o.kind === 'AgentSession' ? { run: (o as AgentSession).status?.run ?? 0 } : {}),
+  ...(isKind(o, 'AgentSession') ? { run: o.status?.run ?? 0 } : {}),
 });
 
 /** A missing projectSelector selects no project, `{}` every one (docs/controller.md, "Selectors"). */

@@ -17,14 +17,11 @@ import type { Autopilot, DecisionPhase, ThinkTrigger } from '../../api/autopilot
 import { setCondition } from '../../api/conditions.js';
 import { registry } from '../../config/crds.js';
 import { isApiError } from '../../api/errors.js';
-import type { Evaluation } from '../../api/evaluation.js';
 import { frozenMark } from '../../api/freeze.js';
 import type { AutopilotMetricsHooks } from '../../api/metrics-hooks.js';
-import type { Node } from '../../api/node.js';
 import { resolvePolicy } from '../../api/policy.js';
-import type { Project } from '../../api/project.js';
-import type { AgentSession } from '../../api/session.js';
 import type { SessionPolicy } from '../../api/session-policy.js';
+import type { KindMap, KindName } from '../../api/kinds.js';
 import type { ObjectKey } from '../../api/types.js';
 import type { Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
@@ -70,13 +67,13 @@ const PRUNE_BATCH = 100;
 
 export interface AutopilotDeps {
   store: Store;
-  autopilots: Pick<Informer, 'get' | 'list'>;
-  projects: Pick<Informer, 'list'>;
-  sessions: Pick<Informer, 'list'>;
-  evaluations: Pick<Informer, 'list'>;
-  decisions: Pick<Informer, 'list'>;
-  policies: Pick<Informer, 'list'>;
-  nodes: Pick<Informer, 'list'>;
+  autopilots: Pick<Informer<'Autopilot'>, 'get' | 'list'>;
+  projects: Pick<Informer<'Project'>, 'list'>;
+  sessions: Pick<Informer<'AgentSession'>, 'list'>;
+  evaluations: Pick<Informer<'Evaluation'>, 'list'>;
+  decisions: Pick<Informer<'Decision'>, 'list'>;
+  policies: Pick<Informer<'SessionPolicy'>, 'list'>;
+  nodes: Pick<Informer<'Node'>, 'list'>;
   log: Logger;
   metrics?: AutopilotMetricsHooks;
   now?: () => number;
@@ -106,7 +103,7 @@ export class AutopilotReconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    const ap = this.d.autopilots.get(namespace, name) as Autopilot | undefined;
+    const ap = this.d.autopilots.get(namespace, name);
     if (!ap || ap.metadata.deletionTimestamp) {
       this.planners.delete(key);
       return;
@@ -146,9 +143,9 @@ export class AutopilotReconciler {
   private trigger(ap: Autopilot, now: number): ThinkTrigger | undefined {
     const ns = ap.metadata.namespace ?? 'default';
     const observed = {
-      projects: this.d.projects.list(ns) as Project[],
-      sessions: this.d.sessions.list(ns) as AgentSession[],
-      evaluations: this.d.evaluations.list(ns) as Evaluation[],
+      projects: this.d.projects.list(ns),
+      sessions: this.d.sessions.list(ns),
+      evaluations: this.d.evaluations.list(ns),
     };
     return thinkTrigger(ap, observed, now);
   }
@@ -157,9 +154,9 @@ export class AutopilotReconciler {
 
   private world(ap: Autopilot, decisions: Dec[], now: number): World {
     const ns = ap.metadata.namespace ?? 'default';
-    const sessions = this.d.sessions.list(ns) as AgentSession[];
+    const sessions = this.d.sessions.list(ns);
     const policy = this.templatePolicy(ap);
-    const nodes = this.d.nodes.list() as Node[];
+    const nodes = this.d.nodes.list();
     const free = nodes
       .map((n) => n.status?.free?.memoryBytes)
       .filter((b): b is number => typeof b === 'number')
@@ -171,9 +168,9 @@ export class AutopilotReconciler {
       : undefined;
     return {
       autopilot: ap,
-      projects: this.d.projects.list(ns) as Project[],
+      projects: this.d.projects.list(ns),
       sessions,
-      evaluations: this.d.evaluations.list(ns) as Evaluation[],
+      evaluations: this.d.evaluations.list(ns),
       decisions,
       ...(free.length ? { freeMemoryMB: Math.max(...free) } : {}),
       ...(policy ? { policy, activeUnderPolicy } : {}),
@@ -182,7 +179,7 @@ export class AutopilotReconciler {
   }
 
   private policiesIn(ns: string): SessionPolicy[] {
-    return this.d.policies.list(ns) as SessionPolicy[];
+    return this.d.policies.list(ns);
   }
 
   /** The SessionPolicy the sessions it starts will run under (named by the template), if any. */
@@ -316,7 +313,7 @@ export class AutopilotReconciler {
 
   /** Whether the Autopilot is still at the version this think was planned from. */
   private async unchanged(ap: Autopilot): Promise<boolean> {
-    const now = (await this.d.store.get(keyOf(ap))) as Autopilot | undefined;
+    const now = await this.d.store.get(keyOf('Autopilot', ap));
     return !!now && now.metadata.resourceVersion === ap.metadata.resourceVersion;
   }
 
@@ -344,8 +341,8 @@ export class AutopilotReconciler {
       this.d.store.list('AgentSession', { namespace }),
     ]);
     return {
-      projects: new Map((projects.items as Project[]).map((p) => [p.metadata.name, p])),
-      sessions: sessions.items as AgentSession[],
+      projects: new Map(projects.items.map((p) => [p.metadata.name, p])),
+      sessions: sessions.items,
       revision: sessions.revision,
     };
   }
@@ -358,7 +355,8 @@ export class AutopilotReconciler {
     if (!approval) return;
     await retryOnConflict(
       async () => {
-        const cur = (await this.d.store.get(keyOf(dec))) as Dec | undefined;
+        // A Decision's schema requires its spec (crds/decisions.yaml), which Dec states.
+        const cur = (await this.d.store.get(keyOf('Decision', dec))) as Dec | undefined;
         if (cur?.status?.phase !== 'PendingApproval') return;
         const r = approval.verdict === 'Rejected' ? undefined : await this.recheckInput(ap, this.resumeFromCaches(ap));
         const p = planSettle(ap, cur, approval, r, new Date(this.now()).toISOString());
@@ -383,7 +381,8 @@ export class AutopilotReconciler {
   private async expire(ap: Autopilot, dec: Dec, s: Settings): Promise<void> {
     await retryOnConflict(
       async () => {
-        const cur = (await this.d.store.get(keyOf(dec))) as Dec | undefined;
+        // A Decision's schema requires its spec (crds/decisions.yaml), which Dec states.
+        const cur = (await this.d.store.get(keyOf('Decision', dec))) as Dec | undefined;
         if (cur?.status?.phase !== 'PendingApproval' || cur.spec.approval) return;
         const p = planExpire(ap, cur, s, await this.recheckInput(ap, this.resumeFromCaches(ap)));
         if (!p) return;
@@ -399,9 +398,9 @@ export class AutopilotReconciler {
   // ---- history ------------------------------------------------------------------------------------
 
   private decisionsOf(ap: Autopilot): Dec[] {
-    return (this.d.decisions.list(ap.metadata.namespace ?? 'default') as Dec[]).filter(
-      (x) => x.spec?.autopilot === ap.metadata.name,
-    );
+    return this.d.decisions
+      .list(ap.metadata.namespace ?? 'default')
+      .filter((x): x is Dec => x.spec?.autopilot === ap.metadata.name);
   }
 
   private async prune(decisions: Dec[], s: Settings, now: number): Promise<void> {
@@ -411,7 +410,7 @@ export class AutopilotReconciler {
       await this.d.store.txn(
         old.map((x) => ({
           op: 'delete' as const,
-          key: keyOf(x),
+          key: keyOf('Decision', x),
           options: { resourceVersion: x.metadata.resourceVersion },
         })),
       );
@@ -421,8 +420,9 @@ export class AutopilotReconciler {
   }
 }
 
-function keyOf(o: { kind: string; metadata: { namespace?: string; name: string } }): ObjectKey {
-  return { kind: o.kind, namespace: o.metadata.namespace ?? 'default', name: o.metadata.name };
+/** The key of `o`, an object of kind `kind` (its own): the store reads it back as that kind's type. */
+function keyOf<K extends KindName>(kind: K, o: KindMap[K]): ObjectKey<K> {
+  return { kind, namespace: o.metadata.namespace ?? 'default', name: o.metadata.name };
 }
 
 export type { RecoveryProposal };

@@ -9,10 +9,7 @@
  * sessions do not each cost a reconcile. One worker: one think at a time (an LLM planner is slow
  * and the seed's rule is never two thinks at once).
  */
-import type { Autopilot, Decision } from '../../api/autopilot.js';
 import type { AutopilotMetricsHooks } from '../../api/metrics-hooks.js';
-import type { Evaluation } from '../../api/evaluation.js';
-import type { AgentSession } from '../../api/session.js';
 import type { Resource } from '../../api/types.js';
 import { type Manager, queueKey } from '../../runtime/manager.js';
 import type { ControllerServices } from '../services.js';
@@ -44,7 +41,8 @@ export function setup(mgr: Manager, d: AutopilotSetupDeps): AutopilotReconciler 
   /** The namespace's autopilots whose last think is older than `time`. */
   const thoughtBefore = (o: Resource, time: string | undefined) => {
     if (!time) return [];
-    return (autopilots.list(o.metadata.namespace ?? '') as Autopilot[])
+    return autopilots
+      .list(o.metadata.namespace ?? '')
       .filter((ap) => !ap.status?.lastThink || Date.parse(time) > Date.parse(ap.status.lastThink.time))
       .map(queueKey);
   };
@@ -52,20 +50,14 @@ export function setup(mgr: Manager, d: AutopilotSetupDeps): AutopilotReconciler 
     .controller('autopilot', { workers: 1 })
     .for('Autopilot')
     .watches('AgentSession', (o) => {
-      const st = (o as AgentSession).status;
+      const st = o.status;
       const escalated = st?.conditions?.find((c) => c.type === 'Escalated' && c.status === 'True');
-      return [
-        ...new Set([
-          ...thoughtBefore(o, endSeenAt(o as AgentSession)),
-          ...thoughtBefore(o, escalated?.lastTransitionTime),
-        ]),
-      ];
+      return [...new Set([...thoughtBefore(o, endSeenAt(o)), ...thoughtBefore(o, escalated?.lastTransitionTime)])];
     })
-    .watches('Evaluation', (o) => thoughtBefore(o, (o as Evaluation).status?.evaluatedAt))
-    .watches('Decision', (o) => {
-      const dec = o as Decision;
+    .watches('Evaluation', (o) => thoughtBefore(o, o.status?.evaluatedAt))
+    .watches('Decision', (dec) => {
       return dec.status?.phase === 'PendingApproval' && dec.spec?.approval
-        ? [`${o.metadata.namespace ?? ''}/${dec.spec.autopilot}`]
+        ? [`${dec.metadata.namespace ?? ''}/${dec.spec.autopilot}`]
         : [];
     })
     .onStop(() => reconciler.stop())

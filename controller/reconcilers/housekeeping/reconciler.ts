@@ -11,7 +11,7 @@
  * (another pass, a person, the owner's cascade), so a pass killed half-way is simply done again.
  */
 import { isApiError } from '../../api/errors.js';
-import { AUTOPILOT_LABEL, type Decision as Dec } from '../../api/autopilot.js';
+import { AUTOPILOT_LABEL, type Decision } from '../../api/autopilot.js';
 import type { Evaluation } from '../../api/evaluation.js';
 import type { AgentSession } from '../../api/session.js';
 import type { Resource } from '../../api/types.js';
@@ -48,7 +48,11 @@ export function evaluationsToDelete(items: Evaluation[], keep: number): Evaluati
 }
 
 /** Finished sessions an Autopilot started, completed before `cutoff`, that no pending Decision names (pure). */
-export function autopilotSessionsToDelete(sessions: AgentSession[], decisions: Dec[], cutoff: number): AgentSession[] {
+export function autopilotSessionsToDelete(
+  sessions: AgentSession[],
+  decisions: Decision[],
+  cutoff: number,
+): AgentSession[] {
   const named = new Set(
     decisions
       .filter((d) => d.status?.phase === 'PendingApproval' && d.spec?.target?.session)
@@ -81,7 +85,7 @@ export class HousekeepingReconciler implements Reconciler {
   private async autopilotSessions(): Promise<void> {
     const [sessions, decisions] = await Promise.all([this.d.store.list('AgentSession'), this.d.store.list('Decision')]);
     const cutoff = (this.d.now ?? Date.now)() - this.retention.autopilotSessionTtlMs;
-    await this.remove(autopilotSessionsToDelete(sessions.items as AgentSession[], decisions.items as Dec[], cutoff));
+    await this.remove(autopilotSessionsToDelete(sessions.items, decisions.items, cutoff));
   }
 
   private async events(): Promise<void> {
@@ -93,7 +97,7 @@ export class HousekeepingReconciler implements Reconciler {
 
   private async evaluations(): Promise<void> {
     const { items } = await this.d.store.list('Evaluation');
-    await this.remove(evaluationsToDelete(items as Evaluation[], this.retention.evaluationsPerSession));
+    await this.remove(evaluationsToDelete(items, this.retention.evaluationsPerSession));
   }
 
   private async remove(objects: Resource[]): Promise<void> {

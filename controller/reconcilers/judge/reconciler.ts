@@ -17,7 +17,7 @@
  */
 import { isApiError } from '../../api/errors.js';
 import { newEvaluation } from '../../api/evaluation.js';
-import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
+import { type AgentSession, keyOfKind, type SessionPolicy } from '../../api/kinds.js';
 import type { JudgeMetricsHooks } from '../../api/metrics-hooks.js';
 import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
 import { resolvePolicy } from '../../api/policy.js';
@@ -62,8 +62,8 @@ export interface Logger {
 
 export interface JudgeDeps {
   store: Store;
-  policies: Pick<Informer, 'list'>;
-  evaluations: Pick<Informer, 'list'>;
+  policies: Pick<Informer<'SessionPolicy'>, 'list'>;
+  evaluations: Pick<Informer<'Evaluation'>, 'list'>;
   recorder: EventRecorder;
   home: string;
   log: Logger;
@@ -130,10 +130,10 @@ export class JudgeReconciler implements Reconciler {
   /** Everything a pass decides on: the session, its policy and Evaluations, its ended runs. */
   private async observe(key: string): Promise<JudgeObserved | undefined> {
     const [namespace, name] = key.split('/');
-    const session = (await this.d.store.get({ kind: 'AgentSession', namespace, name })) as AgentSession | undefined;
+    const session = await this.d.store.get({ kind: 'AgentSession', namespace, name });
     if (!session?.metadata.uid) return undefined;
-    const policy = resolvePolicy(session, this.d.policies.list() as SessionPolicy[]);
-    const all = this.d.evaluations.list(namespace) as Evaluation[];
+    const policy = resolvePolicy(session, this.d.policies.list());
+    const all = this.d.evaluations.list(namespace);
     return {
       session,
       policy,
@@ -171,12 +171,14 @@ export class JudgeReconciler implements Reconciler {
 
   private evaluationsOf(session: AgentSession): Evaluation[] {
     const uid = session.metadata.uid;
-    return (this.d.evaluations.list(session.metadata.namespace ?? '') as Evaluation[]).filter(
-      (e) =>
-        e.spec?.sessionRef === session.metadata.name &&
-        !e.metadata.deletionTimestamp &&
-        (!e.metadata.ownerReferences?.length || e.metadata.ownerReferences.some((r) => r.uid === uid)),
-    );
+    return this.d.evaluations
+      .list(session.metadata.namespace ?? '')
+      .filter(
+        (e) =>
+          e.spec?.sessionRef === session.metadata.name &&
+          !e.metadata.deletionTimestamp &&
+          (!e.metadata.ownerReferences?.length || e.metadata.ownerReferences.some((r) => r.uid === uid)),
+      );
   }
 
   /**
@@ -193,9 +195,9 @@ export class JudgeReconciler implements Reconciler {
     if (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) return undefined;
     const evidence = gatherEvidence(this.d.home, session, run, 'SessionEnded', policy);
     try {
-      const created = (await this.d.store.create(
+      const created = await this.d.store.create(
         newEvaluation(session, name, run, 'SessionEnded', JSON.parse(JSON.stringify(evidence))),
-      )) as Evaluation;
+      );
       this.d.log.info(`evaluation ${ns}/${name} created for run ${run} of ${session.metadata.name}`);
       return created;
     } catch (e) {
@@ -247,7 +249,7 @@ export class JudgeReconciler implements Reconciler {
       if (this.stopping) return false; // an aborted call at shutdown is not a failure; the next controller judges it
       const err = e instanceof LlmError ? e : undefined;
       if (!err) throw e;
-      const ev = (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) as Evaluation | undefined;
+      const ev = await this.d.store.get({ kind: 'Evaluation', namespace: ns, name });
       const session = ev && (await this.sessionOf(ev));
       if (ev && session) await this.fail(ev, session, REASONS[err.kind], err.message, job.backend, t0);
       return true;
@@ -259,19 +261,17 @@ export class JudgeReconciler implements Reconciler {
 
   private async sessionOf(ev: Evaluation): Promise<AgentSession | undefined> {
     const namespace = ev.metadata.namespace ?? 'default';
-    return (await this.d.store.get({ kind: 'AgentSession', namespace, name: ev.spec!.sessionRef })) as
-      | AgentSession
-      | undefined;
+    return this.d.store.get({ kind: 'AgentSession', namespace, name: ev.spec!.sessionRef });
   }
 
   /** Observe the Evaluation and its session, take the step plan.ts names, write each step's status. */
   private async judgeOnce(ns: string, name: string, t0: number, job: { backend: string }): Promise<boolean> {
-    let ev = (await this.d.store.get({ kind: 'Evaluation', namespace: ns, name })) as Evaluation | undefined;
+    let ev = await this.d.store.get({ kind: 'Evaluation', namespace: ns, name });
     if (!ev || hasVerdict(ev) || isFailed(ev)) return true;
     if (this.stopping) return false;
     const session = await this.sessionOf(ev);
     if (!session) return true;
-    const policy = resolvePolicy(session, this.d.policies.list() as SessionPolicy[]);
+    const policy = resolvePolicy(session, this.d.policies.list());
     const config = resolveJudgeConfig(judgeConfigOf(policy));
     job.backend = config.backend;
     const step = judgementStep(ev, session);
@@ -282,10 +282,10 @@ export class JudgeReconciler implements Reconciler {
     }
     if (step.needsEvidence) {
       const evidence = gatherEvidence(this.d.home, session, ev.spec!.run, ev.spec!.trigger ?? 'OnDemand', policy);
-      ev = (await this.d.store.update({
+      ev = await this.d.store.update({
         ...ev,
         spec: { ...ev.spec!, evidence: JSON.parse(JSON.stringify(evidence)) },
-      })) as Evaluation;
+      });
     }
     ev = await this.writeEvaluationStatus(ev, (s) => judgingStatus(s, step.attempt, config.backend));
     if (!ev) return true;
@@ -368,17 +368,18 @@ export class JudgeReconciler implements Reconciler {
     change: (s: NonNullable<Evaluation['status']>) => void,
     told?: { about: AgentSession; events: EventNote[] },
   ): Promise<Evaluation | undefined> {
-    const key = { kind: 'Evaluation', namespace: ev.metadata.namespace ?? '', name: ev.metadata.name };
+    const key = keyOfKind('Evaluation', ev);
     // Written meanwhile (the Evaluation, or the same Event by another writer): read again.
     return retryOnConflict(
       async (i) => {
-        const cur = i === 0 ? ev : ((await this.d.store.get(key)) as Evaluation | undefined);
+        const cur = i === 0 ? ev : await this.d.store.get(key);
         if (!cur || hasVerdict(cur) || isFailed(cur)) return undefined;
         const status = structuredClone(cur.status ?? {});
         change(status);
         status.observedGeneration = cur.metadata.generation;
         const object = { ...cur, status: JSON.parse(JSON.stringify(status)) };
         const events = told ? await this.d.recorder.ops(told.about, told.events) : [];
+        // A txn returns plain Resources (ops of any kind); its first result is this updateStatus of the Evaluation.
         return (await this.d.store.txn([{ op: 'updateStatus', object }, ...events]))[0] as Evaluation;
       },
       { attempts: 8, retryOn: (e) => isApiError(e, 'Conflict') || isApiError(e, 'AlreadyExists') },
@@ -405,6 +406,6 @@ export class JudgeReconciler implements Reconciler {
 }
 
 /** The controller-wide limit: the smallest judge.maxConcurrent of the policies (read on every acquire), else 2. */
-export function policyLimiter(policies: Pick<Informer, 'list'>): Semaphore {
-  return new Semaphore(() => globalConcurrency(policies.list().map((p) => judgeConfigOf(p as SessionPolicy))));
+export function policyLimiter(policies: Pick<Informer<'SessionPolicy'>, 'list'>): Semaphore {
+  return new Semaphore(() => globalConcurrency(policies.list().map((p) => judgeConfigOf(p))));
 }

@@ -8,12 +8,7 @@
  * A crash before the transaction composes again; after it, the digest is not made twice.
  */
 import { isApiError } from '../../api/errors.js';
-import {
-  DIGEST_REQUEST_ANNOTATION,
-  NOTIFICATION_LABELS,
-  type Notification,
-  type NotificationPolicyStatus,
-} from '../../api/outbox.js';
+import { DIGEST_REQUEST_ANNOTATION, NOTIFICATION_LABELS, type Notification } from '../../api/outbox.js';
 import { API_VERSION } from '../../api/types.js';
 import type { Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
@@ -67,7 +62,7 @@ export class DigestReconciler {
     const policy = this.d.policies.get(namespace, name);
     if (!policy?.spec || policy.metadata.deletionTimestamp) return;
     const settings = digestSettings(policy.spec);
-    const status = (policy.status ?? {}) as NotificationPolicyStatus;
+    const status = policy.status ?? {};
     const now = (this.d.now ?? Date.now)();
     const request = policy.metadata.annotations?.[DIGEST_REQUEST_ANNOTATION];
     const requested = !!request && request !== status.lastDigestRequest;

@@ -156,7 +156,7 @@ class RoutingPass {
     const { now, policy } = input;
     this.spec = policy.spec!;
     this.name = policy.metadata.name;
-    this.prior = (policy.status ?? {}) as NotificationPolicyStatus;
+    this.prior = policy.status ?? {};
     this.day = budgetDay(now, this.spec.timeZone ?? DEFAULT_TIME_ZONE);
     this.plan = { create: [], update: [], delete: [], status: { ...this.prior }, warnings: [], results: [] };
     this.work = new Map(input.outbox.map((n) => [n.metadata.name, n]));

@@ -68,9 +68,7 @@ export class PolicyReconciler implements Reconciler {
         // A crossing is decided on the stored policy, not the cache: a pass woken before the watch
         // brought this reconciler's own last write would tell the same crossing again (issue 25).
         if (out.events.length || attempt > 0) {
-          const fresh = (await this.d.store.get({ kind: 'SessionPolicy', namespace, name })) as
-            | SessionPolicy
-            | undefined;
+          const fresh = await this.d.store.get({ kind: 'SessionPolicy', namespace, name });
           if (!fresh || fresh.metadata.deletionTimestamp) return true;
           policy = fresh;
           out = planFor(policy);

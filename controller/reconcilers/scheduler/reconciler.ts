@@ -18,7 +18,8 @@ import type { SchedulerMetricsHooks } from '../../api/metrics-hooks.js';
 import { HEARTBEAT_MS } from '../../api/node.js';
 import { resolvePolicy } from '../../api/policy.js';
 import type { AgentSession, AgentSessionStatus, BindingStatus } from '../../api/session.js';
-import { type Condition, keyOf } from '../../api/types.js';
+import { keyOfKind } from '../../api/kinds.js';
+import type { Condition } from '../../api/types.js';
 import { type EventNote, type EventRecorder, isEventRace } from '../../client/events.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
@@ -82,7 +83,7 @@ export class SchedulerReconciler implements Reconciler {
     const stale = (e: unknown) => isEventRace(e) && !isFenced(e);
     return retryOnConflict(
       async (attempt) => {
-        if (attempt > 0) s = (await this.d.store.get(keyOf(s!))) as AgentSession | undefined;
+        if (attempt > 0) s = await this.d.store.get(keyOfKind('AgentSession', s!));
         return s && this.place(key, s);
       },
       { attempts: ATTEMPTS, retryOn: stale },

@@ -529,9 +529,7 @@ async function requestRestart(store: Store, obj: AgentSession, note: string): Pr
   // Someone else wrote first: read again; after three such races, leave it to the next pass.
   await retryOnConflict(
     async () => {
-      const fresh = (await store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name })) as
-        | AgentSession
-        | undefined;
+      const fresh = await store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name });
       if (!fresh || fresh.metadata.deletionTimestamp || restartRequested(fresh)) return;
       const annotations = {
         ...(fresh.metadata.annotations ?? {}),

@@ -68,11 +68,7 @@ export class MessageDeliveries {
     // One write attempt per read: a conflict means reading again, to see whether it is still posted.
     return retryOnConflict(
       async () => {
-        const fresh = (await this.d.store.get({
-          kind: 'AgentSession',
-          namespace: m.namespace ?? '',
-          name: m.name,
-        })) as AgentSession | undefined;
+        const fresh = await this.d.store.get({ kind: 'AgentSession', namespace: m.namespace ?? '', name: m.name });
         const posted = parseMessage(fresh?.metadata.annotations?.[MESSAGE_ANNOTATION]);
         if (!fresh || !posted?.ok || posted.request.id !== e.request.id) return false;
         try {

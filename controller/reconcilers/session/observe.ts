@@ -10,9 +10,8 @@ import { frozenMark } from '../../api/freeze.js';
 import { currentPause } from '../../api/pause.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AgentSession, AgentSessionStatus, AgentSpec } from '../../api/kinds.js';
+import type { AgentSession, AgentSessionStatus } from '../../api/kinds.js';
 import { resolvePolicy } from '../../api/policy.js';
-import type { Resource } from '../../api/types.js';
 import { classifyScreen, type DetectionProfile, profileFor, type ScreenClass } from '../../agents/detection.js';
 import { readTyped } from '../../agents/typed.js';
 import { driverFor } from '../../agents/drivers.js';
@@ -85,7 +84,7 @@ export class SessionObserver implements SessionObservation {
     let agent = spec.agent;
     let problem: Problem | undefined;
     if (!agent && spec.agentRef) {
-      agent = (this.d.agents.get(ns, spec.agentRef) as Resource<AgentSpec> | undefined)?.spec;
+      agent = this.d.agents.get(ns, spec.agentRef)?.spec;
       if (!agent) problem = notFound('AgentNotFound', `Agent "${spec.agentRef}" not found in namespace ${ns}`);
     }
     let workdir = spec.workdir;

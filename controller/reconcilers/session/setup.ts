@@ -117,8 +117,8 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
       .map(queueKey);
   const isLive = (o: Resource) => isActive(o) || !!(phaseOf(o) && o.metadata.deletionTimestamp);
   // A node fingerprints only its own sessions: the others' files are on other hosts.
-  const mine = (o: Resource) => d.node === undefined || boundTo(o as AgentSession, d.node);
-  const liveSessions = () => sessions.list().filter((o) => isLive(o) && mine(o)) as AgentSession[];
+  const mine = (o: AgentSession) => d.node === undefined || boundTo(o, d.node);
+  const liveSessions = () => sessions.list().filter((o) => isLive(o) && mine(o));
   const live = () => liveSessions().map(queueKey);
   const notLive = () =>
     sessions
