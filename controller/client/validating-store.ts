@@ -5,50 +5,24 @@
  * Kubernetes API server does for every writer. Status writes (updateStatus) and deletes pass as they
  * are; so do Events (no spec; the controller's own record, written on every transition).
  *
+ * The checks themselves are in client/spec-checks.ts.
+ *
  * The check is made on a copy: schema defaults are filled by `orchctl apply` (client/apply.ts),
  * not here, so what a reconciler writes is stored as written.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { KindInfo, Registry } from '../api/crds.js';
-import { ApiError } from '../api/errors.js';
+import type { Registry } from '../api/crds.js';
 import { keyOf, type Resource } from '../api/types.js';
 import { registry } from '../config/crds.js';
-import { type FieldError, formatPath, validateObject } from '../api/validate.js';
 import type { Store, TxnOptions, WriteOp } from '../store/store.js';
-import { type AdmissionOrigin, admissionErrors } from './admission.js';
+import type * as SpecChecks from './spec-checks.js';
 
+let checks: Promise<typeof SpecChecks> | undefined;
 /**
- * Schema, then admission — what `orchctl apply` runs, in the same order — of `o` as an object of
- * `kind`. Fills the schema's defaults into `o` (pass a copy to keep it as it is).
+ * The schema and admission checks, loaded on the first write: a command that only reads (`orchctl get`)
+ * never loads ajv, the admission rules or what they import.
  */
-export function objectErrors(o: Resource, kind: KindInfo, origin: AdmissionOrigin = 'apply'): FieldError[] {
-  const schema = validateObject(o, kind);
-  return schema.length ? schema : admissionErrors(o, kind, origin);
-}
-
-/** `agentsession "x" is invalid: spec.prompt: ...; ...`, each field also as a cause (Kubernetes' Invalid). */
-export function invalidError(o: Resource, errors: FieldError[]): ApiError {
-  const causes = errors.map((e) => ({ field: formatPath(e.path), message: e.message }));
-  const fields = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join('; ');
-  return new ApiError('Invalid', `${o.kind.toLowerCase()} "${o.metadata?.name}" is invalid: ${fields}`, causes);
-}
-
-/** Kinds whose objects carry a spec; the others (Event) are records written by the controller alone. */
-const hasSpec = (k: KindInfo) => !!k.schema.properties?.spec;
-
-/**
- * The errors of one object as a program writes it (its status is not part of a spec write). A new
- * object gets the schema and admission; an update the schema only: admission's rules are what a new
- * spec must satisfy, and a program's update is a transition it owns (`orchctl silence expire` ends a
- * silence at its start, which admission refuses of a new one).
- */
-export function specWriteErrors(o: Resource, reg: Registry = registry(), update = false): FieldError[] {
-  const kind = reg.byKind.get(o.kind);
-  if (!kind || !hasSpec(kind)) return [];
-  const copy = structuredClone({ ...o, status: undefined });
-  delete copy.status;
-  return update ? validateObject(copy, kind) : objectErrors(copy, kind, 'program');
-}
+const specChecks = (): Promise<typeof SpecChecks> => (checks ??= import('./spec-checks.js'));
 
 /**
  * A Store whose create, update and txn create/update ops are refused (ApiError Invalid, nothing
@@ -91,6 +65,7 @@ export class ValidatingStore implements Store {
   }
 
   private async admit(o: Resource, update: boolean): Promise<void> {
+    const { specWriteErrors, invalidError } = await specChecks();
     const errors = specWriteErrors(o, this.reg(), update);
     if (!errors.length) return;
     if (update) {

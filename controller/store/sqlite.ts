@@ -50,6 +50,25 @@ const require = createRequire(import.meta.url);
 const Database = require('better-sqlite3') as typeof BetterSqlite3;
 /** node:crypto only when a store is written (ids); a read-only `get` does not load it. */
 const randomUUID = () => (require('node:crypto') as typeof Crypto).randomUUID();
+/** The addon's file, null when it is not where better-sqlite3's build puts it (see database()). */
+let addonFile: string | null | undefined;
+
+/**
+ * A database, its addon named by its file where better-sqlite3's build puts it: left to itself,
+ * better-sqlite3 finds it with the `bindings` package, whose search (a stack trace read, a failed
+ * require() per place tried) took ~5 ms of every cold `orchctl get`. Where the addon is not there
+ * (another build layout), better-sqlite3's own search.
+ */
+function database(file: string, opts: BetterSqlite3.Options = {}): BetterSqlite3.Database {
+  if (addonFile === undefined) {
+    try {
+      addonFile = require.resolve('better-sqlite3/build/Release/better_sqlite3.node');
+    } catch {
+      addonFile = null;
+    }
+  }
+  return new Database(file, addonFile ? { ...opts, nativeBinding: addonFile } : opts);
+}
 
 export interface SqliteStoreOptions {
   /** How often other processes' commits are looked for while someone watches. */
@@ -158,7 +177,7 @@ export class SqliteStore implements Store {
       if (!this.readonly && file !== ':memory:') {
         const st = fs.statSync(file);
         this.opened = { dev: st.dev, ino: st.ino };
-        this.sentinel = new Database(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+        this.sentinel = database(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
         this.sentinel.prepare("SELECT 1 FROM meta WHERE key = 'uid'").get(); // joins the WAL: holds its lock
       }
     } catch (e) {
@@ -607,7 +626,7 @@ export class SqliteStore implements Store {
 
 function openForWriting(file: string): BetterSqlite3.Database {
   if (file !== ':memory:') prepareFile(file);
-  const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+  const db = database(file, { timeout: BUSY_TIMEOUT_MS });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   // This process checkpoints itself, having checked the file is still the one it opened (committed()).
@@ -630,11 +649,11 @@ function openForReading(file: string): BetterSqlite3.Database {
   const dir = path.dirname(file);
   if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
   if (file !== ':memory:' && fs.existsSync(file) && fs.statSync(file).size > 0) {
-    const db = new Database(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+    const db = database(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
     if (hasSchema(db)) return db;
     db.close();
   }
-  const empty = new Database(':memory:');
+  const empty = database(':memory:');
   empty.exec(SCHEMA + INDEXES);
   return empty;
 }
@@ -683,7 +702,7 @@ export function verifyStoreFile(file: string): void {
   if (!fs.existsSync(file)) throw new ApiError('BadRequest', `${file}: no such file`);
   let db: BetterSqlite3.Database | undefined;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
+    db = database(file, { readonly: true, fileMustExist: true });
     const ok = db.pragma('integrity_check', { simple: true });
     if (ok !== 'ok') throw new Error(`integrity check failed: ${String(ok)}`);
     if (!hasSchema(db)) throw new Error('not an orchctl store (its tables are missing)');
@@ -702,7 +721,7 @@ export function verifyStoreFile(file: string): void {
  */
 export async function restoreStoreFile(src: string, dest: string): Promise<string> {
   verifyStoreFile(src);
-  const from = new Database(src, { readonly: true, fileMustExist: true });
+  const from = database(src, { readonly: true, fileMustExist: true });
   try {
     prepareFile(dest);
     await from.backup(dest);
@@ -711,7 +730,7 @@ export async function restoreStoreFile(src: string, dest: string): Promise<strin
   } finally {
     from.close();
   }
-  const db = new Database(dest, { timeout: BUSY_TIMEOUT_MS });
+  const db = database(dest, { timeout: BUSY_TIMEOUT_MS });
   try {
     db.pragma('journal_mode = WAL');
     const uid = randomUUID();

@@ -37,7 +37,7 @@ import {
 } from './execute.js';
 import { type Dec, type Draft, endSeenAt, selectedProjects, type Settings, type View } from './plan.js';
 import { resumePrompt } from './prompts.js';
-import { objectErrors } from '../../client/validating-store.js';
+import { objectErrors } from '../../client/spec-checks.js';
 
 // ---- when to think ------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ import {
 } from '../../api/pipeline.js';
 import type { AgentSession } from '../../api/session.js';
 import type { EventNote, EventRecorder } from '../../client/events.js';
-import { invalidError, specWriteErrors } from '../../client/validating-store.js';
+import { invalidError, specWriteErrors } from '../../client/spec-checks.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import { failpoint } from '../../runtime/failpoints.js';
 import type { Informer } from '../../runtime/informer.js';
