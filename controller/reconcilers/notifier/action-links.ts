@@ -18,7 +18,7 @@ export interface LinkConfig {
   ttlMs: number;
 }
 
-/** The Decision a DecisionPending notification is about: its Event is named `<decision>.pending` (autopilot/writes.ts). */
+/** The Decision a DecisionPending notification is about: its Event is `<decision>.pending` (autopilot/writes.ts). */
 export function pendingDecisionOf(n: Notification): { namespace: string; name: string } | undefined {
   if (n.spec?.source !== 'event' || n.spec.event?.reason !== AutopilotReason.DecisionPending) return undefined;
   const m = /^([^/]*)\/(.+)\.pending$/.exec(n.spec.eventKey ?? '');

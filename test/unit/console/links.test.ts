@@ -37,14 +37,14 @@ describe('answering a decision by link', () => {
     const used = dec({
       metadata: { name: 'd1', resourceVersion: '8', annotations: { [LINK_USED_ANNOTATION]: `n1 ${AT}` } },
       spec: { action: 'stop', target: {}, reason: 'r', approval: { verdict: 'Approved', at: AT, by: 'link:ops' } },
-    } as Partial<Decision>);
+    } as unknown as Partial<Decision>);
     expect(answerByLink(used, claims, 'link:ops', AT)).toEqual({ refuse: `this link was used already (${AT})` });
   });
 
   it('refuses a decision answered some other way, or no longer pending, or changed since the link was minted', () => {
     const answered = dec({
       spec: { action: 'stop', target: {}, reason: 'r', approval: { verdict: 'Rejected', at: AT, by: 'admin' } },
-    } as Partial<Decision>);
+    } as unknown as Partial<Decision>);
     expect(linkRefusal(answered, claims)).toBe('decision "d1" was already rejected by admin');
     expect(linkRefusal(dec({}, 'Expired'), claims)).toBe('decision "d1" is Expired: it no longer waits for an answer');
     expect(linkRefusal(dec({ metadata: { name: 'd1', resourceVersion: '9' } }), claims)).toContain(

@@ -101,7 +101,10 @@ describe('Slack', () => {
         events: [event(1, { reason: '<b>', message: '<@U123> & more' })],
       }),
     );
-    const mrkdwn = [p.text, ...p.blocks.flatMap((b) => ('text' in b ? [b.text] : b.elements))]
+    const mrkdwn = [
+      p.text,
+      ...p.blocks.flatMap((b) => ('text' in b ? [b.text] : (b.elements as { type: string; text: string }[]))),
+    ]
       .map((t) => (typeof t === 'string' ? { type: 'mrkdwn', text: t } : t))
       .filter((t) => t.type === 'mrkdwn')
       .map((t) => t.text);
