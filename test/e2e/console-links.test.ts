@@ -33,7 +33,7 @@ const project: Resource = {
 };
 
 /** A Decision waiting for a person and its DecisionPending Event, as the autopilot writes them. */
-async function pendingDecision(name: string) {
+async function pendingDecision(name: string, action: 'stop' | 'notify' = 'stop') {
   const d = await h.store.create({
     apiVersion: API_VERSION,
     kind: 'Decision',
@@ -41,7 +41,7 @@ async function pendingDecision(name: string) {
     spec: {
       autopilot: 'pilot',
       think: 1,
-      action: 'stop',
+      action,
       target: { project: 'webapp', session: `${name}-session` },
       reason: 'idle for 3h',
       priority: 3,
@@ -93,6 +93,14 @@ beforeAll(async () => {
       metadata: { name: 'hook' },
       spec: { type: 'webhook', urlFrom: { env: 'HOOK_URL' }, timeout: '5s' },
     },
+    // The Decisions' autopilot: it selects no project, so it thinks of nothing itself and only
+    // carries out what a person answered.
+    {
+      apiVersion: API_VERSION,
+      kind: 'Autopilot',
+      metadata: { name: 'pilot' },
+      spec: { projectSelector: { matchLabels: { 'links-test': 'none' } }, autonomyLevel: 'cautious' },
+    },
     {
       apiVersion: API_VERSION,
       kind: 'NotificationPolicy',
@@ -115,8 +123,8 @@ afterAll(async () => {
 });
 
 describe('signed action links (real controller, console, webhook and headless Chromium)', () => {
-  it('approves a pending decision from the link in its webhook message, once', async () => {
-    await pendingDecision('pilot-1-1');
+  it('approves a pending decision from the link in its webhook message, and it is executed once', async () => {
+    await pendingDecision('pilot-1-1', 'notify');
     const link = await linkFor('pilot-1-1', 'approve');
     expect(new URL(link).origin).toBe(con.base);
     await page.goto(link);
@@ -144,6 +152,22 @@ describe('signed action links (real controller, console, webhook and headless Ch
     expect(await replay.text()).toContain('this link was used already');
     expect((await decision('pilot-1-1')).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(linkAudit().filter((r) => r.reason === 'ConsoleLinkAction')).toHaveLength(1);
+  });
+
+  it("refuses the link's form without its CSRF token or from another origin, changing nothing", async () => {
+    await pendingDecision('pilot-3-1');
+    const t = new URL(await linkFor('pilot-3-1', 'approve')).searchParams.get('t')!;
+    const csrf = linkCsrf(loadOrCreateLinkKey(h.home), t);
+    const noCsrf = await page.request.post(`${con.base}/link`, { form: { t } });
+    expect(noCsrf.status()).toBe(403);
+    expect(await noCsrf.text()).toContain('CSRF token missing or wrong');
+    const other = await page.request.post(`${con.base}/link`, {
+      form: { t, _csrf: csrf },
+      headers: { origin: 'https://evil.example' },
+    });
+    expect(other.status()).toBe(403);
+    expect(await other.text()).toContain('cross-origin request refused');
+    expect((await decision('pilot-3-1')).spec?.approval).toBeUndefined();
   });
 
   it('refuses an expired link', async () => {
