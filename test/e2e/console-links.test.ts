@@ -209,3 +209,20 @@ describe('signed action links (real controller, console, webhook and headless Ch
     expect((await decision('pilot-2-1')).spec?.approval).toBeUndefined();
   });
 });
+
+describe('the controller flags for action links', () => {
+  it('refuses a --console-url that is not https (or loopback http), or has a path, and --link-ttl out of bounds', async () => {
+    const run = (args: string[]) => h.orchctl(['controller', '--once', ...args]);
+    const cases: [string[], string][] = [
+      [['--console-url', 'http://console.example.org'], 'must be https:// (plain http:// only to loopback)'],
+      [['--console-url', 'https://console.example.org/orchctl'], 'must have no path'],
+      [['--console-url', 'https://console.example.org', '--link-ttl', '30s'], '--link-ttl 30s: must be 1m to 24h'],
+      [['--link-ttl', '10m'], '--link-ttl is for action links: give --console-url too'],
+    ];
+    for (const [args, why] of cases) {
+      const r = await run(args);
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(r.stderr).toContain(why);
+    }
+  });
+});
