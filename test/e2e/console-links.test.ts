@@ -211,7 +211,7 @@ describe('signed action links (real controller, console, webhook and headless Ch
 });
 
 describe('the controller flags for action links', () => {
-  it('refuses a --console-url not https (nor loopback http) or with a path, and a --link-ttl out of bounds', async () => {
+  it('refuses a --console-url not https (nor loopback http) or with a path, a --link-ttl out of bounds', async () => {
     const run = (args: string[]) => h.orchctl(['controller', '--once', ...args]);
     const cases: [string[], string][] = [
       [['--console-url', 'http://console.example.org'], 'must be https:// (plain http:// only to loopback)'],
