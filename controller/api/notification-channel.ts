@@ -97,7 +97,11 @@ export type NotificationMessage = {
   events?: NotificationEventRef[];
   /** An http(s) URL to open (a dashboard, the session); other schemes are left out. */
   link?: string;
+  /** Signed action links (a pending Decision's approve and reject), each opening a confirmation page. */
+  actions?: NotificationLink[];
 };
+
+export type NotificationLink = { action: 'approve' | 'reject'; label: string; url: string };
 
 /**
  * What a send came to. `code` is the class of outcome (and the metrics' `result` label);

@@ -10,6 +10,7 @@ import { setup as setupAutopilot } from '../reconcilers/autopilot/setup.js';
 import { setup as setupHousekeeping } from '../reconcilers/housekeeping/setup.js';
 import { setup as setupNodeLifecycle } from '../reconcilers/nodelifecycle/setup.js';
 import { setup as setupNotifier } from '../reconcilers/notifier/setup.js';
+import { loadOrCreateLinkKey } from '../notify/action-links.js';
 import { setup as setupPipeline } from '../reconcilers/pipeline/setup.js';
 import { setup as setupPolicy } from '../reconcilers/policy/setup.js';
 import { setup as setupProject } from '../reconcilers/project/setup.js';
@@ -28,6 +29,8 @@ export interface ControlPlaneDeps extends ControllerServices {
   retention?: Partial<Retention>;
   /** From a node's last renewal seen to moving its sessions (nodelifecycle/plan.ts checkGrace bounds it). */
   nodeGraceMs?: number;
+  /** Approve/reject links on a pending Decision's notification: the console's external URL and their expiry. */
+  actionLinks?: { base: URL; ttlMs: number };
 }
 
 /** Registers the control plane's controllers on `mgr` (whose lease is the controller lease). */
@@ -44,7 +47,8 @@ export function setupControlPlane(mgr: Manager, d: ControlPlaneDeps): void {
   setupProject(mgr, { git: d.git });
   setupPolicy(mgr, { recorder });
   const retentionMs = d.retention?.notificationTtlMs;
-  setupNotifier(mgr, { recorder, log, metrics: d.metrics.notifications, home: d.home, retentionMs });
+  const links = d.actionLinks && { ...d.actionLinks, key: loadOrCreateLinkKey(d.home) };
+  setupNotifier(mgr, { recorder, log, metrics: d.metrics.notifications, home: d.home, retentionMs, links });
   setupHousekeeping(mgr, { eventTtlMs: d.eventTtlMs, retention: d.retention });
   setupAutopilot(mgr, { log, metrics: d.metrics.autopilot });
   setupPipeline(mgr, d);

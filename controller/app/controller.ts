@@ -57,6 +57,8 @@ export interface ControllerAppOptions {
   eventTtlMs?: number;
   /** Retention of what grows with time (`--event-ttl`… flags; api/retention.ts). */
   retention?: Partial<Retention>;
+  /** Signed approve/reject links in a pending Decision's notification (`--console-url`, `--link-ttl`). */
+  actionLinks?: { base: URL; ttlMs: number };
   /** Kill tmux sessions on the socket that this store cannot account for (orphans). */
   gcOrphans?: boolean;
   /** The control plane (default true; `orchctl node` runs without one). */
@@ -262,6 +264,7 @@ export class ControllerApp {
       eventTtlMs: o.eventTtlMs,
       retention: o.retention,
       nodeGraceMs: o.nodeGraceMs,
+      actionLinks: o.actionLinks,
     });
   }
 

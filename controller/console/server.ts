@@ -16,6 +16,7 @@ import { esc, page } from './html.js';
 import { Hub } from './hub.js';
 import { registerPages } from './routes.js';
 import { registerAssets } from './assets.js';
+import { registerLinks } from './links.js';
 import { COOKIE, crossOrigin, csrfOk, loginOf, loopbackHosts, securityHeaders } from './security.js';
 import { TerminalFeeds } from './terminal.js';
 import type { Ctx } from './ctx.js';
@@ -41,7 +42,8 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
-const PUBLIC = /^\/(login|assets\/|healthz$|favicon\.ico$)/;
+/** Past the login: its page, assets, health, and action links (the link is their credential: links.ts). */
+const PUBLIC = /^\/(login|assets\/|healthz$|favicon\.ico$|link(\?|$))/;
 
 /** `hosts()`: the Host names answered to (known once listening), undefined for any. */
 function guard(
@@ -66,7 +68,8 @@ function guard(
     return reply.code(401).send('log in first\n');
   });
   app.addHook('preHandler', async (req, reply) => {
-    if (req.method !== 'POST' || req.url.startsWith('/login')) return;
+    // /link's form carries its own CSRF token, bound to the link (links.ts).
+    if (req.method !== 'POST' || req.url.startsWith('/login') || req.url === '/link') return;
     const login = loginOf(req, logins);
     if (!login || !csrfOk(req, login)) return reply.code(403).send('CSRF token missing or wrong: reload the page\n');
   });
@@ -112,19 +115,19 @@ function loginRoutes(app: FastifyInstance, logins: Logins, token: ConsoleToken, 
   });
 }
 
-/** --external-url, checked: https (or http to loopback), no path. */
-export function externalUrl(text: string | undefined): URL | undefined {
+/** --external-url (or the controller's --console-url), checked: https (or http to loopback), no path. */
+export function externalUrl(text: string | undefined, flag = '--external-url'): URL | undefined {
   if (text === undefined) return undefined;
   let u: URL;
   try {
     u = new URL(text);
   } catch {
-    throw new Error(`--external-url "${text}" is not a URL`);
+    throw new Error(`${flag} "${text}" is not a URL`);
   }
   const loopback = /^(127\.\d+\.\d+\.\d+|\[::1\]|localhost)$/.test(u.hostname);
   if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback))
-    throw new Error(`--external-url "${text}" must be https:// (plain http:// only to loopback)`);
-  if (u.pathname !== '/' || u.search || u.hash) throw new Error(`--external-url "${text}" must have no path`);
+    throw new Error(`${flag} "${text}" must be https:// (plain http:// only to loopback)`);
+  if (u.pathname !== '/' || u.search || u.hash) throw new Error(`${flag} "${text}" must have no path`);
   return u;
 }
 
@@ -150,6 +153,7 @@ export async function startConsole(o: ConsoleOptions): Promise<ConsoleServer> {
   guard(app, logins, () => hosts, !!tls, external);
   loginRoutes(app, logins, token, audit, !!tls);
   registerAssets(app);
+  registerLinks(app, { store: o.store, home: o.home, audit });
   const ctx: Ctx = {
     store: o.store,
     home: o.home,

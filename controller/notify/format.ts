@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  type NotificationLink,
   type NotificationEventRef,
   type NotificationMessage,
   type NotificationTier,
@@ -77,6 +78,14 @@ export function safeLink(link: string | undefined): string | undefined {
   }
 }
 
+/** The message's action links that are http(s) URLs of sane length (at most two: approve, reject). */
+export function safeActions(m: NotificationMessage): NotificationLink[] {
+  return (m.actions ?? []).slice(0, 2).flatMap((a) => {
+    const url = safeLink(a.url);
+    return url ? [{ action: a.action, label: clip(oneLine(a.label), 40), url }] : [];
+  });
+}
+
 function boundedEvents(events: NotificationEventRef[] | undefined): NotificationEventRef[] {
   return (events ?? []).slice(0, MAX_EVENTS).map((e) => ({
     ...e,
@@ -89,6 +98,7 @@ function boundedEvents(events: NotificationEventRef[] | undefined): Notification
 export function jsonPayload(channel: string, m: NotificationMessage) {
   const events = boundedEvents(m.events);
   const link = safeLink(m.link);
+  const actions = safeActions(m);
   return {
     idempotencyKey: m.idempotencyKey,
     channel,
@@ -98,6 +108,7 @@ export function jsonPayload(channel: string, m: NotificationMessage) {
     body: clip(printable(m.body), MAX_BODY),
     ...(events.length ? { events, moreEvents: (m.events?.length ?? 0) - events.length } : {}),
     ...(link ? { link } : {}),
+    ...(actions.length ? { actions } : {}),
   };
 }
 
@@ -144,8 +155,10 @@ function escapedWithin(s: string, max: number): string {
 }
 
 type SlackText = { type: 'plain_text' | 'mrkdwn'; text: string; emoji?: boolean };
+type SlackButton = { type: 'button'; text: SlackText; url: string; action_id: string; style?: 'primary' | 'danger' };
 type SlackBlock =
   | { type: 'header'; text: SlackText }
+  | { type: 'actions'; elements: SlackButton[] }
   | { type: 'section'; text: SlackText }
   | { type: 'context'; elements: SlackText[] };
 
@@ -170,6 +183,16 @@ export function slackPayload(m: NotificationMessage): { text: string; blocks: Sl
     if (more > 0) lines.push(`… and ${more} more`);
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: clip(lines.join('\n'), SLACK_SECTION_MAX) } });
   }
+  const buttons = safeActions(m).map(
+    (a): SlackButton => ({
+      type: 'button',
+      text: { type: 'plain_text', text: a.label, emoji: false },
+      url: a.url,
+      action_id: `orchctl-${a.action}`,
+      style: a.action === 'approve' ? 'primary' : 'danger',
+    }),
+  );
+  if (buttons.length) blocks.push({ type: 'actions', elements: buttons });
   const link = safeLink(m.link);
   // `|` ends a link's URL in mrkdwn and `&` must be an entity: the URL is percent-encoded and escaped.
   const linkText = link ? ` · <${mrkdwnEscape(link.replaceAll('|', '%7C'))}|open>` : '';
@@ -202,12 +225,18 @@ export function ntfyRequest(
   const lines = eventLines(m);
   const text = [printable(m.body).trim(), lines.join('\n')].filter(Boolean).join('\n\n') || title;
   const link = safeLink(m.link);
+  // "view" actions open the confirmation page; the URL is base64url and URL-safe, no `,` or `;`.
+  const actions = safeActions(m)
+    .filter((a) => !/[,;]/.test(a.url))
+    .map((a) => `view, ${a.label.replace(/[,;]/g, ' ')}, ${a.url}`)
+    .join('; ');
   return {
     headers: {
       Title: headerValue(title),
       Priority: String(NTFY_PRIORITY[m.tier]),
       Tags: headerValue(tags.join(',')),
       ...(link ? { Click: link } : {}),
+      ...(actions ? { Actions: actions } : {}),
     },
     body: clipBytes(text, NTFY_MESSAGE_MAX_BYTES),
   };
@@ -234,6 +263,11 @@ export function emailContent(m: NotificationMessage, from: string) {
   const lines = eventLines(m);
   if (lines.length) parts.push(`Events:\n${lines.join('\n')}`);
   if (link) parts.push(`Open: ${link}`);
+  const actions = safeActions(m);
+  if (actions.length)
+    parts.push(
+      `${actions.map((a) => `${a.label}: ${a.url}`).join('\n')}\n(each link opens a page that asks you to confirm)`,
+    );
   parts.push(`-- \norchctl notification, tier ${m.tier} (${tier})`);
   return {
     subject: `[orchctl ${tier}] ${clip(oneLine(m.title), MAX_TITLE)}`,

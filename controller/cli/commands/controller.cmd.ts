@@ -49,5 +49,11 @@ export function register(program: Command): void {
     .option('--allow-remote', 'let --console-addr be beyond loopback (needs --tls-cert and --tls-key)')
     .option('--tls-cert <file>', "the console's TLS certificate (PEM)")
     .option('--tls-key <file>', "the console's TLS private key (PEM)")
+    .option(
+      '--console-url <url>',
+      "the console's address as people reach it (https://…): a pending Decision's notification carries " +
+        'signed approve/reject links to it (docs/console.md "Action links")',
+    )
+    .option('--link-ttl <duration>', 'how long an action link works, 1m to 24h (default 1h)')
     .action(async (opts, cmd) => (await import('./controller.js')).controllerCommand(opts, globals(cmd)));
 }

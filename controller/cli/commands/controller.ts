@@ -21,7 +21,8 @@ import {
 import { checkLeaderLease } from '../../runtime/lease.js';
 import { createLogger, type Logger } from '../../runtime/log.js';
 import { type ConsoleAddress, consoleAddress } from '../../console/address.js';
-import { startConsole } from '../../console/server.js';
+import { externalUrl, startConsole } from '../../console/server.js';
+import { parseLinkTtl } from '../../notify/action-links.js';
 import { storeTarget } from '../../store/open.js';
 import { type GlobalOptions, openContext } from '../context.js';
 import { orchctlVersion } from './version.js';
@@ -49,6 +50,10 @@ export interface ControllerOptions {
   allowRemote?: boolean;
   tlsCert?: string;
   tlsKey?: string;
+  /** The console's external URL: signed approve/reject links in a pending Decision's notification. */
+  consoleUrl?: string;
+  /** How long such a link works (1m to 24h, default 1h). */
+  linkTtl?: string;
   /** Retention flags (api/retention.ts), as typed. */
   eventTtl?: string;
   notificationRetention?: string;
@@ -70,6 +75,8 @@ export type ProcessOptions = Omit<
   | 'allowRemote'
   | 'tlsCert'
   | 'tlsKey'
+  | 'consoleUrl'
+  | 'linkTtl'
   | 'eventTtl'
   | 'notificationRetention'
   | 'evaluationsPerSession'
@@ -86,6 +93,10 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
   if (opts.node === false && opts.renameNode)
     throw new Error('--rename-node renames the embedded node: not with --no-node');
   const web = opts.consoleAddr === undefined ? undefined : consoleAddress(opts.consoleAddr, opts, '--console-addr');
+  const linkBase = externalUrl(opts.consoleUrl, '--console-url');
+  const linkTtlMs = parseLinkTtl(opts.linkTtl);
+  if (opts.linkTtl !== undefined && !linkBase)
+    throw new Error('--link-ttl is for action links: give --console-url too');
   const retention = parseRetention({
     eventTtlMs: opts.eventTtl,
     notificationTtlMs: opts.notificationRetention,
@@ -101,6 +112,7 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     nodeGraceMs,
     leaderLeaseSeconds: leaderLeaseSeconds(opts.leaderLease),
     ...(web ? { console: web } : {}),
+    ...(linkBase ? { actionLinks: { base: linkBase, ttlMs: linkTtlMs } } : {}),
   });
 }
 
@@ -119,7 +131,7 @@ export async function runProcess(
   g: GlobalOptions,
   roles: Pick<
     ControllerAppOptions,
-    'manifests' | 'controlPlane' | 'node' | 'nodeGraceMs' | 'leaderLeaseSeconds' | 'retention'
+    'manifests' | 'controlPlane' | 'node' | 'nodeGraceMs' | 'leaderLeaseSeconds' | 'retention' | 'actionLinks'
   > & {
     console?: ConsoleAddress;
   },

@@ -26,6 +26,7 @@ import type { Logger } from '../../runtime/log.js';
 import type { Store } from '../../store/store.js';
 import type { DeliveredKeys } from './delivered.js';
 import { channelMessage } from './message.js';
+import { type LinkConfig, withActionLinks } from './action-links.js';
 
 /** Attempts before a retryable failure becomes Failed: 1 s doubling to 10 min, about 40 minutes in all. */
 export const MAX_ATTEMPTS = 12;
@@ -47,6 +48,8 @@ export interface DeliveryDeps {
   random?: () => number;
   /** The channels' delivered-keys records (none: a crash between a send and its mark sends it again). */
   delivered?: DeliveredKeys;
+  /** Approve/reject links on a pending Decision's message (none: the message says how to answer from the CLI). */
+  links?: LinkConfig;
 }
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -108,8 +111,9 @@ export class DeliveryReconciler {
       b = { generation, channel };
       this.built.set(key, b);
     }
+    const message = await withActionLinks(this.d.store, n, channelMessage(n), this.d.links, (this.d.now ?? Date.now)());
     failpoint('notifier-before-send');
-    return b.channel.send(channelMessage(n), { signal: this.abort.signal });
+    return b.channel.send(message, { signal: this.abort.signal });
   }
 
   private async mark(n: Notification, channel: Resource | undefined, r: NotificationSendResult) {

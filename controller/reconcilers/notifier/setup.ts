@@ -17,6 +17,7 @@ import { type Manager, queueKey } from '../../runtime/manager.js';
 import type { ControllerServices } from '../services.js';
 import { DeliveredKeys } from './delivered.js';
 import { DeliveryReconciler } from './delivery.js';
+import type { LinkConfig } from './action-links.js';
 import { DigestReconciler } from './digester.js';
 import { RouterReconciler } from './router.js';
 
@@ -30,6 +31,8 @@ export interface NotifierSetupDeps extends Pick<ControllerServices, 'recorder' |
   home?: string;
   /** How long settled Notifications are kept (plan.ts RETENTION_MS by default). */
   retentionMs?: number;
+  /** Signed approve/reject links on a pending Decision's message (the controller's --console-url). */
+  links?: LinkConfig;
 }
 
 /** The kinds whose labels `labels.<key>` matchers can see (the objects Events are about). */
@@ -91,6 +94,7 @@ export function setup(
     log: d.log,
     metrics: d.metrics,
     env: d.env,
+    links: d.links,
     delivered: d.home ? new DeliveredKeys(path.join(d.home, 'notifications', 'delivered')) : undefined,
   });
   mgr

@@ -101,7 +101,10 @@ describe('Slack', () => {
         events: [event(1, { reason: '<b>', message: '<@U123> & more' })],
       }),
     );
-    const mrkdwn = [p.text, ...p.blocks.flatMap((b) => ('text' in b ? [b.text] : b.elements))]
+    const mrkdwn = [
+      p.text,
+      ...p.blocks.flatMap((b) => ('text' in b ? [b.text] : (b.elements as { type: string; text: string }[]))),
+    ]
       .map((t) => (typeof t === 'string' ? { type: 'mrkdwn', text: t } : t))
       .filter((t) => t.type === 'mrkdwn')
       .map((t) => t.text);
@@ -211,5 +214,59 @@ describe('command', () => {
       ORCHCTL_NOTIFICATION_KEY: 'k1',
       ORCHCTL_NOTIFICATION_LINK: '',
     });
+  });
+});
+
+describe('action links in each channel', () => {
+  const actions = [
+    { action: 'approve' as const, label: 'Approve', url: 'https://console.example.org/link?t=v1.aaa.bbb' },
+    { action: 'reject' as const, label: 'Reject', url: 'https://console.example.org/link?t=v1.ccc.ddd' },
+  ];
+
+  it('puts them in the JSON message as an actions field, and leaves the field out without links', () => {
+    expect(jsonPayload('ops', msg({ actions })).actions).toEqual(actions);
+    expect(jsonPayload('ops', msg())).not.toHaveProperty('actions');
+  });
+
+  it('makes them Slack URL buttons in an actions block', () => {
+    const blocks = slackPayload(msg({ actions })).blocks;
+    expect(blocks.find((b) => b.type === 'actions')).toEqual({
+      type: 'actions',
+      elements: [
+        {
+          type: 'button',
+          text: { type: 'plain_text', text: 'Approve', emoji: false },
+          url: actions[0].url,
+          action_id: 'orchctl-approve',
+          style: 'primary',
+        },
+        {
+          type: 'button',
+          text: { type: 'plain_text', text: 'Reject', emoji: false },
+          url: actions[1].url,
+          action_id: 'orchctl-reject',
+          style: 'danger',
+        },
+      ],
+    });
+    expect(slackPayload(msg()).blocks.some((b) => b.type === 'actions')).toBe(false);
+  });
+
+  it("makes them ntfy 'view' actions that open the confirmation page", () => {
+    expect(ntfyRequest(msg({ actions })).headers.Actions).toBe(
+      `view, Approve, ${actions[0].url}; view, Reject, ${actions[1].url}`,
+    );
+    expect(ntfyRequest(msg()).headers).not.toHaveProperty('Actions');
+  });
+
+  it('lists them in the email body, saying each asks to confirm', () => {
+    expect(emailContent(msg({ actions }), 'o@example.org').text).toContain(
+      `Approve: ${actions[0].url}\nReject: ${actions[1].url}\n(each link opens a page that asks you to confirm)`,
+    );
+  });
+
+  it('drops a link that is not http(s)', () => {
+    const bad = [{ action: 'approve' as const, label: 'Approve', url: 'javascript:alert(1)' }];
+    expect(jsonPayload('ops', msg({ actions: bad }))).not.toHaveProperty('actions');
   });
 });
