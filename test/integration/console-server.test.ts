@@ -242,7 +242,7 @@ describe('console server', () => {
     expect(plain.body.toString()).toContain('id="board"');
   });
 
-  it('does not send the rows again to a stream opened on the board its page showed, and does after a change', async () => {
+  it('sends a stream opened on the board its page showed no rows again, and sends them after a change', async () => {
     const cookie = await loginCookie();
     await store.create(session('board-a'));
     const page = async () => (await getRaw('/', { cookie })).body.toString();
