@@ -18,6 +18,7 @@ import { multihostBench, multihostFailoverBench } from './modules/multihost.js';
 import { corpusBench } from './modules/corpus.js';
 import { scaleBench } from './modules/scale.js';
 import { soakBench } from './modules/soak.js';
+import { consoleBench } from './modules/console.js';
 
 export const benches: Bench[] = [
   cliGetBench,
@@ -36,4 +37,5 @@ export const benches: Bench[] = [
   corpusBench,
   scaleBench,
   soakBench,
+  consoleBench,
 ];

@@ -50,12 +50,13 @@ ${body}
 
 export const csrfField = (csrf: string) => `<input type="hidden" name="_csrf" value="${esc(csrf)}">`;
 
-/** A table whose cells are text (escaped here) or trusted HTML ({ html }). */
-export function table(head: string[], rows: (string | { html: string })[][], attrs = ''): string {
+/** A table whose cells are text (escaped here) or trusted HTML ({ html }); `keys`: each row's data-key. */
+export function table(head: string[], rows: (string | { html: string })[][], attrs = '', keys?: string[]): string {
   const cell = (c: string | { html: string }) => (typeof c === 'string' ? esc(c) : c.html);
+  const tr = (i: number) => (keys ? `<tr data-key="${esc(keys[i])}">` : '<tr>');
   return (
     `<div class="scroll"><table ${attrs}><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>` +
-    `<tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${cell(c)}</td>`).join('')}</tr>`).join('')}</tbody>` +
+    `<tbody>${rows.map((r, i) => `${tr(i)}${r.map((c) => `<td>${cell(c)}</td>`).join('')}</tr>`).join('')}</tbody>` +
     '</table></div>'
   );
 }

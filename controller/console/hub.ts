@@ -3,6 +3,7 @@
  * a change is turned into a board row once and written to each server-sent-events client whose
  * filter it matches. No client polls, and a thousand open boards cost one watch.
  */
+import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Resource } from '../api/types.js';
 import { Informer } from '../runtime/informer.js';
@@ -38,6 +39,9 @@ export class Hub {
   readonly decisions: Informer<'Decision'>;
   private readonly clients = new Set<Client>();
   private readonly timer: NodeJS.Timeout;
+  /** Random per process, so that a version never matches one another process (or a restart) gave. */
+  private readonly epoch = randomBytes(6).toString('hex');
+  private changes = 0;
 
   constructor(store: Store, log: (m: string) => void) {
     this.sessions = new Informer(store, 'AgentSession', log);
@@ -53,12 +57,23 @@ export class Hub {
     await Promise.all([this.sessions.start(), this.decisions.start()]);
   }
 
+  /**
+   * Names the sessions' state now: a page rendered at this version and a stream opened while it still
+   * holds have the same rows, so the stream need not send them again (1000 rows are ~250 kB).
+   */
+  get version(): string {
+    return `${this.epoch}.${this.changes}`;
+  }
+
   get streams(): number {
     return this.clients.size;
   }
 
-  /** Streams board changes to `res` from now on; its current rows are sent first. */
-  subscribe(res: ServerResponse, match: (o: Resource) => boolean): void {
+  /**
+   * Streams board changes to `res` from now on. Its current rows are sent first (`rows`), unless the
+   * page already shows them: it was rendered at `since`, still the version (then `same`).
+   */
+  subscribe(res: ServerResponse, match: (o: Resource) => boolean, since?: string): void {
     const shown = new Set<string>();
     const c: Client = { res, match, shown };
     this.clients.add(c);
@@ -66,10 +81,12 @@ export class Hub {
     sseHead(res);
     const items = this.sessions.list().filter(match);
     for (const o of items) shown.add(sessionKey(o));
-    sseSend(res, 'rows', boardRows(sortSessions(items)));
+    if (since === this.version) sseSend(res, 'same', { version: since });
+    else sseSend(res, 'rows', boardRows(sortSessions(items)));
   }
 
   private changed(o: Resource | undefined, key: string): void {
+    this.changes++;
     const row = o ? boardRows([o])[0] : undefined;
     for (const c of this.clients) {
       if (o && c.match(o)) {

@@ -2,7 +2,8 @@
  * The web console's server-side guards, over real HTTP and a real SQLite store (the browser tests
  * are in test/e2e/console.test.ts): the token file, the Host a loopback console answers to, no
  * state change by GET, a wrong token refused and audited, binding beyond loopback only with TLS,
- * and the console served by `orchctl controller --console-addr`.
+ * the console served by `orchctl controller --console-addr`, and what the board costs on the wire
+ * (its HTML gzip-compressed, its rows not sent again by a stream opened on an unchanged board).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -13,6 +14,7 @@ import { consoleAddress } from '../../controller/console/address.js';
 import { loadOrCreateToken } from '../../controller/console/auth.js';
 import { type ConsoleServer, externalUrl, startConsole } from '../../controller/console/server.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
+import { gunzipSync } from 'node:zlib';
 import { makeHarness } from '../support/controller-harness.js';
 
 let dir: string;
@@ -50,6 +52,64 @@ function request(
     req.end(body);
   });
 }
+
+/** A login's cookie (the token posted as the login form does). */
+function loginCookie(): Promise<string> {
+  const u = new URL(server.url);
+  const headers = { host: u.host, 'content-type': 'application/x-www-form-urlencoded' };
+  return new Promise<string>((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, method: 'POST', path: '/login', headers }, (res) => {
+      res.resume();
+      resolve(String(res.headers['set-cookie']?.[0]).split(';')[0]);
+    });
+    req.on('error', reject);
+    req.end(`token=${loadOrCreateToken(dir).token}`);
+  });
+}
+
+/** GET with the raw body and headers (not decoded). */
+function getRaw(
+  p: string,
+  headers: Record<string, string>,
+): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }> {
+  const u = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: u.hostname, port: u.port, path: p, headers: { host: u.host, ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+  });
+}
+
+/** The first event a board stream sends (after its opening comment), then the stream is closed. */
+function firstEvent(p: string, cookie: string): Promise<string> {
+  const u = new URL(server.url);
+  const headers = { host: u.host, cookie, accept: 'text/event-stream' };
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: u.hostname, port: u.port, path: p, headers }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => {
+        text += d.toString();
+        const ev = /event: (\w+)\ndata: .*\n\n/.exec(text);
+        if (!ev) return;
+        req.destroy();
+        resolve(ev[0]);
+      });
+    });
+    req.on('error', (e) => (req.destroyed ? undefined : reject(e)));
+  });
+}
+
+const session = (name: string) => ({
+  apiVersion: 'orchctl.io/v1alpha1',
+  kind: 'AgentSession',
+  metadata: { name, namespace: 'default' },
+  spec: { agent: { command: ['sh', '-c', 'exec sleep 3600'], promptDelivery: 'none' }, workdir: dir },
+});
+
+const streamOf = (html: string) => /data-stream="([^"]+)"/.exec(html)![1].replace(/&amp;/g, '&');
 
 describe('console server', () => {
   it('keeps its token in a 0600 file created once, and refuses a file others can read', () => {
@@ -170,5 +230,30 @@ describe('console server', () => {
     } finally {
       await h.cleanup();
     }
+  });
+
+  it('serves the board gzip-compressed to a browser that takes it', async () => {
+    const cookie = await loginCookie();
+    const r = await getRaw('/', { cookie, 'accept-encoding': 'gzip, deflate, br' });
+    expect(r.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(r.body).toString()).toContain('id="board"');
+    const plain = await getRaw('/', { cookie });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body.toString()).toContain('id="board"');
+  });
+
+  it('sends a stream opened on the board its page showed no rows again, and sends them after a change', async () => {
+    const cookie = await loginCookie();
+    await store.create(session('board-a'));
+    const page = async () => (await getRaw('/', { cookie })).body.toString();
+    await expect.poll(page).toContain('data-key="default/board-a"');
+    const stream = streamOf(await page());
+    expect(await firstEvent(stream, cookie)).toMatch(/^event: same\n/);
+    await store.create(session('board-b'));
+    await expect.poll(page).toContain('data-key="default/board-b"');
+    const rows = await firstEvent(stream, cookie); // the page of before: it lacks board-b
+    expect(rows).toMatch(/^event: rows\n/);
+    expect(rows).toContain('"key":"default/board-b"');
+    expect(await firstEvent(streamOf(await page()), cookie)).toMatch(/^event: same\n/);
   });
 });

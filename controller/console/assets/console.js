@@ -53,10 +53,24 @@ function liveBoard() {
     recount();
   };
   const es = new EventSource(table.dataset.stream);
+  // Every row at once, in the server's order: one DOM insertion, not a sorted search per row.
   es.addEventListener('rows', (e) => {
-    body.replaceChildren();
     byKey.clear();
-    for (const r of JSON.parse(e.data)) put(r);
+    const rows = document.createDocumentFragment();
+    for (const r of JSON.parse(e.data)) {
+      const tr = rowElement(r);
+      byKey.set(r.key, tr);
+      rows.append(tr);
+    }
+    body.replaceChildren(rows);
+    recount();
+    table.dataset.live = 'true';
+  });
+  // The page already shows the current rows (it was rendered at the version the stream opened on).
+  es.addEventListener('same', () => {
+    byKey.clear();
+    for (const tr of body.rows) if (tr.dataset.key) byKey.set(tr.dataset.key, tr);
+    recount();
     table.dataset.live = 'true';
   });
   es.addEventListener('row', (e) => put(JSON.parse(e.data)));
