@@ -71,7 +71,7 @@ async function show(d: LinkDeps, key: Buffer, req: Req, reply: FastifyReply) {
   const v = verifyToken(key, token, Date.now());
   if (!v.ok) return refused(reply, v.why, 403);
   const c = v.claims;
-  const dec = (await d.store.get({ kind: 'Decision', namespace: c.namespace, name: c.name })) as Decision | undefined;
+  const dec = await d.store.get({ kind: 'Decision', namespace: c.namespace, name: c.name });
   const why = linkRefusal(dec, c);
   if (why) return refused(reply, why);
   const verb = c.action === 'approve' ? 'Approve' : 'Reject';

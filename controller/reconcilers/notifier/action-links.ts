@@ -5,7 +5,6 @@
  * Decision is answered once, so two sets of links can still act only once.
  */
 import { AutopilotReason } from '../../api/event-reasons.js';
-import type { Decision } from '../../api/autopilot.js';
 import type { NotificationMessage } from '../../api/notification-channel.js';
 import type { Notification } from '../../api/outbox.js';
 import { decisionLinks } from '../../notify/action-links.js';
@@ -35,7 +34,7 @@ export async function withActionLinks(
 ): Promise<NotificationMessage> {
   const ref = links && pendingDecisionOf(n);
   if (!links || !ref) return message;
-  const d = (await store.get({ kind: 'Decision', ...ref })) as Decision | undefined;
+  const d = await store.get({ kind: 'Decision' as const, ...ref });
   const rv = d?.metadata.resourceVersion;
   if (!d || !rv || d.status?.phase !== 'PendingApproval' || d.spec?.approval) return message;
   const target = { ...ref, resourceVersion: rv };
