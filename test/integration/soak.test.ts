@@ -25,7 +25,7 @@ it('keeps run directories, fds and reconcile errors bounded under churn', { time
     runSeconds: [1, 3],
     retentionFlags: SCALED_RETENTION,
     onSample: (s) => samples.push(s),
-    atEnd: async ({ home, store, live }) => {
+    atEnd: async ({ home, pid, store, live }) => {
       for (const name of live) {
         const o = (await store.get({ kind: 'AgentSession', namespace: 'default', name }))!;
         await store.update({ ...o, spec: { ...(o.spec as object), desiredState: 'Stopped' } });
@@ -37,9 +37,16 @@ it('keeps run directories, fds and reconcile errors bounded under churn', { time
         everyMs: 1000,
         context: () => `run dirs per session: ${runDirs().join(' ')}`,
       });
+      // Open fds, once the stops are done: a child process in flight (tmux, git) holds its stdio
+      // sockets for a moment, a leak holds them for good. Polled until settled, never waited out.
+      const fds = () => fs.readdirSync(`/proc/${pid}/fd`).length;
+      await pollFor('open fds within the slack of the start', async () => fds() - samples[0]!.fds <= FD_SLACK, 30_000, {
+        everyMs: 500,
+        context: async () => `fds at the start ${samples[0]!.fds}, now ${fds()}`,
+      });
       const { items } = await store.list('AgentSession');
       const maxRun = Math.max(...items.map((s) => (s.status as { run?: number } | undefined)?.run ?? 0));
-      end = { runDirs: runDirs(), maxRun, last: samples.at(-1)! };
+      end = { runDirs: runDirs(), maxRun, last: { ...samples.at(-1)!, fds: fds() } };
     },
   });
   expect(end).toBeDefined();

@@ -809,8 +809,12 @@ export function describeStoreConformance(name: string, makeStore: StoreFactory, 
         await store.create(session('b', { namespace: 'other' }));
         await store.create({ ...session('p', { namespace: 'other' }), kind: 'Project' });
         await store.create(session('c'));
+        // Every watch is waited for (each is its own stream, late under load); then a moment for any
+        // event that should not have come.
         await all.waitFor(5);
         await byKind.waitFor(3);
+        await byNs.waitFor(1);
+        await nodes.waitFor(1);
         await sleep(50);
         expect(byKind.summary()).toEqual([
           'ADDED AgentSession/default/a',
