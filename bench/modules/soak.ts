@@ -20,6 +20,7 @@ import net from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Resource } from '../../controller/api/types.js';
+import { subdirs } from '../../controller/reconcilers/housekeeping/run-dirs.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { gitRepoWithOneCommit, ORCHCTL, ROOT, tempDir } from '../lib.js';
 import type { Bench } from '../types.js';
@@ -208,16 +209,6 @@ const sizeOf = (file: string) => {
     return 0;
   }
 };
-const dirs = (dir: string) => {
-  try {
-    return fs
-      .readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name);
-  } catch {
-    return [];
-  }
-};
 const dirBytes = (dir: string) => {
   try {
     return fs.readdirSync(dir).reduce((a, f) => a + sizeOf(path.join(dir, f)), 0);
@@ -232,10 +223,10 @@ function disk(home: string): Pick<SoakSample, 'eventLogBytes' | 'sessionDirs' | 
   let eventLogBytes = 0;
   let runDirs = 0;
   let maxRunDirsPerSession = 0;
-  const names = dirs(root);
+  const names = subdirs(root);
   for (const s of names) {
     eventLogBytes += sizeOf(path.join(root, s, 'events.jsonl'));
-    const runs = dirs(path.join(root, s)).filter((r) => /^\d+$/.test(r)).length;
+    const runs = subdirs(path.join(root, s)).filter((r) => /^\d+$/.test(r)).length;
     runDirs += runs;
     maxRunDirsPerSession = Math.max(maxRunDirsPerSession, runs);
   }

@@ -18,7 +18,8 @@ export const RUN_DIRS = 'RunDirs';
 
 type Limits = Pick<Retention, 'runDirsPerSession' | 'deletedSessionDirTtlMs'>;
 
-const subdirs = (dir: string): string[] => {
+/** The directories directly under `dir` (none when it cannot be read). */
+export const subdirs = (dir: string): string[] => {
   try {
     return fs
       .readdirSync(dir, { withFileTypes: true })
