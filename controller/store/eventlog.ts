@@ -136,7 +136,7 @@ interface Checkpoint {
 }
 
 export class EventLog {
-  private fd: number;
+  private fd = -1;
   private seqNo = 0;
   private size = 0;
   private readonly cursors: Record<string, number | string> = {};
@@ -146,8 +146,24 @@ export class EventLog {
   /** Opens (creating) the log at `file`, repairing a torn tail and recovering the source cursors. */
   constructor(readonly file: string) {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    this.fd = fs.openSync(file, 'a+', 0o600);
+    this.fd = this.reopen();
+  }
+
+  /** Whether the log holds an open file descriptor now (it is let go between runs; see close). */
+  get isOpen(): boolean {
+    return this.fd >= 0;
+  }
+
+  /** The descriptor, opened again (and recovered from the checkpoint close wrote) when let go. */
+  private descriptor(): number {
+    if (this.fd < 0) this.fd = this.reopen();
+    return this.fd;
+  }
+
+  private reopen(): number {
+    this.fd = fs.openSync(this.file, 'a+', 0o600);
     this.recover();
+    return this.fd;
   }
 
   private get checkpointFile(): string {
@@ -210,7 +226,7 @@ export class EventLog {
       text += JSON.stringify(ev) + '\n';
     });
     const buf = Buffer.from(text, 'utf8');
-    fs.writeSync(this.fd, buf, 0, buf.length, this.size);
+    fs.writeSync(this.descriptor(), buf, 0, buf.length, this.size);
     this.size += buf.length;
     this.seqNo += events.length;
     if (cursor) Object.assign(this.cursors, cursor);
@@ -235,7 +251,7 @@ export class EventLog {
 
   /** Events after `from`, at most `max`; `next` is the position to read on from. */
   read(from: LogPosition = LOG_START, max = Infinity): { events: AgentEvent[]; next: LogPosition } {
-    return readLog(this.fd, from, max, this.size);
+    return readLog(this.descriptor(), from, max, this.size);
   }
 
   /** Called after every append (the controller uses it to wake the consumers). */
@@ -244,7 +260,13 @@ export class EventLog {
     return () => this.listeners.delete(fn);
   }
 
+  /**
+   * Lets the descriptor go, after a checkpoint. The log stays usable: the next append or read opens
+   * it again, from that checkpoint (nothing to scan). Ended runs are let go so that a controller
+   * holds a descriptor per running session, not per session that ever ran.
+   */
   close(): void {
+    if (this.fd < 0) return;
     this.checkpoint();
     try {
       fs.closeSync(this.fd);
@@ -358,7 +380,22 @@ export class EventLogs {
     this.appendListeners.add(fn);
   }
 
-  /** Closes a session's log (when the object is deleted). */
+  /**
+   * Lets the descriptor of a session's log go (its run ended; nothing appends until the next one,
+   * which opens it again). Without this every finished session kept one: hundreds in a soak.
+   */
+  release(namespace: string, name: string): void {
+    this.open.get(`${namespace}/${name}`)?.close();
+  }
+
+  /** How many logs hold a descriptor now. */
+  get openCount(): number {
+    let n = 0;
+    for (const l of this.open.values()) if (l.isOpen) n++;
+    return n;
+  }
+
+  /** Closes a session's log and drops it (when the object is deleted). */
   forget(namespace: string, name: string): void {
     const key = `${namespace}/${name}`;
     this.open.get(key)?.close();

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { API_VERSION } from '../../controller/api/types.js';
 import { ROOT } from '../support/cli.js';
-import { makeHarness, phaseOf, type Harness } from '../support/controller-harness.js';
+import { git, makeHarness, phaseOf, type Harness } from '../support/controller-harness.js';
 
 const SIM_AGENT = path.join(ROOT, 'examples/quickstart/agent/sim-agent.mjs');
 
@@ -117,8 +117,14 @@ describe('orchctl freeze / thaw', () => {
     h.start();
     // After the restart: a new session of the frozen project does not start; one elsewhere does
     // (which also shows the new controller is reconciling).
+    // `other` gets a repository of its own: two agents committing in one work tree race for git's
+    // index.lock, and the loser crashes (exit 2), which is not what this test is about.
+    const otherRepo = path.join(h.dir, 'other-repo');
+    fs.mkdirSync(otherRepo);
+    await git(otherRepo, ['init', '-q', '-b', 'main']);
+    await git(otherRepo, ['commit', '-q', '--allow-empty', '-m', 'initial']);
     await h.apply([
-      { apiVersion: API_VERSION, kind: 'Project', metadata: { name: 'other' }, spec: { path: h.repo } },
+      { apiVersion: API_VERSION, kind: 'Project', metadata: { name: 'other' }, spec: { path: otherRepo } },
       {
         apiVersion: API_VERSION,
         kind: 'AgentSession',

@@ -3,11 +3,13 @@
  * every few seconds, paused, resumed and replaced under a real `orchctl controller` with its
  * retention at the flags' lower bounds. Asserts only what is deterministic: once the sessions are
  * stopped, the next sweep leaves each at most --run-dirs-per-session run directories whatever the
- * number of runs; open fds grow by no more than a constant; no reconcile failed.
+ * number of runs; open fds grow by no more than a constant, and no ended session's event log holds
+ * one; no reconcile failed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
+import { type Phase, TERMINAL_PHASES } from '../../controller/api/phases.js';
 import { runSoak, SCALED_RETENTION, type SoakSample } from '../../bench/modules/soak.js';
 import { pollFor } from '../support/until.js';
 
@@ -44,6 +46,35 @@ it('keeps run directories, fds and reconcile errors bounded under churn', { time
         everyMs: 500,
         context: async () => `fds at the start ${samples[0]!.fds}, now ${fds()}`,
       });
+      // Only a running session's event log holds a descriptor: before runs let theirs go when they
+      // ended, every finished session kept one (a hundred in this minute, the Autopilot's above all).
+      const logFds = () =>
+        fs
+          .readdirSync(`/proc/${pid}/fd`)
+          .map((f) => {
+            try {
+              return fs.readlinkSync(`/proc/${pid}/fd/${f}`);
+            } catch {
+              return '';
+            }
+          })
+          .filter((l) => l.endsWith('/events.jsonl'))
+          .map((l) => path.basename(path.dirname(l)));
+      const ended = async () => {
+        const { items } = await store.list('AgentSession');
+        // Between runs (Backoff) or finished: no run in progress.
+        const idle = (p: unknown) => p === 'Backoff' || TERMINAL_PHASES.has(p as Phase);
+        return new Set(items.filter((s) => idle(s.status?.phase)).map((s) => s.metadata.name));
+      };
+      await pollFor(
+        'no ended session holding its event log open',
+        async () => {
+          const gone = await ended();
+          return logFds().every((n) => !gone.has(n));
+        },
+        30_000,
+        { everyMs: 500, context: async () => `logs open: ${logFds().join(' ')}` },
+      );
       const { items } = await store.list('AgentSession');
       const maxRun = Math.max(...items.map((s) => (s.status as { run?: number } | undefined)?.run ?? 0));
       end = { runDirs: runDirs(), maxRun, last: { ...samples.at(-1)!, fds: fds() } };

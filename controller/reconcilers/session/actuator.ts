@@ -491,6 +491,8 @@ export class SessionActuator implements Actuator {
       out.next = next;
       this.d.feed.forget(log, e.run);
     }
+    // The run is over: its log's descriptor goes until the next run opens it again.
+    this.d.logs.release(obj.metadata.namespace ?? 'default', obj.metadata.name);
     if (e.paneId) out.lastOutput = outputTail(await this.d.tmux.capture(e.paneId, 200)) || undefined;
     else if (e.readTail && e.workspace)
       out.lastOutput = outputTail(readTail(path.join(e.workspace, 'output.log'), 16 * 1024)) || undefined;

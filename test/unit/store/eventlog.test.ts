@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EventLog, LOG_START, readEventLog, type NewEvent } from '../../../controller/store/eventlog.js';
+import { EventLog, EventLogs, LOG_START, readEventLog, type NewEvent } from '../../../controller/store/eventlog.js';
 
 let dir: string;
 let file: string;
@@ -114,5 +114,45 @@ describe('EventLog', () => {
     log.append([]);
     expect(n).toBe(1);
     log.close();
+  });
+
+  it('lets its descriptor go on close and opens again, where it was, on the next append or read', () => {
+    const log = new EventLog(file);
+    log.append([hook(1), hook(2)], { transcript: 7 });
+    const fdsOpen = fs.readdirSync('/proc/self/fd').length;
+    log.close();
+    expect(log.isOpen).toBe(false);
+    expect(fs.readdirSync('/proc/self/fd').length).toBe(fdsOpen - 1);
+    expect(log.end).toEqual({ seq: 2, offset: fs.statSync(file).size });
+    log.append([hook(3)]);
+    expect(log.isOpen).toBe(true);
+    expect(log.cursor('transcript')).toBe(7);
+    expect(log.read(LOG_START).events.map((e) => e.seq)).toEqual([1, 2, 3]);
+    log.close();
+    log.close(); // twice is harmless
+    expect(log.read(LOG_START).events.map((e) => e.seq)).toEqual([1, 2, 3]);
+    log.close();
+  });
+});
+
+describe('EventLogs', () => {
+  it('holds a descriptor only for logs in use: release lets one go, the next use opens it again', () => {
+    const home = path.join(dir, 'home');
+    const logs = new EventLogs(home);
+    let woken = 0;
+    logs.onAppend(() => woken++);
+    for (let i = 0; i < 5; i++) logs.get('default', `s-${i}`).append([hook(i)]);
+    expect(logs.openCount).toBe(5);
+    for (let i = 0; i < 4; i++) logs.release('default', `s-${i}`);
+    expect(logs.openCount).toBe(1);
+    // The same object, still wired to the listeners, numbering on.
+    const again = logs.get('default', 's-0');
+    expect(again.append([hook(9)]).map((e) => e.seq)).toEqual([2]);
+    expect(woken).toBe(6);
+    expect(logs.openCount).toBe(2);
+    logs.forget('default', 's-0');
+    expect(logs.openCount).toBe(1);
+    logs.closeAll();
+    expect(logs.openCount).toBe(0);
   });
 });
