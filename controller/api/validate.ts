@@ -101,7 +101,11 @@ const listMapKeys: SchemaValidateFunction = (keys: string[], data: unknown[]) =>
 };
 
 const compiled = new Map<string, ValidateFunction>();
-function validatorFor(kind: KindInfo): ValidateFunction {
+/** Kinds whose schema is compiled by now (a test sees what ValidatingStore.warm did). */
+export const compiledKinds = (): string[] => [...compiled.keys()];
+
+/** The kind's compiled schema (compiled on first use, ~10–130 ms a kind; see ValidatingStore.warm). */
+export function validatorFor(kind: KindInfo): ValidateFunction {
   let v = compiled.get(kind.kind);
   if (!v) {
     v = ajv().compile(manifestSchema(kind));
