@@ -294,6 +294,9 @@ export async function deliverText(t: PaneTarget, d: TextDelivery): Promise<Deliv
  * keys wait until the prompt is on screen and has stood for 300 ms: a hook can announce it up to
  * half a second before it is drawn, and Claude Code drops keys in a dialog's first moments.
  */
+/** How long a key press has to be seen answered (the prompt gone, or the agent's hook) before one retry. */
+const KEY_CONFIRM_MS = 3000;
+
 export async function deliverKeys(t: PaneTarget, d: KeyDelivery): Promise<DeliveryResult> {
   return withPaneLock(t.workspace, async () => {
     if (d.notBefore && Date.now() < d.notBefore) await sleep(d.notBefore - Date.now());
@@ -313,7 +316,9 @@ export async function deliverKeys(t: PaneTarget, d: KeyDelivery): Promise<Delive
     const b = baseline(t);
     for (let attempt = 0; attempt < 2; attempt++) {
       await t.tmux.sendKeys(t.target, d.keys);
-      const deadline = Date.now() + 1500;
+      // 3 s before a second press: a Node TUI (Gemini CLI) on a loaded host took over 1.5 s to redraw, and a
+      // press too early is reported unconfirmed (or, worse, lands on whatever the screen shows next).
+      const deadline = Date.now() + KEY_CONFIRM_MS;
       while (Date.now() < deadline) {
         await sleep(100);
         const byHook = answered(t, b);

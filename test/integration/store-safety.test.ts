@@ -90,7 +90,12 @@ describe('a store that cannot account for the running agents', () => {
 
     h.start(['--gc-orphans']);
     await h.waitFor('orphans gone', async () => (await h.tmuxSessions()).length === 0);
-    expect(await nodeEvents('OrphanKilled')).toHaveLength(2);
+    // Each kill's Event is written after the kill itself: waited for, not read at once.
+    const killed = await h.waitFor('an OrphanKilled Event per orphan', async () => {
+      const e = await nodeEvents('OrphanKilled');
+      return e.length >= 2 && e;
+    });
+    expect(killed).toHaveLength(2);
   }, 90_000);
 
   it('state.db truncated under a running controller: exits 1 naming it, never rewrites it; then orphans', async () => {
