@@ -15,7 +15,7 @@ import {
   collectDigest,
   needsYouLines,
   renderDigestTemplate,
-} from '../../../../controller/reconcilers/notifier/digest/index.js';
+} from '../../../../controller/notify/digest/index.js';
 import { channel, NOW, notif, policy, SINCE, session } from './digest-fixtures.js';
 
 const meta = (name: string) => ({ name, namespace: 'default' });
