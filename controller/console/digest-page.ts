@@ -49,7 +49,7 @@ function policySection(policy: NotificationPolicy, p: DigestPreview, now: number
   return (
     `<section class="digest" data-policy="${esc(keyOf(policy))}"><h2>${esc(keyOf(policy))}</h2>` +
     '<dl class="summary">' +
-    field('WINDOW', `${at(d.since, d.timeZone)} to ${at(d.until, d.timeZone)}, ${since}`) +
+    field('WINDOW', `${localTime(d.since, d.timeZone)} to ${at(d.until, d.timeZone)}, ${since}`) +
     field('CHANNELS', channels) +
     field('NEXT DIGEST', nextDue(policy, now, d.timeZone)) +
     field('WRITTEN BY', writer(policy)) +
