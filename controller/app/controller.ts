@@ -36,7 +36,6 @@ import { Manager, type Readiness } from '../runtime/manager.js';
 import { EventLogs } from '../store/eventlog.js';
 import { storeFor, storeTarget } from '../store/open.js';
 import { ValidatingStore } from '../client/validating-store.js';
-import type { Store } from '../store/store.js';
 import type { Retention } from '../api/retention.js';
 import { setupControlPlane } from './control-plane.js';
 import { acceptsFor, fuseFor, type NodeAgentOptions, nodeLeaseHooks, setupNodeAgent } from './node-agent.js';

@@ -22,6 +22,7 @@ const NAV = [
   ['/pipelines', 'Pipelines'],
   ['/nodes', 'Nodes'],
   ['/notifications', 'Notifications'],
+  ['/digest', 'Digest'],
   ['/silences', 'Silences'],
 ];
 

@@ -12,6 +12,7 @@ import { MAX_STREAMS, sortSessions } from './hub.js';
 import type { Ctx } from './ctx.js';
 import { registerSessionPage } from './session-page.js';
 import { registerLists } from './lists.js';
+import { registerDigestPage } from './digest-page.js';
 import { done, flashOf } from './flash.js';
 
 type Body = Record<string, string | undefined>;
@@ -140,4 +141,5 @@ export function registerPages(app: FastifyInstance, ctx: Ctx): void {
     });
   registerSessionPage(app, ctx);
   registerLists(app, ctx);
+  registerDigestPage(app, ctx);
 }

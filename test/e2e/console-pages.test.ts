@@ -1,7 +1,8 @@
 /**
- * The console's Decisions, freeze/thaw and Pipelines pages in a real headless Chromium over a real
- * SQLite store: each button writes what its CLI command writes (spec.approval, the frozen marks,
- * the resume request), with who did it, and the audit log records it. No controller runs: what is
+ * The console's Decisions, freeze/thaw, Pipelines, Silences and Digest pages in a real headless
+ * Chromium over a real SQLite store: each button writes what its CLI command writes
+ * (spec.approval, the frozen marks, the resume request), with who did it, and the audit log
+ * records it; the digest page shows what `orchctl digest` prints. No controller runs: what is
  * checked is the console's write, not what a controller makes of it.
  */
 import fs from 'node:fs';
@@ -22,7 +23,7 @@ let con: ConsoleProcess;
 let browser: Browser;
 let page: Page;
 
-async function decision(name: string, phase: string, createdAt: number) {
+async function decision(name: string, phase: string, createdAt: number, reason = `idle for ${createdAt}h`) {
   const d = await h.store.create({
     apiVersion: API_VERSION,
     kind: 'Decision',
@@ -32,7 +33,7 @@ async function decision(name: string, phase: string, createdAt: number) {
       think: createdAt,
       action: 'stop',
       target: { project: 'webapp', session: `webapp-${createdAt}` },
-      reason: `idle for ${createdAt}h`,
+      reason,
       priority: 3,
       planner: 'heuristic',
       level: 'cautious',
@@ -41,6 +42,38 @@ async function decision(name: string, phase: string, createdAt: number) {
   });
   await h.store.updateStatus({ ...d, status: { phase } });
 }
+
+const deskChannel = { type: 'command', command: ['true'] };
+
+/** A run of `session` that failed, as the session's Event and the notifier's record of it leave it. */
+async function failedRun(session: string, message: string) {
+  const s = (await h.store.get({ kind: 'AgentSession', namespace: 'default', name: session }))!;
+  await h.store.updateStatus({ ...s, status: { ...s.status, phase: 'Failed' } });
+  const n = await h.store.create({
+    apiVersion: API_VERSION,
+    kind: 'Notification',
+    metadata: { name: `default.desk.${session}.failed`, namespace: 'default' },
+    spec: {
+      policy: 'default',
+      channel: 'desk',
+      tier: 2,
+      source: 'event',
+      eventKey: `default/${session}.failed`,
+      event: {
+        type: 'Warning',
+        reason: 'Failed',
+        message,
+        involvedObject: { kind: 'AgentSession', name: session, namespace: 'default' },
+        count: 1,
+      },
+      title: `Failed: AgentSession default/${session}`,
+      body: message,
+    },
+  });
+  await h.store.updateStatus({ ...n, status: { phase: 'Sent' } });
+}
+
+const storeRevision = async () => JSON.parse((await h.orchctl(['version', '-o', 'json'])).stdout).store.revision;
 
 const audit = () =>
   fs
@@ -184,5 +217,52 @@ describe('console pages (headless Chromium)', () => {
     await page.goto(`${con.base}/notifications`);
     await expect(page.locator('h1').textContent()).resolves.toBe('Notifications');
     await expect(page.locator('main').textContent()).resolves.toContain('No notifications.');
+  });
+
+  it('says no digest is configured when the store has no NotificationPolicy', async () => {
+    await page.goto(`${con.base}/digest`);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Digest');
+    await expect(page.locator('main p.empty').textContent()).resolves.toContain(
+      'No digest configured: the store has no NotificationPolicy.',
+    );
+    expect(await page.locator('section.digest').count()).toBe(0);
+  });
+
+  it('shows the digest orchctl digest prints for the same store: a failed session, a pending decision', async () => {
+    await h.apply([
+      { apiVersion: API_VERSION, kind: 'NotificationChannel', metadata: { name: 'desk' }, spec: deskChannel },
+      {
+        apiVersion: API_VERSION,
+        kind: 'NotificationPolicy',
+        metadata: { name: 'default' },
+        spec: { route: { channels: ['desk'] }, digest: { schedule: '0 7 * * *', timeZone: 'UTC' } },
+      },
+    ]);
+    await decision('pilot-9-1', 'PendingApproval', 9, 'idle for 9h, <b>no</b> commit');
+    await failedRun('webapp-1', 'agent exited with code 2');
+    // The window ends at the current second (the store stamps whole seconds): let it turn.
+    await new Promise((r) => setTimeout(r, 1010 - (Date.now() % 1000)));
+    const cli = await h.orchctl(['digest', '--template']);
+    expect(cli.exitCode, cli.stderr).toBe(0);
+    const before = await storeRevision();
+    await page.goto(`${con.base}/digest`);
+    const section = page.locator('section.digest[data-policy="default/default"]');
+    const shown = (await section.locator('pre.digest').textContent()) ?? '';
+    // The same text but for the window's end, which is each one's own now.
+    const lines = (s: string) =>
+      s
+        .trimEnd()
+        .split('\n')
+        .filter((l) => !/^Since .+ until .+\.$/.test(l));
+    expect(lines(shown)).toEqual(lines(cli.stdout));
+    expect(shown).toMatch(/^orchctl digest default\/default: \d+ needs? you, 1 failed run\n/);
+    expect(shown).toContain('- Decision pilot-9-1 waits for approval: ');
+    expect(shown).toContain('- webapp: runs 0 started, 0 succeeded, 1 failed (Failed x1: webapp-1)');
+    expect(shown).toContain('idle for 9h, <b>no</b> commit'); // text, not markup
+    const summary = await section.locator('dl.summary').textContent();
+    expect(summary).toContain('desk (command, 4000 characters)');
+    expect(summary).toContain('no digest yet: from a day back');
+    expect(summary).toContain('schedule "0 7 * * *"');
+    expect(await storeRevision()).toBe(before); // a page load writes nothing
   });
 });

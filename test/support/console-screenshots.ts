@@ -1,7 +1,7 @@
 /**
  * Takes the screenshots in docs/img/ that docs/console.md shows: the board, a session waiting at a
- * prompt, and the decisions, each at a phone's and a desktop's width, from a real controller with
- * sim agents and a real headless Chromium. Run after a build:
+ * prompt, the decisions and the digest, each at a phone's and a desktop's width, from a real
+ * controller with sim agents and a real headless Chromium. Run after a build:
  *
  *   npm run build && npx tsx test/support/console-screenshots.ts
  */
@@ -22,10 +22,22 @@ const asker = {
   ],
 };
 
+const desk = { type: 'command', command: ['true'] };
+
 async function world() {
   const h = await makeHarness();
   h.start();
   const projects = ['webapp', 'billing', 'docs'];
+  // The policy first, so that the notifier routes the runs' Events into the digest's outbox.
+  await h.apply([
+    { apiVersion: API_VERSION, kind: 'NotificationChannel', metadata: { name: 'desk' }, spec: desk },
+    {
+      apiVersion: API_VERSION,
+      kind: 'NotificationPolicy',
+      metadata: { name: 'default' },
+      spec: { route: { channels: ['desk'] }, digest: { schedule: '0 7 * * *', timeZone: 'Europe/Paris' } },
+    },
+  ]);
   await h.apply([
     ...projects.map((name) => ({
       apiVersion: API_VERSION,
@@ -90,6 +102,8 @@ async function main() {
       await shot('session');
       await page.goto(`${con.base}/decisions`);
       await shot('decisions');
+      await page.goto(`${con.base}/digest`);
+      await shot('digest');
       await page.close();
     }
   } finally {

@@ -64,7 +64,7 @@ export async function digestCommand(opts: DigestOptions, g: GlobalOptions): Prom
 
 async function preview(store: Store, policy: NotificationPolicy, template: boolean, timeoutMs: number) {
   // Loaded here: the composition reaches the LLM backends, which a --now request does not need.
-  const { previewDigest } = await import('../../app/digest.js');
+  const { previewDigest } = await import('../../notify/digest/preview.js');
   const p = await previewDigest(store, policy, { now: Date.now(), template, timeoutMs });
   const d = p.data;
   const c = p.composed;

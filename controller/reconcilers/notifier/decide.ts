@@ -35,7 +35,7 @@ import {
   type Silence,
 } from '../../api/notification.js';
 import { compileAll, eventKey, matchesAll, notificationFields } from './matchers.js';
-import { budgetDay, quietUntil } from './quiet-hours.js';
+import { budgetDay, quietUntil } from '../../notify/quiet-hours.js';
 import { routeFields } from './route.js';
 
 /** One group's history on one channel, from the outbox. */

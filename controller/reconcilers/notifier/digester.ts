@@ -20,11 +20,12 @@ import {
   composeDigest,
   type DigestChannel,
   digestBackend,
+  digestDueAt,
   digestSettings,
   digestTargets,
   digestWindowStart,
   nextDigestAt,
-} from './digest/index.js';
+} from '../../notify/digest/index.js';
 import { carrierName } from './outbox.js';
 
 const MAX_SLEEP_MS = 3600_000;
@@ -66,8 +67,7 @@ export class DigestReconciler {
     const now = (this.d.now ?? Date.now)();
     const request = policy.metadata.annotations?.[DIGEST_REQUEST_ANNOTATION];
     const requested = !!request && request !== status.lastDigestRequest;
-    const after = Date.parse(status.lastDigestAt ?? policy.metadata.creationTimestamp ?? '') || now;
-    const due = nextDigestAt(policy.spec, after);
+    const due = digestDueAt(policy, now);
     if (!requested && (due === undefined || due > now))
       return due === undefined ? undefined : { requeueAfterMs: Math.min(MAX_SLEEP_MS, due - now) };
 

@@ -22,7 +22,7 @@ import { decide, decideFlush, type NotifierState, quietHoursEnd } from './decide
 import { eventKey, notificationFields } from './matchers.js';
 import { batchMessage, eventMessage, withBatch } from './message.js';
 import { carrierName, eventNotificationName, outboxState, TERMINAL } from './outbox.js';
-import { budgetDay } from './quiet-hours.js';
+import { budgetDay } from '../../notify/quiet-hours.js';
 
 /** Events about the notifier's own objects are never routed: a failing channel must not notify itself. */
 export const UNROUTED_KINDS: ReadonlySet<string> = new Set([

@@ -22,7 +22,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { channelStatus } from './outbox.js';
 import { planRouting } from './plan.js';
 import { silenceUpdates } from './silences.js';
-import { budgetDay } from './quiet-hours.js';
+import { budgetDay } from '../../notify/quiet-hours.js';
 
 /** Longest wait before the router looks at a policy again even when nothing woke it. */
 const MAX_SLEEP_MS = 3600_000;

@@ -4,7 +4,7 @@
  * sessions waiting now, the notifications held back whenever recorded, and the budget per channel.
  */
 import { describe, expect, it } from 'vitest';
-import { collectDigest, type DigestInput } from '../../../../controller/reconcilers/notifier/digest/index.js';
+import { collectDigest, type DigestInput } from '../../../../controller/notify/digest/index.js';
 import { channel, evaluation, NOW, notif, policy, SINCE, session } from './digest-fixtures.js';
 
 const input = (over: Partial<DigestInput> = {}): DigestInput => ({

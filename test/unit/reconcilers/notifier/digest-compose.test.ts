@@ -14,7 +14,7 @@ import {
   digestSettings,
   narrativeLength,
   needsYouLines,
-} from '../../../../controller/reconcilers/notifier/digest/index.js';
+} from '../../../../controller/notify/digest/index.js';
 import { FakeOpenAI, openai } from '../../../support/fake-openai.js';
 import { NOW, notif, policy, SINCE, session } from './digest-fixtures.js';
 

@@ -14,7 +14,7 @@ import type {
   NotificationSource,
 } from '../../../../controller/api/outbox.js';
 import { API_VERSION } from '../../../../controller/api/types.js';
-import type { DigestChannel } from '../../../../controller/reconcilers/notifier/digest/index.js';
+import type { DigestChannel } from '../../../../controller/notify/digest/index.js';
 import { defaultPolicy } from './fixtures.js';
 
 export const NOW = Date.parse('2026-06-02T07:00:00Z');

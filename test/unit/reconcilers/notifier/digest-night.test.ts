@@ -11,11 +11,7 @@ import type { Pipeline } from '../../../../controller/api/pipeline.js';
 import type { Project } from '../../../../controller/api/project.js';
 import type { SessionPolicy } from '../../../../controller/api/session-policy.js';
 import { API_VERSION } from '../../../../controller/api/types.js';
-import {
-  collectDigest,
-  needsYouLines,
-  renderDigestTemplate,
-} from '../../../../controller/reconcilers/notifier/digest/index.js';
+import { collectDigest, needsYouLines, renderDigestTemplate } from '../../../../controller/notify/digest/index.js';
 import { channel, NOW, notif, policy, SINCE, session } from './digest-fixtures.js';
 
 const meta = (name: string) => ({ name, namespace: 'default' });

@@ -10,7 +10,7 @@ import {
   digestSettings,
   digestWindowStart,
   nextDigestAt,
-} from '../../../../controller/reconcilers/notifier/digest/index.js';
+} from '../../../../controller/notify/digest/index.js';
 import { defaultPolicy } from './fixtures.js';
 
 const at = (s: string) => Date.parse(s);

@@ -10,7 +10,7 @@ import {
   DIGEST_MAX_CHARS,
   digestMaxChars,
   renderDigestTemplate,
-} from '../../../../controller/reconcilers/notifier/digest/index.js';
+} from '../../../../controller/notify/digest/index.js';
 import { channel, evaluation, NOW, notif, policy, SINCE, session } from './digest-fixtures.js';
 
 function busyDay(opts: { deferred?: number; failed?: number; timeZone?: string } = {}): DigestData {

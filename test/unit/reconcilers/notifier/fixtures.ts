@@ -9,7 +9,7 @@ import type { NotificationPolicy, NotificationPolicySpec } from '../../../../con
 import { API_VERSION } from '../../../../controller/api/types.js';
 import type { DecideResult, NotifierState } from '../../../../controller/reconcilers/notifier/decide.js';
 import { eventKey } from '../../../../controller/reconcilers/notifier/matchers.js';
-import { budgetDay } from '../../../../controller/reconcilers/notifier/quiet-hours.js';
+import { budgetDay } from '../../../../controller/notify/quiet-hours.js';
 
 export const at = (iso: string): number => {
   const t = Date.parse(iso);

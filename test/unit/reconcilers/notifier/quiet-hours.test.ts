@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseQuietHours, type QuietHoursInterval } from '../../../../controller/api/notification.js';
-import { budgetDay, isQuiet, quietUntil } from '../../../../controller/reconcilers/notifier/quiet-hours.js';
+import { budgetDay, isQuiet, quietUntil } from '../../../../controller/notify/quiet-hours.js';
 import { at } from './fixtures.js';
 
 const until = (now: string, tz: string, q: QuietHoursInterval[]) => {

@@ -1,11 +1,12 @@
 /**
- * `orchctl digest`'s preview: the digest the notifier would send now, read from the store and
- * composed as the notifier composes it (reconcilers/notifier/digest/), writing nothing. Here in
- * app/ because the CLI reaches reconciler code only through the composition root.
+ * The digest the notifier would send now, read from the store and composed as the notifier
+ * composes it, writing nothing: `orchctl digest`'s preview and the console's digest page. Here
+ * beside the composition, below the reconcilers, so that both the CLI and the console reach it.
  */
-import type { KindName } from '../api/kinds.js';
-import type { NotificationPolicy } from '../api/notification.js';
-import type { BackendFactoryOptions } from '../llm/index.js';
+import type { KindName } from '../../api/kinds.js';
+import type { NotificationPolicy } from '../../api/notification.js';
+import type { BackendFactoryOptions } from '../../llm/index.js';
+import type { Store } from '../../store/store.js';
 import {
   type ComposedDigest,
   collectDigest,
@@ -15,8 +16,7 @@ import {
   digestSettings,
   digestTargets,
   digestWindowStart,
-} from '../reconcilers/notifier/digest/index.js';
-import type { Store } from '../store/store.js';
+} from './index.js';
 
 export type DigestPreview = {
   data: DigestData;

@@ -6,13 +6,14 @@ import {
   DEFAULT_DIGEST_SCHEDULE,
   DEFAULT_TIME_ZONE,
   digestCron,
+  type NotificationPolicy,
   type NotificationPolicySpec,
-} from '../../../api/notification.js';
-import type { ChannelType, WebhookChannelSpec } from '../../../api/notification-channel.js';
-import { LlmError, type LlmBackend } from '../../../llm/backend.js';
-import { resolveJudgeConfig, type ResolvedJudgeConfig } from '../../../llm/config.js';
-import { type BackendFactoryOptions, createBackend } from '../../../llm/index.js';
-import { MAX_BODY, NTFY_MESSAGE_MAX_BYTES, SLACK_SECTION_MAX } from '../../../notify/format.js';
+} from '../../api/notification.js';
+import type { ChannelType, WebhookChannelSpec } from '../../api/notification-channel.js';
+import { LlmError, type LlmBackend } from '../../llm/backend.js';
+import { resolveJudgeConfig, type ResolvedJudgeConfig } from '../../llm/config.js';
+import { type BackendFactoryOptions, createBackend } from '../../llm/index.js';
+import { MAX_BODY, NTFY_MESSAGE_MAX_BYTES, SLACK_SECTION_MAX } from '../format.js';
 
 export type DigestSettings = {
   enabled: boolean;
@@ -60,6 +61,17 @@ export function nextDigestAt(spec: NotificationPolicySpec, after: number): numbe
   } catch {
     return undefined;
   }
+}
+
+/**
+ * When the notifier's next digest of `policy` is due: the first scheduled time after the last
+ * digest (or, before any, the policy's creation). At or before `now`: it is sent on the
+ * notifier's next pass. Undefined when the digest is off.
+ */
+export function digestDueAt(policy: NotificationPolicy, now: number): number | undefined {
+  if (!policy.spec) return undefined;
+  const after = Date.parse(policy.status?.lastDigestAt ?? policy.metadata.creationTimestamp ?? '') || now;
+  return nextDigestAt(policy.spec, after);
 }
 
 /**

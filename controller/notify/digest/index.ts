@@ -2,7 +2,7 @@
  * The digest (issue 14 item 5, seed 002 §2.6): collect what happened since the last one (pure),
  * render it as a template, or compose it with an LLM's narrative on top (never throws), and the
  * schedule and per-channel limits. The notifier records and sends it through the outbox;
- * `orchctl digest` previews it through app/digest.ts.
+ * `orchctl digest` and the console's digest page preview it through preview.ts.
  */
 export {
   AUTOPILOT_REASON,
@@ -41,6 +41,7 @@ export {
   FIRST_DIGEST_WINDOW_MS,
   digestBackend,
   digestChannelLimit,
+  digestDueAt,
   type DigestTarget,
   digestTargets,
   digestMaxChars,

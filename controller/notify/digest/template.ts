@@ -5,7 +5,7 @@
  * last, so it is listed whenever anything is. Event text is untrusted: each item is one line,
  * clipped (the channel escapes what its format needs, notify/format.ts).
  */
-import { clip, oneLine } from '../../../notify/format.js';
+import { clip, oneLine } from '../format.js';
 import { wallClock } from '../quiet-hours.js';
 import type { DigestData, DigestDeferred, DigestEvaluation, DigestEvent } from './collect.js';
 

@@ -7,10 +7,10 @@
  * way. Any failure, a hang past the time limit or an answer that does not fit gives the template
  * alone and says why. Never throws.
  */
-import { type LlmBackend, LlmError } from '../../../llm/backend.js';
-import { drawFence, type Fence, newNonce } from '../../../llm/fence.js';
-import { completeStructured } from '../../../llm/structured.js';
-import { clip, oneLine } from '../../../notify/format.js';
+import { type LlmBackend, LlmError } from '../../llm/backend.js';
+import { drawFence, type Fence, newNonce } from '../../llm/fence.js';
+import { completeStructured } from '../../llm/structured.js';
+import { clip, oneLine } from '../format.js';
 import type { DigestData } from './collect.js';
 import { type DigestText, renderDigest, renderDigestTemplate } from './template.js';
 

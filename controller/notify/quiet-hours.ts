@@ -5,7 +5,7 @@
  * repeated hour is quiet twice, and an end inside a DST gap (02:30 on a spring-forward night) is
  * the first instant the clock reads later than it, the jump itself.
  */
-import type { QuietInterval } from '../../api/notification.js';
+import type { QuietInterval } from '../api/notification.js';
 
 const MINUTE = 60_000;
 const DAY_MS = 24 * 60 * MINUTE;

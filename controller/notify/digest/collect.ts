@@ -10,18 +10,18 @@
  * [since, now) in whole seconds: passing this digest's `now` as the next one's `since` counts
  * every Notification once.
  */
-import type { Evaluation } from '../../../api/evaluation.js';
-import type { AgentSession } from '../../../api/kinds.js';
-import type { NotificationPolicy, NotificationRoute } from '../../../api/notification.js';
-import type { ChannelType, NotificationTier } from '../../../api/notification-channel.js';
-import type { Notification, NotificationChannelStatus } from '../../../api/outbox.js';
-import type { Decision } from '../../../api/autopilot.js';
-import { RunEndReason, SessionReason } from '../../../api/event-reasons.js';
-import { type Phase, TERMINAL_PHASES } from '../../../api/phases.js';
-import type { Condition } from '../../../api/types.js';
-import type { Pipeline } from '../../../api/pipeline.js';
-import type { Project } from '../../../api/project.js';
-import type { SessionPolicy } from '../../../api/session-policy.js';
+import type { Evaluation } from '../../api/evaluation.js';
+import type { AgentSession } from '../../api/kinds.js';
+import type { NotificationPolicy, NotificationRoute } from '../../api/notification.js';
+import type { ChannelType, NotificationTier } from '../../api/notification-channel.js';
+import type { Notification, NotificationChannelStatus } from '../../api/outbox.js';
+import type { Decision } from '../../api/autopilot.js';
+import { RunEndReason, SessionReason } from '../../api/event-reasons.js';
+import { type Phase, TERMINAL_PHASES } from '../../api/phases.js';
+import type { Condition } from '../../api/types.js';
+import type { Pipeline } from '../../api/pipeline.js';
+import type { Project } from '../../api/project.js';
+import type { SessionPolicy } from '../../api/session-policy.js';
 import { digestSettings } from './settings.js';
 
 /** A NotificationChannel as far as the digest reads it. */
