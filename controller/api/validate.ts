@@ -1,7 +1,8 @@
 /**
- * Validation of manifests against the CRD schemas (ajv, compiled lazily per kind) plus the few
- * rules a structural schema cannot express (metadata keys, mutually exclusive fields). Errors
- * come back as field paths with Kubernetes-style wording; callers add file:line:column.
+ * Validation of manifests against the CRD schemas (ajv: precompiled by the build, else compiled
+ * lazily per kind) plus the few rules a structural schema cannot express (metadata keys, mutually
+ * exclusive fields). Errors come back as field paths with Kubernetes-style wording; callers add
+ * file:line:column.
  */
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { createAjv } from './ajv-setup.js';
