@@ -1,13 +1,15 @@
 /**
- * Validation of manifests against the CRD schemas (ajv, compiled lazily per kind) plus the few
- * rules a structural schema cannot express (metadata keys, mutually exclusive fields). Errors
- * come back as field paths with Kubernetes-style wording; callers add file:line:column.
+ * Validation of manifests against the CRD schemas (ajv: precompiled by the build, else compiled
+ * lazily per kind) plus the few rules a structural schema cannot express (metadata keys, mutually
+ * exclusive fields). Errors come back as field paths with Kubernetes-style wording; callers add
+ * file:line:column.
  */
-import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
-import addFormatsImport from 'ajv-formats';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import { createAjv } from './ajv-setup.js';
 import type { KindInfo } from './crds.js';
 import { isGoDuration, parseDuration } from './duration.js';
 import { checkDns1123Label, checkDns1123Subdomain, checkLabelValue, checkQualifiedName } from './names.js';
+import { precompiledValidator } from './precompiled.js';
 import { LABEL_NAMED_KINDS, manifestSchema } from './schema.js';
 import type { Resource } from './types.js';
 
@@ -23,92 +25,20 @@ export interface FieldError {
 export const formatPath = (p: PathPart[]): string =>
   p.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 
-const DAYS: Record<string, string> = { '720h': '30 days', '24h': 'a day' };
-
-const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
-
 let ajvInstance: Ajv | undefined;
-function ajv(): Ajv {
-  if (ajvInstance) return ajvInstance;
-  const a = new Ajv({
-    allErrors: true,
-    strict: true,
-    strictTypes: false,
-    strictTuples: false,
-    allowUnionTypes: true,
-    useDefaults: true,
-    // Errors carry their schema: an unknown `url` beside a `urlFrom` can say what to write instead.
-    verbose: true,
-  });
-  addFormats(a);
-  a.addFormat('go-duration', { type: 'string', validate: isGoDuration });
-  // Every duration has an upper bound, named in the error: a time that overflows a date
-  // ("99999999999999999999h") must be refused here, not fail every reconcile later.
-  a.addKeyword({
-    keyword: 'x-orchctl-max-duration',
-    type: 'string',
-    schemaType: 'string',
-    errors: true,
-    validate: maxDuration,
-  });
-  a.addVocabulary([
-    'x-kubernetes-preserve-unknown-fields',
-    'x-kubernetes-embedded-resource',
-    'x-kubernetes-int-or-string',
-    'x-kubernetes-list-type',
-    'x-kubernetes-map-type',
-    'x-kubernetes-validations',
-    'example',
-    'externalDocs',
-  ]);
-  a.addKeyword({
-    keyword: 'x-kubernetes-list-map-keys',
-    type: 'array',
-    schemaType: 'array',
-    errors: true,
-    validate: listMapKeys,
-  });
-  ajvInstance = a;
-  return a;
-}
-
-/** x-orchctl-max-duration: the duration is at most the schema's bound (a Go duration). */
-const maxDuration: SchemaValidateFunction = (max: string, data: string) => {
-  if (!isGoDuration(data)) return true; // the format reports it
-  const ms = parseDuration(data);
-  let message: string | undefined;
-  if (ms < 0) message = 'must not be negative';
-  else if (ms > parseDuration(max))
-    message = `must be at most ${max}${DAYS[max] ? ` (${DAYS[max]})` : ''}, got ${data}`;
-  if (!message) return true;
-  maxDuration.errors = [{ keyword: 'x-orchctl-max-duration', message, params: { max } }];
-  return false;
-};
-
-/** x-kubernetes-list-map-keys: no two items of the list share the values of the key fields. */
-const listMapKeys: SchemaValidateFunction = (keys: string[], data: unknown[]) => {
-  const seen = new Set<string>();
-  for (const item of data) {
-    if (!item || typeof item !== 'object') continue;
-    const k = JSON.stringify(keys.map((key) => (item as Record<string, unknown>)[key]));
-    if (seen.has(k)) {
-      listMapKeys.errors = [{ keyword: 'x-kubernetes-list-map-keys', message: `Duplicate value: ${k}`, params: {} }];
-      return false;
-    }
-    seen.add(k);
-  }
-  return true;
-};
+/** The run-time compiler, for a schema the build did not precompile (api/ajv-setup.ts; loads ajv). */
+const ajv = (): Ajv => (ajvInstance ??= createAjv());
 
 const compiled = new Map<string, ValidateFunction>();
-/** Kinds whose schema is compiled by now (a test sees what ValidatingStore.warm did). */
-export const compiledKinds = (): string[] => [...compiled.keys()];
 
-/** The kind's compiled schema (compiled on first use, ~10–130 ms a kind; see ValidatingStore.warm). */
-export function validatorFor(kind: KindInfo): ValidateFunction {
+/**
+ * The kind's validator: the build's precompiled one (api/precompiled.ts) when it was made from this very
+ * schema, else compiled here on first use (~10–190 ms a kind, and ~90 ms to load ajv).
+ */
+function validatorFor(kind: KindInfo): ValidateFunction {
   let v = compiled.get(kind.kind);
   if (!v) {
-    v = ajv().compile(manifestSchema(kind));
+    v = precompiledValidator(kind) ?? ajv().compile(manifestSchema(kind));
     compiled.set(kind.kind, v);
   }
   return v;

@@ -81,7 +81,7 @@ export class ControllerApp {
   private readonly nodeMgr?: Manager;
   private readonly nodeName?: string;
   /** The store as such (the roles write through their fenced views). */
-  private readonly store: ValidatingStore;
+  private readonly store: Store;
   private readonly identity: string;
   private readonly home: string;
   private readonly where: { home: string; context?: string };
@@ -192,8 +192,6 @@ export class ControllerApp {
    * done). A role that stops on its own (its lease lost) stops the process.
    */
   async run(): Promise<void> {
-    // Compiled while the home is claimed and the lease taken, not on the first writes (validating-store.ts).
-    void this.store.warm().catch((e: unknown) => this.opts.log.warn(`schema warm-up: ${(e as Error).message}`));
     // Before any lease or sweep: a home whose runs belong to another node name is not taken over
     // under this one unless asked (--rename-node), since the sweep would kill them (node-home.ts).
     if (this.nodeName)

@@ -7,7 +7,7 @@ import type { KindInfo, Registry } from '../api/crds.js';
 import { ApiError } from '../api/errors.js';
 import type { Resource } from '../api/types.js';
 import { registry } from '../config/crds.js';
-import { type FieldError, formatPath, validateObject, validatorFor } from '../api/validate.js';
+import { type FieldError, formatPath, validateObject } from '../api/validate.js';
 import { type AdmissionOrigin, admissionErrors } from './admission.js';
 
 /**
@@ -28,11 +28,6 @@ export function invalidError(o: Resource, errors: FieldError[]): ApiError {
 
 /** Kinds whose objects carry a spec; the others (Event) are records written by the controller alone. */
 const hasSpec = (k: KindInfo) => !!k.schema.properties?.spec;
-
-/** Compiles the schema of `kind` now, when it has a spec (what specWriteErrors would do on its first write). */
-export function precompile(kind: KindInfo): void {
-  if (hasSpec(kind)) validatorFor(kind);
-}
 
 /**
  * The errors of one object as a program writes it (its status is not part of a spec write). A new

@@ -49,22 +49,6 @@ export class ValidatingStore implements Store {
   close: Store['close'] = () => this.inner.close();
   cannotCommit: Store['cannotCommit'] = () => this.inner.cannotCommit?.() ?? Promise.resolve(false);
 
-  /**
-   * Loads the checks and compiles every kind's schema ahead of the first write, one kind per turn of
-   * the event loop (none blocks for more than ~130 ms). Without it a controller's first write of
-   * each kind paid for its compile: ~0.3 s on the first session's first reconcile, ~0.7 s in all.
-   */
-  async warm(): Promise<void> {
-    const { precompile } = await specChecks();
-    const kinds = [...this.reg().byKind.values()];
-    // The session first: the write a controller makes soonest and most.
-    kinds.sort((a, b) => Number(b.kind === 'AgentSession') - Number(a.kind === 'AgentSession'));
-    for (const kind of kinds) {
-      precompile(kind);
-      await new Promise((r) => setImmediate(r));
-    }
-  }
-
   async create<T extends Resource>(o: T): Promise<T> {
     await this.admit(o, false);
     return this.inner.create(o);

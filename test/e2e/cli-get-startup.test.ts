@@ -83,4 +83,15 @@ describe('orchctl get start-up', () => {
     expect(files).toContain('dist/controller/client/spec-checks.js');
     expect(packages(files)).toContain('ajv');
   });
+
+  it("a command that writes a spec validates with the build's validators, compiling no schema", async () => {
+    const files = await modulesLoaded(['apply', '-f', path.join(ROOT, 'examples/basic')]);
+    for (const kind of ['Project', 'Agent', 'AgentSession', 'SessionPolicy'])
+      expect(files).toContain(`dist/validators/${kind}.cjs`);
+    // Of ajv, only the small helpers generated code calls (dist/runtime/): not its compiler.
+    const ajv = files.filter((f) => f.startsWith('node_modules/ajv/'));
+    expect(ajv.filter((f) => !f.startsWith('node_modules/ajv/dist/runtime/'))).toEqual([]);
+    // Nor the validators of kinds it does not write.
+    expect(files).not.toContain('dist/validators/Pipeline.cjs');
+  });
 });
