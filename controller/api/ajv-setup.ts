@@ -124,9 +124,21 @@ export function createAjv(standalone = false): Ajv {
   return a;
 }
 
-/** Identifies a schema as ajv with these options compiles it: a precompiled validator is used only for its own hash. */
+/**
+ * What else shapes the generated code: the set-up's own source (a keyword's code generator changed) and
+ * ajv's version. In the hash, so that a build from an older set-up is never used, with no number to bump.
+ */
+let setup: string | undefined;
+const setupFingerprint = (): string =>
+  (setup ??= [
+    String(createAjv),
+    String(messageKeyword),
+    (require('ajv/package.json') as { version: string }).version,
+  ].join('\n'));
+
+/** Identifies a schema as ajv with this set-up compiles it: a precompiled validator is used only for its own hash. */
 export function schemaHash(schema: object): string {
   return createHash('sha256')
-    .update(JSON.stringify({ options: AJV_OPTIONS, schema }))
+    .update(JSON.stringify({ options: AJV_OPTIONS, setup: setupFingerprint(), schema }))
     .digest('hex');
 }

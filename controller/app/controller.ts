@@ -35,6 +35,7 @@ import type { Logger } from '../runtime/log.js';
 import { Manager, type Readiness } from '../runtime/manager.js';
 import { EventLogs } from '../store/eventlog.js';
 import { storeFor, storeTarget } from '../store/open.js';
+import type { Store } from '../store/store.js';
 import { ValidatingStore } from '../client/validating-store.js';
 import type { Retention } from '../api/retention.js';
 import { setupControlPlane } from './control-plane.js';
