@@ -68,7 +68,12 @@ export class PaneObserver {
     try {
       const { serverRunning, panes } = await this.tmux.listPanes();
       const index = new Map<string, PaneInfo[]>();
-      for (const p of panes) if (p.uid) index.set(p.uid, [...(index.get(p.uid) ?? []), p]);
+      for (const p of panes) {
+        if (!p.uid) continue;
+        const l = index.get(p.uid);
+        if (l) l.push(p);
+        else index.set(p.uid, [p]);
+      }
       const snap: PaneSnapshot = { serverRunning, panes, takenAt: Date.now(), byUid: (u) => index.get(u) ?? [] };
       if (!this.cached || seq >= this.cached.seq) {
         this.cached = { seq, snap };

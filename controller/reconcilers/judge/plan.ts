@@ -99,6 +99,7 @@ const newestFirst = (a: Evaluation, b: Evaluation) =>
  * when nothing of the judge's changes (most passes).
  */
 export function sessionStatus(session: AgentSession, mine: Evaluation[]): JudgeStatus | undefined {
+  if (!mine.length) return undefined; // nothing of the judge's to change (and no copy of the status to make)
   const judged = mine.filter(hasVerdict).sort(newestFirst);
   const finished = mine.filter((e) => hasVerdict(e) || isFailed(e)).sort(newestFirst);
   const st: AgentSessionStatus = structuredClone(session.status ?? {});

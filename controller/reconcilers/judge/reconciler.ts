@@ -64,6 +64,8 @@ export interface JudgeDeps {
   store: Store;
   policies: Pick<Informer<'SessionPolicy'>, 'list'>;
   evaluations: Pick<Informer<'Evaluation'>, 'list'>;
+  /** The cache of sessions: a session it shows with nothing to judge costs no store read. */
+  sessions: Pick<Informer<'AgentSession'>, 'get'>;
   recorder: EventRecorder;
   home: string;
   log: Logger;
@@ -107,6 +109,7 @@ export class JudgeReconciler implements Reconciler {
   /** Observe → plan (plan.ts, pure) → create and start what it asks → one status write. */
   async reconcile(key: string): Promise<Result | undefined> {
     if (this.stopping) return;
+    if (this.nothingToJudge(key)) return;
     const o = await this.observe(key);
     if (!o) return; // its Evaluations go with it (ownerReferences)
     const p = plan(o);
@@ -125,6 +128,19 @@ export class JudgeReconciler implements Reconciler {
       recorder: this.d.recorder,
       events,
     });
+  }
+
+  /**
+   * The cache shows the session with no Evaluation and no judging policy: the pass would do
+   * nothing (no run to judge, no status of ours to write), so the store is not read (issue 29:
+   * the 30 s resync read every session, ~80 µs each). A newer version in the store comes with a
+   * change that queues the session again, and an Evaluation's arrival queues it from the same cache.
+   */
+  private nothingToJudge(key: string): boolean {
+    const [namespace, name] = key.split('/');
+    const cached = this.d.sessions.get(namespace, name);
+    if (!cached?.metadata.uid) return false;
+    return !this.evaluationsOf(cached).length && !shouldJudge(cached, resolvePolicy(cached, this.d.policies.list()));
   }
 
   /** Everything a pass decides on: the session, its policy and Evaluations, its ended runs. */

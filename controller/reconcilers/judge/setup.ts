@@ -25,6 +25,7 @@ export function setup(mgr: Manager, d: JudgeSetupDeps): JudgeReconciler {
     store: mgr.store,
     policies,
     evaluations: mgr.informer('Evaluation'),
+    sessions,
     recorder: d.recorder,
     home: d.home,
     log: d.log,

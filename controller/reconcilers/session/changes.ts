@@ -24,6 +24,7 @@ import type { AgentSession } from '../../api/kinds.js';
 import { HANDOFF_FILE } from '../../observers/context-files.js';
 import type { GitObserver } from '../../observers/git.js';
 import type { PaneObserver, PaneSnapshot } from '../../observers/panes.js';
+import type { PaneInfo } from '../../observers/tmux.js';
 import { REPORT_FILE } from '../../observers/report.js';
 import { queueKey } from '../../runtime/manager.js';
 
@@ -79,14 +80,32 @@ export class ChangeFilter {
   }
 }
 
+/** A pane's part of the fingerprint, once per pane object (tmux.ts reuses the object of an unchanged line). */
+const panePrints = new WeakMap<PaneInfo, string>();
+function panePrint(p: PaneInfo): string {
+  let print = panePrints.get(p);
+  if (print === undefined) {
+    print = [
+      p.key,
+      p.pid,
+      p.dead,
+      p.exitStatus,
+      p.exitSignal,
+      p.deadAt,
+      p.inMode,
+      p.currentCommand,
+      p.store,
+      p.fused,
+    ].join();
+    panePrints.set(p, print);
+  }
+  return print;
+}
+
 function fingerprint(o: AgentSession, snap: PaneSnapshot, repoStamp: (dir: string) => string, runDir: string): string {
   const s = o.status ?? {};
   const parts: string[] = [String(snap.serverRunning), String(s.run ?? 0)];
-  for (const p of snap.byUid(o.metadata.uid ?? '')) {
-    parts.push(
-      [p.key, p.pid, p.dead, p.exitStatus, p.exitSignal, p.deadAt, p.inMode, p.currentCommand, p.store, p.fused].join(),
-    );
-  }
+  for (const p of snap.byUid(o.metadata.uid ?? '')) parts.push(panePrint(p));
   parts.push(runDir);
   if (s.workdir) parts.push(repoStamp(s.workdir));
   return parts.join('\n');

@@ -15,6 +15,7 @@ import { validateObject } from '../../../../controller/api/validate.js';
 import { EventRecorder } from '../../../../controller/client/events.js';
 import { runWorkspace, writeState } from '../../../../controller/observers/workspace.js';
 import {
+  type JudgeDeps,
   JudgeReconciler,
   newEvaluation,
   policyLimiter,
@@ -34,12 +35,13 @@ let home: string;
 let store: SqliteStore;
 let policies: Informer<'SessionPolicy'>;
 let evaluations: Informer<'Evaluation'>;
+let sessions: Informer<'AgentSession'>;
 let judge: JudgeReconciler;
 let fake: FakeOpenAI | undefined;
 let enqueued: string[];
 let metrics: { evaluated: string[]; failed: string[]; requests: string[]; inFlight: number[] };
 
-function makeJudge() {
+function makeJudge(over: Pick<JudgeDeps, 'store'> = { store }) {
   const hooks: JudgeMetricsHooks = {
     onEvaluated: (b, r, s) => metrics.evaluated.push(`${b}/${r}/${s}`),
     onFailed: (b, r) => metrics.failed.push(`${b}/${r}`),
@@ -47,9 +49,10 @@ function makeJudge() {
     onInFlight: (n) => metrics.inFlight.push(n),
   };
   return new JudgeReconciler({
-    store,
+    store: over.store,
     policies,
     evaluations,
+    sessions,
     recorder: new EventRecorder(store),
     home,
     log: { info() {}, warn() {}, error() {} },
@@ -66,7 +69,8 @@ beforeEach(async () => {
   store = new SqliteStore(path.join(dir, 'state.db'), { pollIntervalMs: 10 });
   policies = new Informer(store, 'SessionPolicy');
   evaluations = new Informer(store, 'Evaluation');
-  await Promise.all([policies.start(), evaluations.start()]);
+  sessions = new Informer(store, 'AgentSession');
+  await Promise.all([policies.start(), evaluations.start(), sessions.start()]);
   enqueued = [];
   metrics = { evaluated: [], failed: [], requests: [], inFlight: [] };
   judge = makeJudge();
@@ -76,6 +80,7 @@ afterEach(async () => {
   await judge.stop();
   policies.stop();
   evaluations.stop();
+  sessions.stop();
   await fake?.close();
   fake = undefined;
   await store.close();
@@ -329,6 +334,34 @@ describe('judge reconciler', () => {
     const ev = (await getEval('plain-run-1-ondemand-1'))!;
     expect(ev.spec?.evidence).toMatchObject({ trigger: 'OnDemand', phase: 'Failed', exitCode: 1 });
     expect(ev.status).toMatchObject({ phase: 'Judged', score: 1, backend: 'heuristic' });
+  });
+
+  it('a pass over a session with nothing to judge (no Evaluation, no judging policy) reads no store', async () => {
+    await policy(undefined);
+    const s = await endedSession('quiet', { phase: 'Running', run: 1 });
+    await until(() => sessions.get('default', 'quiet')?.metadata.resourceVersion === s.metadata.resourceVersion);
+    let reads = 0;
+    const counted = new Proxy(store, {
+      get: (t, k, r) =>
+        k === 'get'
+          ? (...a: Parameters<SqliteStore['get']>) => {
+              reads++;
+              return t.get(...a);
+            }
+          : Reflect.get(t, k, r),
+    });
+    const quiet = makeJudge({ store: counted });
+    for (let i = 0; i < 3; i++) await quiet.reconcile('default/quiet'); // what every resync does
+    expect(reads).toBe(0);
+    expect((await getSession('quiet')).metadata.resourceVersion).toBe(s.metadata.resourceVersion);
+    // An Evaluation for it (orchctl judge): the pass reads the session and judges it.
+    await store.create(newEvaluation(s, 'quiet-run-1-ondemand-1', 1, 'OnDemand'));
+    await until(() => evaluations.list('default').length === 1);
+    await quiet.reconcile('default/quiet');
+    await quiet.idle();
+    expect(reads).toBeGreaterThan(0);
+    expect((await getEval('quiet-run-1-ondemand-1'))?.status).toMatchObject({ phase: 'Judged', backend: 'heuristic' });
+    await quiet.stop();
   });
 
   it('invalid after the repair: JudgeFailed on Evaluation and session, a Warning, no score, no retry', async () => {
