@@ -180,7 +180,7 @@ export class Tmux {
     const parsed = new Map<string, PaneInfo>();
     for (const line of r.stdout.split('\n')) {
       if (!line) continue;
-      const p = this.lastPanes.get(line) ?? parsed.get(line) ?? parsePane(line);
+      const p = this.lastPanes.get(line) ?? parsePane(line);
       parsed.set(line, p);
       panes.push(p);
     }

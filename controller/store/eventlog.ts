@@ -146,7 +146,7 @@ export class EventLog {
   /** Opens (creating) the log at `file`, repairing a torn tail and recovering the source cursors. */
   constructor(readonly file: string) {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    this.fd = this.reopen();
+    this.open();
   }
 
   /** Whether the log holds an open file descriptor now (it is let go between runs; see close). */
@@ -156,14 +156,13 @@ export class EventLog {
 
   /** The descriptor, opened again (and recovered from the checkpoint close wrote) when let go. */
   private descriptor(): number {
-    if (this.fd < 0) this.fd = this.reopen();
+    if (this.fd < 0) this.open();
     return this.fd;
   }
 
-  private reopen(): number {
+  private open(): void {
     this.fd = fs.openSync(this.file, 'a+', 0o600);
     this.recover();
-    return this.fd;
   }
 
   private get checkpointFile(): string {
