@@ -130,4 +130,34 @@ describe('observe cost per tick', () => {
     expect(one.sessionWrites).toBe(0);
     expect(twenty.sessionWrites).toBe(0);
   }, 240_000);
+
+  it('a pane dying reconciles the sessions that changed, not every live session', async () => {
+    h = await makeHarness();
+    const harness = h;
+    const idle = Array.from({ length: 20 }, (_, i) => `idle-${i}`);
+    await harness.apply(idle.map((name) => shellSession(name, 'exec sleep 600', harness.repo)));
+    const port = await freePort();
+    // Observe ticks queue no idle session (the tests above) and no resync falls in the window.
+    harness.start(['--observe-interval', '500ms', '--resync', '1h', '--metrics-addr', `127.0.0.1:${port}`]);
+    const all = async (names: string[], phase: string) =>
+      (await Promise.all(names.map((x) => harness.session(x)))).every((s) => phaseOf(s) === phase);
+    await harness.waitFor('20 sessions Running', () => all(idle, 'Running'), 60_000);
+    let r = await sessionReconciles(port);
+    for (;;) {
+      await new Promise((res) => setTimeout(res, 2000));
+      const now = await sessionReconciles(port);
+      if (now === r) break;
+      r = now;
+    }
+    // Three short runs die one after another; each death signals twice (the wrapper and the hook).
+    const short = ['short-0', 'short-1', 'short-2'];
+    await harness.apply(short.map((name, i) => shellSession(name, `sleep ${2 + i}; exit 0`, harness.repo)));
+    await harness.waitFor('the short runs Succeeded', () => all(short, 'Succeeded'), 60_000);
+    await new Promise((res) => setTimeout(res, 2000));
+    const reconciles = (await sessionReconciles(port)) - r;
+    // A short session's whole life takes a handful of reconciles (20-22 for the three, measured);
+    // waking the 20 idle ones on every death signal, as before, made it 123.
+    expect(reconciles).toBeLessThan(40);
+    expect(await all(idle, 'Running')).toBe(true);
+  }, 240_000);
 });

@@ -4,7 +4,8 @@
  *    Pending session of its namespace (it may have freed an admission slot);
  *  - any change to an Agent, Project or SessionPolicy: every session of that namespace;
  *  - a write to a live run's hook file or transcript: that session, at once;
- *  - a pane dying (tmux's pane-died hook): every live session (and every one being deleted);
+ *  - a pane dying (tmux's pane-died hook): the live sessions (and those being deleted) whose observed
+ *    facts changed, by the observe tick's filter on a fresh snapshot (death-changes.ts);
  *  - every observe interval: those of them whose observed facts changed since (changes.ts: one
  *    tmux snapshot and a few stats per session), and each at least every FULL_LOOK_MS;
  *  - when the controllers start, every session; every resync period, every session not live
@@ -26,6 +27,7 @@ import { ReconcileErrorReporter } from '../../runtime/reconcile-errors.js';
 import type { EventLogs } from '../../store/eventlog.js';
 import type { ControllerServices } from '../services.js';
 import { ChangeFilter } from './changes.js';
+import { deathChanges } from './death-changes.js';
 import { boundTo } from './epoch.js';
 import { freesSlot } from './observe.js';
 import { SessionReconciler, type SessionMetricsHooks } from './reconciler.js';
@@ -119,7 +121,6 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
   // A node fingerprints only its own sessions: the others' files are on other hosts.
   const mine = (o: AgentSession) => d.node === undefined || boundTo(o, d.node);
   const liveSessions = () => sessions.list().filter((o) => isLive(o) && mine(o));
-  const live = () => liveSessions().map(queueKey);
   const notLive = () =>
     sessions
       .list()
@@ -144,7 +145,7 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
     .watches('Project', namespace)
     .watches('SessionPolicy', namespace)
     .watches(d.feedFiles, (key) => [key])
-    .watches(d.paneDeaths, live)
+    .watches(deathChanges(d.paneDeaths, changed), (keys) => keys)
     .every(d.observeEveryMs, changed)
     .every(d.resyncMs, notLive)
     .atStart(all)
