@@ -160,4 +160,46 @@ describe('observe cost per tick', () => {
     expect(reconciles).toBeLessThan(40);
     expect(await all(idle, 'Running')).toBe(true);
   }, 240_000);
+
+  it("a Project's status write reconciles no session of its namespace; a change of its metadata does", async () => {
+    h = await makeHarness();
+    const harness = h;
+    const idle = Array.from({ length: 10 }, (_, i) => `idle-${i}`);
+    const project = {
+      apiVersion: 'orchctl.io/v1alpha1',
+      kind: 'Project',
+      metadata: { name: 'p' },
+      spec: { path: harness.repo },
+    };
+    await harness.apply([project, ...idle.map((name) => shellSession(name, 'exec sleep 600', harness.repo))]);
+    const port = await freePort();
+    harness.start(['--observe-interval', '500ms', '--resync', '1h', '--metrics-addr', `127.0.0.1:${port}`]);
+    const running = async () =>
+      (await Promise.all(idle.map((x) => harness.session(x)))).every((s) => phaseOf(s) === 'Running');
+    await harness.waitFor('10 sessions Running', running, 60_000);
+    const settled = async () => {
+      let r = await sessionReconciles(port);
+      for (;;) {
+        await new Promise((res) => setTimeout(res, 2000));
+        const now = await sessionReconciles(port);
+        if (now === r) return now;
+        r = now;
+      }
+    };
+    const r0 = await settled();
+    const key = { kind: 'Project', namespace: 'default', name: 'p' } as const;
+    for (let i = 0; i < 5; i++) {
+      const p = (await harness.store.get(key))!;
+      await harness.store.updateStatus({
+        ...p,
+        status: { ...p.status, lastActivity: new Date(Date.now() + i).toISOString() },
+      });
+    }
+    const r1 = await settled();
+    expect(r1 - r0).toBe(0); // before: 10 sessions on every write
+    const p = (await harness.store.get(key))!;
+    await harness.store.update({ ...p, metadata: { ...p.metadata, labels: { team: 'a' } } });
+    const r2 = await settled();
+    expect(r2 - r1).toBeGreaterThanOrEqual(idle.length);
+  }, 240_000);
 });

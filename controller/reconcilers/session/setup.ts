@@ -2,7 +2,8 @@
  * What wakes the session reconciler (keyed by session, `namespace/name`):
  *  - any change to an AgentSession: its own key; and when it is not (or no longer) running, every
  *    Pending session of its namespace (it may have freed an admission slot);
- *  - any change to an Agent, Project or SessionPolicy: every session of that namespace;
+ *  - a change to an Agent, Project or SessionPolicy that a session reads (spec, metadata, a policy's
+ *    budget exceeded or not; not other status writes): every session of that namespace;
  *  - a write to a live run's hook file or transcript: that session, at once;
  *  - a pane dying (tmux's pane-died hook): the live sessions (and those being deleted) whose observed
  *    facts changed, by the observe tick's filter on a fresh snapshot (death-changes.ts);
@@ -15,7 +16,8 @@
  * --once also waits for deliveries in flight. A failing reconcile shows on the object
  * (Reconciled=False and a Warning Event).
  */
-import type { AgentSession } from '../../api/kinds.js';
+import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
+import { budgetExceeded } from '../../api/pause.js';
 import { resumeNotes } from '../../api/resume.js';
 import { ACTIVE_PHASES, type Phase } from '../../api/phases.js';
 import type { Resource } from '../../api/types.js';
@@ -23,6 +25,7 @@ import type { AgentFeed } from '../../observers/agent-feed.js';
 import type { AuditLog } from '../../observers/audit.js';
 import type { FileWatchSource } from '../../runtime/file-source.js';
 import { type EventSource, type Manager, queueKey } from '../../runtime/manager.js';
+import { onSpecChange } from '../../runtime/predicates.js';
 import { ReconcileErrorReporter } from '../../runtime/reconcile-errors.js';
 import type { EventLogs } from '../../store/eventlog.js';
 import type { ControllerServices } from '../services.js';
@@ -141,9 +144,12 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
   ctl
     .for('AgentSession')
     .watches('AgentSession', (o) => (mayFreeSlot(o) ? pending(o.metadata.namespace ?? '') : []))
-    .watches('Agent', namespace)
-    .watches('Project', namespace)
-    .watches('SessionPolicy', namespace)
+    .watches('Agent', onSpecChange(namespace))
+    .watches('Project', onSpecChange(namespace))
+    .watches(
+      'SessionPolicy',
+      onSpecChange(namespace, (p) => budgetExceeded(p as SessionPolicy)),
+    )
     .watches(d.feedFiles, (key) => [key])
     .watches(deathChanges(d.paneDeaths, changed), (keys) => keys)
     .every(d.observeEveryMs, changed)
