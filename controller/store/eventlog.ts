@@ -334,6 +334,7 @@ export class EventLog {
     for (const { event } of scan(this.fd, keep, this.size))
       if (event) {
         seqBefore = event.seq - 1;
+        pruneCursors(this.cursors, event.run - 1);
         break;
       }
     const head = { base: keep + shiftOf(this.head), seq: seqBefore, cur: this.cursors };
@@ -465,6 +466,18 @@ function* scan(fd: number, start: number, stop: number): Generator<{ event: Agen
     }
     carry = Buffer.from(data.subarray(lineStart));
     carryStart += lineStart;
+  }
+}
+
+/**
+ * Drops the cursors of runs before `oldest` (keys `source@run` and `source@run:detail`): only the
+ * current run is fed, and after a cut it has events at or after the first kept one, so a run two
+ * before that is over. Without this the cursors, in the header and the checkpoint, grow with runs.
+ */
+function pruneCursors(cursors: Record<string, number | string>, oldest: number): void {
+  for (const k of Object.keys(cursors)) {
+    const run = /@(\d+)(?::|$)/.exec(k)?.[1];
+    if (run !== undefined && Number(run) < oldest) delete cursors[k];
   }
 }
 

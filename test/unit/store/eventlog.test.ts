@@ -275,3 +275,26 @@ describe('EventLog past its size limit (retention)', () => {
     logs.closeAll();
   });
 });
+
+describe('EventLog cursors across cuts', () => {
+  it('a cut drops the cursors of runs two before its oldest kept event, so they do not grow with runs', () => {
+    const log = new EventLog(file, { maxBytes: 4096 });
+    let i = 0;
+    for (let run = 1; run <= 50; run++)
+      for (let k = 0; k < 3; k++)
+        log.append([{ ...hook(++i), run, payload: { i, pad: 'x'.repeat(100) } }], {
+          [`hooks@${run}`]: k,
+          [`transcript@${run}:path`]: '/t',
+        });
+    const oldest = readEventLog(file).events[0]!.run;
+    expect(log.cursor('hooks@50')).toBe(2);
+    expect(log.cursor(`hooks@${oldest - 1}`)).toBe(2);
+    expect(log.cursor('hooks@1')).toBeUndefined();
+    expect(log.cursor('transcript@1:path')).toBeUndefined();
+    log.close();
+    const [first, second] = fs.readFileSync(file, 'utf8').split('\n');
+    const header = JSON.parse(first!) as { cur: object };
+    const runs = Object.keys(header.cur).map((k) => Number(/@(\d+)/.exec(k)![1]));
+    expect(Math.min(...runs)).toBe((JSON.parse(second!) as { run: number }).run - 1);
+  });
+});
