@@ -185,8 +185,10 @@ export class EventLog {
   /** Physical length of the file. */
   private size = 0;
   private head: Head = NO_HEAD;
-  /** Compaction is tried again only past this size after a failed attempt (a full disk, say). */
+  /** Compaction is tried again only past this size after a failed or too small attempt. */
   private retryAt = 0;
+  /** The position the agent-state consumer committed (logical), which a cut keeps if it can. */
+  private floor: number | undefined;
   private readonly cursors: Record<string, number | string> = {};
   private sinceCheckpoint = 0;
   private readonly listeners = new Set<() => void>();
@@ -260,6 +262,15 @@ export class EventLog {
     return { seq: this.seqNo, offset: this.size + shiftOf(this.head) };
   }
 
+  /**
+   * Source bytes a producer should take in one pass: a quarter of the limit, so that a backlog
+   * (after a restart) comes in in slices its consumer reads between, never a batch a cut would have
+   * to drop unread (compactIfOver keeps at most twice the limit).
+   */
+  get appendBudget(): number {
+    return this.opts.maxBytes ? Math.max(1 << 16, Math.floor(this.opts.maxBytes / 4)) : Number.POSITIVE_INFINITY;
+  }
+
   /** Logical offset of the oldest event still in the log (0 until a cut). */
   get base(): number {
     return this.head.base;
@@ -322,14 +333,22 @@ export class EventLog {
   /**
    * Past its limit, the log keeps its newest half: the lines from the first that starts at or
    * after size - max/2 go to a new file behind a header, fsynced, renamed over the log. Positions
-   * do not move (logical offsets); a consumer more than max/2 bytes behind finds its oldest events
-   * gone. Copying half the limit once per half the limit appended costs one copy per byte written.
+   * do not move (logical offsets). The events after the retained position stay too, as long as the
+   * file stays within twice the limit: a consumer catching up on a backlog (a restart) loses none,
+   * one more than that behind finds its oldest events gone. A cut frees at least a quarter of the
+   * limit or waits until it can, so each byte is copied at most a few times.
    */
   private compactIfOver(): void {
     const max = this.opts.maxBytes;
     if (!max || this.size <= max || this.size < this.retryAt) return;
-    const keep = lineAfter(this.fd, Math.max(this.head.len, this.size - Math.floor(max / 2)), this.size);
-    if (keep <= this.head.len) return; // nothing to cut (a header of cursors alone past half the limit)
+    const shift = shiftOf(this.head);
+    let from = this.size - Math.floor(max / 2);
+    if (this.floor !== undefined) from = Math.max(Math.min(from, this.floor - shift), this.size - 2 * max);
+    const keep = lineAfter(this.fd, Math.max(this.head.len, from), this.size);
+    if (keep - this.head.len < max / 4) {
+      this.retryAt = this.size + Math.floor(max / 4); // too little to free now
+      return;
+    }
     let seqBefore = this.seqNo;
     for (const { event } of scan(this.fd, keep, this.size))
       if (event) {
@@ -337,7 +356,7 @@ export class EventLog {
         pruneCursors(this.cursors, event.run - 1);
         break;
       }
-    const head = { base: keep + shiftOf(this.head), seq: seqBefore, cur: this.cursors };
+    const head = { base: keep + shift, seq: seqBefore, cur: this.cursors };
     try {
       writeCompacted(this.fd, this.compactFile, JSON.stringify(head) + '\n', keep, this.size);
       fs.renameSync(this.compactFile, this.file);
@@ -351,6 +370,14 @@ export class EventLog {
     this.checkpoint(); // same logical end: valid for the old file and the new one
     fs.closeSync(this.fd);
     this.open();
+  }
+
+  /**
+   * Tells the log where its consumer stands (the position it committed in status), before the
+   * producers append: a cut then keeps the events after it, up to twice the limit (compactIfOver).
+   */
+  retain(pos: LogPosition): void {
+    this.floor = pos.offset;
   }
 
   /** Called after every append (the controller uses it to wake the consumers). */

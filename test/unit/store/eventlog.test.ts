@@ -298,3 +298,31 @@ describe('EventLog cursors across cuts', () => {
     expect(Math.min(...runs)).toBe((JSON.parse(second!) as { run: number }).run - 1);
   });
 });
+
+describe('EventLog cut and its consumer', () => {
+  const MAX = 4096;
+  const sized = (i: number): NewEvent => ({ ...hook(i), payload: { i, pad: 'x'.repeat(100) } });
+
+  it('keeps the events after the position its consumer retained (a backlog caught up after a restart)', () => {
+    const log = new EventLog(file, { maxBytes: MAX });
+    for (let i = 1; i <= 10; i++) log.append([sized(i)]);
+    const committed = log.end;
+    log.retain(committed);
+    // One batch larger than half the limit: the newest half alone would drop its first events.
+    const batch = log.append(Array.from({ length: 20 }, (_, k) => sized(11 + k)));
+    expect(log.base).toBeGreaterThan(0);
+    expect(log.read(committed).events.map((e) => e.seq)).toEqual(batch.map((e) => e.seq));
+    log.close();
+  });
+
+  it('stays within twice the limit and a quarter when its consumer stays far behind', () => {
+    const log = new EventLog(file, { maxBytes: MAX });
+    log.retain(LOG_START);
+    for (let i = 1; i <= 300; i++) {
+      log.append([sized(i)]);
+      expect(fs.statSync(file).size).toBeLessThanOrEqual(2.25 * MAX + 400);
+    }
+    expect(log.base).toBeGreaterThan(0);
+    log.close();
+  });
+});
