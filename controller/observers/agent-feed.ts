@@ -28,8 +28,15 @@ export interface FeedSources {
 /** Largest slice of a source read in one pass; the rest waits for the next pass. */
 const MAX_READ = 4 * 1024 * 1024;
 
-/** Complete lines of `file` after `offset` (at most MAX_READ bytes); `end` is the offset after the last. */
-export function readLines(file: string, offset: number): { lines: string[]; end: number } | undefined {
+/**
+ * Complete lines of `file` after `offset`, within `budget` bytes (at least one line, at most
+ * MAX_READ bytes); `end` is the offset after the last.
+ */
+export function readLines(
+  file: string,
+  offset: number,
+  budget = MAX_READ,
+): { lines: string[]; end: number } | undefined {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -42,7 +49,8 @@ export function readLines(file: string, offset: number): { lines: string[]; end:
     const len = Math.min(size - offset, MAX_READ);
     const buf = Buffer.allocUnsafe(len);
     const n = fs.readSync(fd, buf, 0, len, offset);
-    const last = buf.lastIndexOf(10, n - 1);
+    let last = buf.lastIndexOf(10, Math.min(n, budget) - 1);
+    if (last < 0) last = buf.subarray(0, n).indexOf(10); // one line longer than the budget still goes
     if (last < 0) return { lines: [], end: offset };
     return { lines: buf.toString('utf8', 0, last).split('\n'), end: offset + last + 1 };
   } finally {
@@ -62,7 +70,7 @@ export class AgentFeed {
   private hooks(log: EventLog, src: FeedSources): number {
     const name = `hooks@${src.run}`;
     const from = Number(log.cursor(name) ?? 0);
-    const r = readLines(path.join(src.workspace, HOOKS_FILE), from);
+    const r = readLines(path.join(src.workspace, HOOKS_FILE), from, log.appendBudget);
     if (!r || r.end === from) return 0;
     const events: NewEvent[] = [];
     const cursor: Record<string, number | string> = { [name]: r.end };
@@ -101,7 +109,7 @@ export class AgentFeed {
     if (!file || !reader) return 0;
     const name = `transcript@${src.run}`;
     const from = Number(log.cursor(name) ?? 0);
-    const r = readLines(file, from);
+    const r = readLines(file, from, log.appendBudget);
     if (!r || r.end === from) return 0;
     const st = this.state(log, src.run, reader);
     const events: NewEvent[] = [];
