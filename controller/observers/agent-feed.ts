@@ -46,11 +46,17 @@ export function readLines(
   try {
     const size = fs.fstatSync(fd).size;
     if (size <= offset) return { lines: [], end: size < offset ? 0 : offset }; // end 0: the file was replaced
-    const len = Math.min(size - offset, MAX_READ);
-    const buf = Buffer.allocUnsafe(len);
-    const n = fs.readSync(fd, buf, 0, len, offset);
-    let last = buf.lastIndexOf(10, Math.min(n, budget) - 1);
-    if (last < 0) last = buf.subarray(0, n).indexOf(10); // one line longer than the budget still goes
+    // The budget's worth first; a line longer than the budget still goes (read again up to MAX_READ).
+    let len = Math.min(size - offset, budget, MAX_READ);
+    let buf = Buffer.allocUnsafe(len);
+    let n = fs.readSync(fd, buf, 0, len, offset);
+    let last = buf.lastIndexOf(10, n - 1);
+    if (last < 0 && len < Math.min(size - offset, MAX_READ)) {
+      len = Math.min(size - offset, MAX_READ);
+      buf = Buffer.allocUnsafe(len);
+      n = fs.readSync(fd, buf, 0, len, offset);
+      last = buf.subarray(0, n).indexOf(10);
+    }
     if (last < 0) return { lines: [], end: offset };
     return { lines: buf.toString('utf8', 0, last).split('\n'), end: offset + last + 1 };
   } finally {
