@@ -16,9 +16,10 @@
  * whole lines only: a line without its newline is not yet an event.
  *
  * Bounded (docs/store.md, "Retention"): positions are logical byte offsets that never move. A log
- * grown past its limit is cut to its newest half in one atomic rename: the new file's first line is
- * a header `{"base","seq","cur"}` (the logical offset of the first kept event, the seq before it,
- * every source cursor; no event line has "base"), the kept lines follow unchanged. Readers map
+ * grown past its limit is cut to its newest half (and what its consumer has not read) in one atomic
+ * rename: the new file's first line is a header `{"base","seq","cur"}` (the logical offset of the
+ * first kept event, the seq before it, the source cursors; no event line has "base"), the kept lines
+ * follow unchanged. Readers map
  * logical to physical offsets through the header (a file without one has base 0); a read from
  * below the base starts at the base (those events are gone, by retention). The header makes the
  * file complete on its own, so a kill -9 at any step recovers: before the rename the old file
