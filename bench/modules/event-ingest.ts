@@ -4,13 +4,16 @@
  * state consumer folds the result. The transcript is the one recorded from the real CLI
  * (test/support/fixtures/claude-code/<pin>/transcript.jsonl), repeated with fresh tool ids to
  * LINES lines. Goal: ≥ 20 000 lines/s. Also the `orchctl hook` entry point's wall time per call
- * as an agent runs it (a new node process each time; goal: exits within 100 ms).
+ * as an agent runs it (a new node process each time; goal: exits within 100 ms). And the ingest into
+ * a log bounded at --event-log-max-bytes' lower bound (1 MiB) against an unbounded one, alternated (A/B).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { claudeCodeDriver } from '../../controller/agents/claude-code.js';
 import { AgentFeed } from '../../controller/observers/agent-feed.js';
 import { foldEvents, newObservation } from '../../controller/reconcilers/session/agent-state.js';
+import { RETENTION_BOUNDS } from '../../controller/api/retention.js';
 import { EventLog, LOG_START } from '../../controller/store/eventlog.js';
 import { ORCHCTL, ROOT, stats, tempDir } from '../lib.js';
 import type { Bench } from '../types.js';
@@ -40,6 +43,45 @@ function bigTranscript(file: string): { lines: number; bytes: number } {
   return { lines: n, bytes };
 }
 
+/** Ingests the whole transcript into a fresh log (cut past `maxBytes` when given): seconds, passes, the log. */
+function ingestAll(dir: string, name: string, ws: string, transcript: string, bytes: number, maxBytes?: number) {
+  const log = new EventLog(path.join(dir, name), { maxBytes });
+  const feed = new AgentFeed();
+  const t0 = process.hrtime.bigint();
+  let passes = 0;
+  const reader = claudeCodeDriver.transcript;
+  while (
+    feed.ingest(log, { run: 1, workspace: ws, transcript, reader }) > 0 ||
+    Number(log.cursor('transcript@1')) < bytes
+  )
+    passes++;
+  return { seconds: Number(process.hrtime.bigint() - t0) / 1e9, passes, log };
+}
+
+/** The same ingest into a log bounded at --event-log-max-bytes' lower bound, A/B alternated with an unbounded one. */
+function boundedAB(dir: string, ws: string, transcript: string, bytes: number) {
+  const max = RETENTION_BOUNDS.eventLogMaxBytes.min; // the most frequent cuts
+  const times = { unbounded: [] as number[], bounded: [] as number[] };
+  let fileBytes = 0;
+  let logicalBytes = 0;
+  for (let i = 0; i < 3; i++)
+    for (const which of ['unbounded', 'bounded'] as const) {
+      const name = `ab-${which}-${i}.jsonl`;
+      const r = ingestAll(dir, name, ws, transcript, bytes, which === 'bounded' ? max : undefined);
+      times[which].push(r.seconds);
+      if (which === 'bounded') [fileBytes, logicalBytes] = [fs.statSync(r.log.file).size, r.log.end.offset];
+      r.log.close();
+      fs.rmSync(path.join(dir, name));
+    }
+  const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
+  return {
+    maxBytes: max,
+    fileBytes,
+    logicalBytes,
+    ratio: Math.round((median(times.bounded) / median(times.unbounded)) * 100) / 100,
+  };
+}
+
 export const eventIngestBench: Bench = {
   name: 'event-ingest',
   description: `Claude Code transcript → event log (${LINES} real-shaped lines), consumer fold, orchctl hook wall time`,
@@ -50,13 +92,7 @@ export const eventIngestBench: Bench = {
       const ws = path.join(dir, 'ws');
       fs.mkdirSync(ws);
       const { lines, bytes } = bigTranscript(transcript);
-      const log = new EventLog(path.join(dir, 'events.jsonl'));
-      const feed = new AgentFeed();
-      const t0 = process.hrtime.bigint();
-      let passes = 0;
-      while (feed.ingest(log, { run: 1, workspace: ws, transcript }) > 0 || Number(log.cursor('transcript@1')) < bytes)
-        passes++;
-      const ingestS = Number(process.hrtime.bigint() - t0) / 1e9;
+      const { seconds: ingestS, passes, log } = ingestAll(dir, 'events.jsonl', ws, transcript, bytes);
       const events = log.lastSeq;
 
       const t1 = process.hrtime.bigint();
@@ -69,6 +105,7 @@ export const eventIngestBench: Bench = {
       }
       const foldS = Number(process.hrtime.bigint() - t1) / 1e9;
       log.close();
+      const bounded = boundedAB(dir, ws, transcript, bytes);
 
       const hookMs: number[] = [];
       const payload =
@@ -105,6 +142,7 @@ export const eventIngestBench: Bench = {
         linesPerSecond,
         goalLinesPerSecond: 20_000,
         foldEventsPerSecond: Math.round(events / foldS),
+        bounded,
         consumerCounts: obs.counts,
         hookCallMs: hook,
         bareNodeStartMs: bare,
@@ -112,7 +150,9 @@ export const eventIngestBench: Bench = {
         summary:
           `${linesPerSecond} transcript lines/s ` +
           `(goal ≥ 20000; ${events} events from ${lines} lines, ${Math.round(bytes / 1048576)} MB), ` +
-          `fold ${Math.round(events / foldS)} events/s, orchctl hook median ${hook.median} ms p99 ${hook.p99} ms ` +
+          `fold ${Math.round(events / foldS)} events/s; bounded at ${bounded.maxBytes >> 20} MiB: ` +
+          `file ${bounded.fileBytes >> 10} KiB of ${bounded.logicalBytes >> 20} MiB, ingest ×${bounded.ratio}; ` +
+          `orchctl hook median ${hook.median} ms p99 ${hook.p99} ms ` +
           `(bare node ${bare.median} ms; goal ≤ 100 ms)`,
       };
     } finally {

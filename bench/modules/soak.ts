@@ -90,6 +90,8 @@ export const SCALED_RETENTION = [
   '2m',
   '--autopilot-session-ttl',
   '7m',
+  '--event-log-max-bytes',
+  '1Mi',
 ];
 
 function session(name: string, i: number, workdir: string, [lo, hi]: [number, number]): Resource {

@@ -18,7 +18,11 @@ export interface Retention {
   deletedSessionDirTtlMs: number;
   /** A finished session an Autopilot started goes this long after it completed (a Job's ttlSecondsAfterFinished). */
   autopilotSessionTtlMs: number;
+  /** A session's event log is cut to its newest half past this many bytes (store/eventlog.ts). */
+  eventLogMaxBytes: number;
 }
+
+const MIB = 1 << 20;
 
 export const DEFAULT_RETENTION: Retention = {
   eventTtlMs: 3_600_000,
@@ -27,12 +31,14 @@ export const DEFAULT_RETENTION: Retention = {
   runDirsPerSession: 10,
   deletedSessionDirTtlMs: 24 * 3_600_000,
   autopilotSessionTtlMs: 168 * 3_600_000,
+  eventLogMaxBytes: 64 * MIB,
 };
 
 const MINUTE = 60_000;
 const DAY = 24 * 3_600_000;
 
-type Bound = { flag: string; min: number; max: number; duration: boolean };
+/** `bytes`: a count of bytes, written plain or with a binary suffix (64Mi, 1Gi). */
+type Bound = { flag: string; min: number; max: number; duration: boolean; bytes?: boolean };
 
 /** Each setting's flag and bounds (durations in ms). */
 export const RETENTION_BOUNDS: Record<keyof Retention, Bound> = {
@@ -44,15 +50,32 @@ export const RETENTION_BOUNDS: Record<keyof Retention, Bound> = {
   runDirsPerSession: { flag: '--run-dirs-per-session', min: 2, max: 1000, duration: false },
   deletedSessionDirTtlMs: { flag: '--deleted-session-dir-ttl', min: MINUTE, max: 90 * DAY, duration: true },
   autopilotSessionTtlMs: { flag: '--autopilot-session-ttl', min: MINUTE, max: 365 * DAY, duration: true },
+  // At least 1Mi: a cut keeps half, and a hook payload line alone may be a few hundred KB.
+  eventLogMaxBytes: { flag: '--event-log-max-bytes', min: MIB, max: 64 * 1024 * MIB, duration: false, bytes: true },
 };
 
-const show = (b: Bound, v: number) => (b.duration ? formatDuration(v) : String(v));
+const SIZE_UNITS: Record<string, number> = { '': 1, Ki: 1 << 10, Mi: MIB, Gi: 1 << 30 };
+
+/** `64Mi`, `1Gi`, `1048576` → bytes; NaN for anything else. */
+function parseBytes(text: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(text.trim());
+  return m ? Number(m[1]) * SIZE_UNITS[m[2] ?? '']! : Number.NaN;
+}
+
+/** Bytes in the largest binary unit that divides them (1048576 → 1Mi). */
+function formatBytes(v: number): string {
+  for (const u of ['Gi', 'Mi', 'Ki']) if (v % SIZE_UNITS[u]! === 0) return `${v / SIZE_UNITS[u]!}${u}`;
+  return String(v);
+}
+
+const show = (b: Bound, v: number) => (b.duration ? formatDuration(v) : b.bytes ? formatBytes(v) : String(v));
+const kind = (b: Bound) => (b.duration ? 'a duration' : b.bytes ? 'a size' : 'an integer');
 
 /** Why `value` is out of bounds for `key`, or undefined when it is within them. */
 export function checkRetention(key: keyof Retention, value: number): string | undefined {
   const b = RETENTION_BOUNDS[key];
   if (!Number.isFinite(value) || (!b.duration && !Number.isInteger(value)) || value < b.min || value > b.max)
-    return `must be ${b.duration ? 'a duration' : 'an integer'} from ${show(b, b.min)} to ${show(b, b.max)}`;
+    return `must be ${kind(b)} from ${show(b, b.min)} to ${show(b, b.max)}`;
   return undefined;
 }
 
@@ -68,7 +91,9 @@ export function parseRetention(texts: Partial<Record<keyof Retention, string>>):
     const b = RETENTION_BOUNDS[key];
     let value: number;
     try {
-      value = b.duration ? parseDuration(text) : /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
+      if (b.duration) value = parseDuration(text);
+      else if (b.bytes) value = parseBytes(text);
+      else value = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
     } catch {
       value = Number.NaN;
     }

@@ -37,7 +37,7 @@ import { EventLogs } from '../store/eventlog.js';
 import { storeFor, storeTarget } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { ValidatingStore } from '../client/validating-store.js';
-import type { Retention } from '../api/retention.js';
+import { DEFAULT_RETENTION, type Retention } from '../api/retention.js';
 import { setupControlPlane } from './control-plane.js';
 import { acceptsFor, fuseFor, type NodeAgentOptions, nodeLeaseHooks, setupNodeAgent } from './node-agent.js';
 import { claimHome, defaultNodeName } from './node-home.js';
@@ -176,7 +176,10 @@ export class ControllerApp {
       pipelines: any.informer('Pipeline'),
       policies: any.informer('SessionPolicy'),
     });
-    this.logs = new EventLogs(this.home);
+    // The node agent's logs, each cut past --event-log-max-bytes (api/retention.ts).
+    this.logs = new EventLogs(this.home, {
+      maxBytes: opts.retention?.eventLogMaxBytes ?? DEFAULT_RETENTION.eventLogMaxBytes,
+    });
     if (this.nodeMgr) {
       this.nodeMgr.add(this.feedFiles);
       this.nodeMgr.onShutdown(() => this.logs.closeAll());

@@ -28,8 +28,15 @@ export interface FeedSources {
 /** Largest slice of a source read in one pass; the rest waits for the next pass. */
 const MAX_READ = 4 * 1024 * 1024;
 
-/** Complete lines of `file` after `offset` (at most MAX_READ bytes); `end` is the offset after the last. */
-export function readLines(file: string, offset: number): { lines: string[]; end: number } | undefined {
+/**
+ * Complete lines of `file` after `offset`, within `budget` bytes (at least one line, at most
+ * MAX_READ bytes); `end` is the offset after the last.
+ */
+export function readLines(
+  file: string,
+  offset: number,
+  budget = MAX_READ,
+): { lines: string[]; end: number } | undefined {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -39,10 +46,17 @@ export function readLines(file: string, offset: number): { lines: string[]; end:
   try {
     const size = fs.fstatSync(fd).size;
     if (size <= offset) return { lines: [], end: size < offset ? 0 : offset }; // end 0: the file was replaced
-    const len = Math.min(size - offset, MAX_READ);
-    const buf = Buffer.allocUnsafe(len);
-    const n = fs.readSync(fd, buf, 0, len, offset);
-    const last = buf.lastIndexOf(10, n - 1);
+    // The budget's worth first; a line longer than the budget still goes (read again up to MAX_READ).
+    let len = Math.min(size - offset, budget, MAX_READ);
+    let buf = Buffer.allocUnsafe(len);
+    let n = fs.readSync(fd, buf, 0, len, offset);
+    let last = buf.lastIndexOf(10, n - 1);
+    if (last < 0 && len < Math.min(size - offset, MAX_READ)) {
+      len = Math.min(size - offset, MAX_READ);
+      buf = Buffer.allocUnsafe(len);
+      n = fs.readSync(fd, buf, 0, len, offset);
+      last = buf.subarray(0, n).indexOf(10);
+    }
     if (last < 0) return { lines: [], end: offset };
     return { lines: buf.toString('utf8', 0, last).split('\n'), end: offset + last + 1 };
   } finally {
@@ -62,7 +76,7 @@ export class AgentFeed {
   private hooks(log: EventLog, src: FeedSources): number {
     const name = `hooks@${src.run}`;
     const from = Number(log.cursor(name) ?? 0);
-    const r = readLines(path.join(src.workspace, HOOKS_FILE), from);
+    const r = readLines(path.join(src.workspace, HOOKS_FILE), from, log.appendBudget);
     if (!r || r.end === from) return 0;
     const events: NewEvent[] = [];
     const cursor: Record<string, number | string> = { [name]: r.end };
@@ -101,7 +115,7 @@ export class AgentFeed {
     if (!file || !reader) return 0;
     const name = `transcript@${src.run}`;
     const from = Number(log.cursor(name) ?? 0);
-    const r = readLines(file, from);
+    const r = readLines(file, from, log.appendBudget);
     if (!r || r.end === from) return 0;
     const st = this.state(log, src.run, reader);
     const events: NewEvent[] = [];

@@ -14,11 +14,23 @@
  *
  * One writer per log: the controller holding the lease. Readers in other processes (the CLI) see
  * whole lines only: a line without its newline is not yet an event.
+ *
+ * Bounded (docs/store.md, "Retention"): positions are logical byte offsets that never move. A log
+ * grown past its limit is cut to its newest half (and what its consumer has not read) in one atomic
+ * rename: the new file's first line is a header `{"base","seq","cur"}` (the logical offset of the
+ * first kept event, the seq before it, the source cursors; no event line has "base"), the kept lines
+ * follow unchanged. Readers map
+ * logical to physical offsets through the header (a file without one has base 0); a read from
+ * below the base starts at the base (those events are gone, by retention). The header makes the
+ * file complete on its own, so a kill -9 at any step recovers: before the rename the old file
+ * stands; after it, a checkpoint from before the cut is either still valid (logical offsets) or
+ * below the base and passed over for the header.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { LOG_START, type LogPosition } from '../api/log-position.js';
+import { DEFAULT_RETENTION } from '../api/retention.js';
 
 // Consumers commit positions in status, so the type is part of the API.
 export { LOG_START, type LogPosition };
@@ -131,21 +143,64 @@ export type NewEvent = AgentEvent extends infer E ? (E extends AgentEvent ? Omit
 
 interface Checkpoint {
   seq: number;
+  /** Logical. */
   offset: number;
   cursors: Record<string, number | string>;
+}
+
+/** A compacted log's first line (see the module comment), and its length in the file. */
+interface Head {
+  base: number;
+  seq: number;
+  cur: Record<string, number | string>;
+  len: number;
+}
+
+const NO_HEAD: Head = { base: 0, seq: 0, cur: {}, len: 0 };
+const HEAD_PREFIX = Buffer.from('{"base":');
+
+/** The header of the log open at `fd`, or NO_HEAD for a log that was never compacted. */
+function readHead(fd: number, size: number): Head {
+  const probe = Buffer.alloc(Math.min(size, HEAD_PREFIX.length));
+  fs.readSync(fd, probe, 0, probe.length, 0);
+  if (!probe.equals(HEAD_PREFIX)) return NO_HEAD;
+  for (const { event, end } of scan(fd, 0, size)) {
+    const h = event as unknown as Partial<Head> | undefined;
+    if (!h || typeof h.base !== 'number' || typeof h.seq !== 'number') return NO_HEAD;
+    return { base: h.base, seq: h.seq, cur: h.cur ?? {}, len: end };
+  }
+  return NO_HEAD; // no whole first line: not a header the writer made (it writes one whole, then renames)
+}
+
+/** Logical minus physical offset. */
+const shiftOf = (h: Head) => h.base - h.len;
+
+export interface EventLogOptions {
+  /** Cut the log to its newest half once it is larger than this (bytes); unset: never. */
+  maxBytes?: number;
 }
 
 export class EventLog {
   private fd = -1;
   private seqNo = 0;
+  /** Physical length of the file. */
   private size = 0;
+  private head: Head = NO_HEAD;
+  /** Compaction is tried again only past this size after a failed or too small attempt. */
+  private retryAt = 0;
+  /** The position the agent-state consumer committed (logical), which a cut keeps if it can. */
+  private floor: number | undefined;
   private readonly cursors: Record<string, number | string> = {};
   private sinceCheckpoint = 0;
   private readonly listeners = new Set<() => void>();
 
   /** Opens (creating) the log at `file`, repairing a torn tail and recovering the source cursors. */
-  constructor(readonly file: string) {
+  constructor(
+    readonly file: string,
+    private readonly opts: EventLogOptions = {},
+  ) {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    fs.rmSync(this.compactFile, { force: true }); // a cut a crash interrupted before its rename
     this.open();
   }
 
@@ -169,19 +224,26 @@ export class EventLog {
     return `${this.file}.checkpoint`;
   }
 
+  private get compactFile(): string {
+    return `${this.file}.compact.tmp`;
+  }
+
   private recover(): void {
-    let cp: Checkpoint = { seq: 0, offset: 0, cursors: {} };
+    const total = fs.fstatSync(this.fd).size;
+    this.head = readHead(this.fd, total);
+    const shift = shiftOf(this.head);
+    let cp: Checkpoint = { seq: this.head.seq, offset: this.head.base, cursors: this.head.cur };
     try {
-      cp = JSON.parse(fs.readFileSync(this.checkpointFile, 'utf8')) as Checkpoint;
+      const saved = JSON.parse(fs.readFileSync(this.checkpointFile, 'utf8')) as Checkpoint;
+      // Past the end: the log was replaced; below the base: taken before a cut. Either way, rescan.
+      if (saved.offset >= this.head.base && saved.offset <= total + shift) cp = saved;
     } catch {
       /* none yet */
     }
-    const total = fs.fstatSync(this.fd).size;
-    if (cp.offset > total) cp = { seq: 0, offset: 0, cursors: {} }; // the log was replaced: rescan
     Object.assign(this.cursors, cp.cursors);
     this.seqNo = cp.seq;
-    let good = cp.offset;
-    for (const { event, end } of scan(this.fd, cp.offset, total)) {
+    let good = cp.offset - shift;
+    for (const { event, end } of scan(this.fd, good, total)) {
       good = end;
       if (!event) continue;
       this.seqNo = event.seq;
@@ -196,9 +258,23 @@ export class EventLog {
     return this.seqNo;
   }
 
-  /** Byte length of the log (the position after the last event). */
+  /** The position after the last event (a logical offset: what was cut still counts). */
   get end(): LogPosition {
-    return { seq: this.seqNo, offset: this.size };
+    return { seq: this.seqNo, offset: this.size + shiftOf(this.head) };
+  }
+
+  /**
+   * Source bytes a producer should take in one pass: a quarter of the limit, so that a backlog
+   * (after a restart) comes in in slices its consumer reads between, never a batch a cut would have
+   * to drop unread (compactIfOver keeps at most twice the limit).
+   */
+  get appendBudget(): number {
+    return this.opts.maxBytes ? Math.max(1 << 16, Math.floor(this.opts.maxBytes / 4)) : Number.POSITIVE_INFINITY;
+  }
+
+  /** Logical offset of the oldest event still in the log (0 until a cut). */
+  get base(): number {
+    return this.head.base;
   }
 
   /** How far a producer's source has been taken into the log (undefined: not yet). */
@@ -231,13 +307,14 @@ export class EventLog {
     if (cursor) Object.assign(this.cursors, cursor);
     this.sinceCheckpoint += events.length;
     if (this.sinceCheckpoint >= 256) this.checkpoint();
+    this.compactIfOver();
     for (const l of this.listeners) l();
     return out;
   }
 
   /** Records where the cursors stand so the next open need not scan the whole log. */
   checkpoint(): void {
-    const cp: Checkpoint = { seq: this.seqNo, offset: this.size, cursors: this.cursors };
+    const cp: Checkpoint = { seq: this.seqNo, offset: this.end.offset, cursors: this.cursors };
     const tmp = `${this.checkpointFile}.${process.pid}.tmp`;
     try {
       fs.writeFileSync(tmp, JSON.stringify(cp), { mode: 0o600 });
@@ -250,7 +327,58 @@ export class EventLog {
 
   /** Events after `from`, at most `max`; `next` is the position to read on from. */
   read(from: LogPosition = LOG_START, max = Infinity): { events: AgentEvent[]; next: LogPosition } {
-    return readLog(this.descriptor(), from, max, this.size);
+    const fd = this.descriptor();
+    return readLog(fd, from, max, this.size, this.head);
+  }
+
+  /**
+   * Past its limit, the log keeps its newest half: the lines from the first that starts at or
+   * after size - max/2 go to a new file behind a header, fsynced, renamed over the log. Positions
+   * do not move (logical offsets). The events after the retained position stay too, as long as the
+   * file stays within twice the limit: a consumer catching up on a backlog (a restart) loses none,
+   * one more than that behind finds its oldest events gone. A cut frees at least a quarter of the
+   * limit or waits until it can, so each byte is copied at most a few times.
+   */
+  private compactIfOver(): void {
+    const max = this.opts.maxBytes;
+    if (!max || this.size <= max || this.size < this.retryAt) return;
+    const shift = shiftOf(this.head);
+    let from = this.size - Math.floor(max / 2);
+    if (this.floor !== undefined) from = Math.max(Math.min(from, this.floor - shift), this.size - 2 * max);
+    const keep = lineAfter(this.fd, Math.max(this.head.len, from), this.size);
+    if (keep - this.head.len < max / 4) {
+      this.retryAt = this.size + Math.floor(max / 4); // too little to free now
+      return;
+    }
+    let seqBefore = this.seqNo;
+    for (const { event } of scan(this.fd, keep, this.size))
+      if (event) {
+        seqBefore = event.seq - 1;
+        pruneCursors(this.cursors, event.run - 1);
+        break;
+      }
+    const head = { base: keep + shift, seq: seqBefore, cur: this.cursors };
+    try {
+      writeCompacted(this.fd, this.compactFile, JSON.stringify(head) + '\n', keep, this.size);
+      fs.renameSync(this.compactFile, this.file);
+      fsyncDir(path.dirname(this.file));
+    } catch {
+      fs.rmSync(this.compactFile, { force: true });
+      this.retryAt = this.size + Math.floor(max / 2);
+      return;
+    }
+    this.retryAt = 0;
+    this.checkpoint(); // same logical end: valid for the old file and the new one
+    fs.closeSync(this.fd);
+    this.open();
+  }
+
+  /**
+   * Tells the log where its consumer stands (the position it committed in status), before the
+   * producers append: a cut then keeps the events after it, up to twice the limit (compactIfOver).
+   */
+  retain(pos: LogPosition): void {
+    this.floor = pos.offset;
   }
 
   /** Called after every append (the controller uses it to wake the consumers). */
@@ -289,7 +417,24 @@ export function readEventLog(
     return { events: [], next: from };
   }
   try {
-    return readLog(fd, from, max, fs.fstatSync(fd).size);
+    const size = fs.fstatSync(fd).size;
+    return readLog(fd, from, max, size, readHead(fd, size));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The logical offset after the last whole line of a log file (undefined: no log). */
+export function eventLogEnd(file: string): number | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    return size + shiftOf(readHead(fd, size));
   } finally {
     fs.closeSync(fd);
   }
@@ -300,17 +445,21 @@ function readLog(
   from: LogPosition,
   max: number,
   size: number,
+  head: Head,
 ): { events: AgentEvent[]; next: LogPosition } {
   const events: AgentEvent[] = [];
+  // Below the base: what was there is gone (retention); read on from the oldest event kept.
+  if (from.offset < head.base) from = { seq: head.seq, offset: head.base };
   let next = from;
   if (max <= 0) return { events, next };
-  for (const { event, end } of scan(fd, from.offset, size)) {
+  const shift = shiftOf(head);
+  for (const { event, end } of scan(fd, from.offset - shift, size)) {
     if (!event) {
-      next = { seq: next.seq, offset: end };
+      next = { seq: next.seq, offset: end + shift };
       continue;
     }
     events.push(event);
-    next = { seq: event.seq, offset: end };
+    next = { seq: event.seq, offset: end + shift };
     if (events.length >= max) break;
   }
   return { events, next };
@@ -348,6 +497,64 @@ function* scan(fd: number, start: number, stop: number): Generator<{ event: Agen
   }
 }
 
+/**
+ * Drops the cursors of runs before `oldest` (keys `source@run` and `source@run:detail`): only the
+ * current run is fed, and after a cut it has events at or after the first kept one, so a run two
+ * before that is over. Without this the cursors, in the header and the checkpoint, grow with runs.
+ */
+function pruneCursors(cursors: Record<string, number | string>, oldest: number): void {
+  for (const k of Object.keys(cursors)) {
+    const run = /@(\d+)(?::|$)/.exec(k)?.[1];
+    if (run !== undefined && Number(run) < oldest) delete cursors[k];
+  }
+}
+
+/** The physical offset of the first line that starts at or after `at` (`stop` if none does). */
+function lineAfter(fd: number, at: number, stop: number): number {
+  if (at <= 0) return 0;
+  const chunk = Buffer.allocUnsafe(1 << 16);
+  for (let pos = at - 1; pos < stop; ) {
+    const n = fs.readSync(fd, chunk, 0, Math.min(chunk.length, stop - pos), pos);
+    if (n <= 0) break;
+    const nl = chunk.subarray(0, n).indexOf(10);
+    if (nl >= 0) return pos + nl + 1;
+    pos += n;
+  }
+  return stop;
+}
+
+/** Writes `header` and the bytes [from, to) of `fd` to `tmp`, fsynced (a crash leaves it whole or unused). */
+function writeCompacted(fd: number, tmp: string, header: string, from: number, to: number): void {
+  const out = fs.openSync(tmp, 'w', 0o600);
+  try {
+    fs.writeSync(out, header);
+    const chunk = Buffer.allocUnsafe(1 << 20);
+    for (let pos = from; pos < to; ) {
+      const n = fs.readSync(fd, chunk, 0, Math.min(chunk.length, to - pos), pos);
+      if (n <= 0) throw new Error(`${tmp}: the log ended at ${pos}, before ${to}`);
+      fs.writeSync(out, chunk, 0, n);
+      pos += n;
+    }
+    fs.fsyncSync(out);
+  } finally {
+    fs.closeSync(out);
+  }
+}
+
+/** Makes a rename in `dir` durable (best effort: not every filesystem lets a directory be fsynced). */
+function fsyncDir(dir: string): void {
+  try {
+    const d = fs.openSync(dir, 'r');
+    try {
+      fs.fsyncSync(d);
+    } finally {
+      fs.closeSync(d);
+    }
+  } catch {
+    /* durability only */
+  }
+}
+
 /** The log of one session: $ORCHCTL_HOME/sessions/<ns>/<name>/events.jsonl (shared by its runs). */
 export function eventLogPath(home: string, namespace: string, name: string): string {
   return path.join(home, 'sessions', namespace, name, 'events.jsonl');
@@ -358,14 +565,17 @@ export class EventLogs {
   private readonly open = new Map<string, EventLog>();
   private readonly appendListeners = new Set<(key: string) => void>();
 
-  constructor(private readonly home: string) {}
+  constructor(
+    private readonly home: string,
+    private readonly opts: EventLogOptions = { maxBytes: DEFAULT_RETENTION.eventLogMaxBytes },
+  ) {}
 
   /** The log of session `namespace/name` (opened on first use). */
   get(namespace: string, name: string): EventLog {
     const key = `${namespace}/${name}`;
     let log = this.open.get(key);
     if (!log) {
-      log = new EventLog(eventLogPath(this.home, namespace, name));
+      log = new EventLog(eventLogPath(this.home, namespace, name), this.opts);
       log.onAppend(() => {
         for (const l of this.appendListeners) l(key);
       });

@@ -12,6 +12,7 @@ afterEach(() => {
 it.each([
   [['--event-ttl', '10s'], 'error: --event-ttl 10s: must be a duration from 1m to 720h'],
   [['--run-dirs-per-session', '1'], 'error: --run-dirs-per-session 1: must be an integer from 2 to 1000'],
+  [['--event-log-max-bytes', '100Ki'], 'error: --event-log-max-bytes 100Ki: must be a size from 1Mi to 64Gi'],
   [['--notification-retention', 'forever'], 'error: --notification-retention forever: must be a duration'],
 ])('orchctl controller %j: a clear error, and no store or state directory made', async (flags, message) => {
   home = tempHome();

@@ -163,6 +163,25 @@ describe('consuming the event log', () => {
     expect((await status()).assessment.position.seq).toBe(evs.at(-1)!.seq);
     expect((await status()).detector.events).toBe(evs.length);
   });
+  it('reads on from its position after retention cut the log, keeping what it counted', async () => {
+    const evs = append(failingSession());
+    await reconciler().reconcile(key);
+    const first = await status();
+    expect(first.assessment.position.seq).toBe(evs.at(-1)!.seq);
+    // More events, into a log cut past a limit a little above the committed position: the file is now
+    // shorter than the position, which is still valid (a logical offset).
+    const t = new TranscriptBuilder(new Date(Date.now() - 60_000).toISOString(), 1000);
+    for (let i = 0; i < 40; i++) t.edit(`src/f${i}.ts`);
+    const log = new EventLog(eventLogPath(dir, 'default', NAME), { maxBytes: first.assessment.position.offset + 4096 });
+    const more = log.append(t.events().map(({ seq: _s, ...e }) => e as never));
+    log.close();
+    const file = eventLogPath(dir, 'default', NAME);
+    expect(fs.statSync(file).size).toBeLessThan(first.assessment.position.offset);
+    await reconciler().reconcile(key);
+    const after = await status();
+    expect(after.detector.counts).toEqual(first.detector.counts); // not started over
+    expect(after.assessment.position.seq).toBe(more.at(-1)!.seq);
+  });
 });
 
 describe('interventions', () => {

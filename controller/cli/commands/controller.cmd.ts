@@ -45,6 +45,10 @@ export function register(program: Command): void {
       '--autopilot-session-ttl <duration>',
       'delete a finished session an Autopilot started this long after it completed, 1m to 8760h (default 168h)',
     )
+    .option(
+      '--event-log-max-bytes <size>',
+      "cut a session's event log to its newest half past this size, 1Mi to 64Gi (default 64Mi)",
+    )
     .option('--console-addr <host:port>', 'also serve the web console here, e.g. 127.0.0.1:9470 (docs/console.md)')
     .option('--allow-remote', 'let --console-addr be beyond loopback (needs --tls-cert and --tls-key)')
     .option('--tls-cert <file>', "the console's TLS certificate (PEM)")

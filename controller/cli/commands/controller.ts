@@ -61,6 +61,7 @@ export interface ControllerOptions {
   runDirsPerSession?: string;
   deletedSessionDirTtl?: string;
   autopilotSessionTtl?: string;
+  eventLogMaxBytes?: string;
 }
 
 /** The flags `orchctl controller` and `orchctl node` share. */
@@ -83,6 +84,7 @@ export type ProcessOptions = Omit<
   | 'runDirsPerSession'
   | 'deletedSessionDirTtl'
   | 'autopilotSessionTtl'
+  | 'eventLogMaxBytes'
 >;
 
 export async function controllerCommand(opts: ControllerOptions, g: GlobalOptions): Promise<void> {
@@ -104,6 +106,7 @@ export async function controllerCommand(opts: ControllerOptions, g: GlobalOption
     runDirsPerSession: opts.runDirsPerSession,
     deletedSessionDirTtlMs: opts.deletedSessionDirTtl,
     autopilotSessionTtlMs: opts.autopilotSessionTtl,
+    eventLogMaxBytes: opts.eventLogMaxBytes,
   });
   await runProcess(opts, g, {
     retention,

@@ -19,7 +19,6 @@
  *    catch up before sending again. So an intervention is sent once, and a second time only if
  *    the first attempt never reached the agent's transcript.
  */
-import fs from 'node:fs';
 import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
 import type { AssessmentMetricsHooks } from '../../api/metrics-hooks.js';
 import { resolvePolicy } from '../../api/policy.js';
@@ -34,7 +33,7 @@ import {
 } from '../../llm/offline-summary.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
-import { eventLogPath, LOG_START, readEventLog, type LogPosition } from '../../store/eventlog.js';
+import { eventLogEnd, eventLogPath, LOG_START, readEventLog, type LogPosition } from '../../store/eventlog.js';
 import type { Store } from '../../store/store.js';
 import { newAssessmentState, type AssessmentState } from './assess.js';
 import { segmentEvidence, type CheckpointDue } from './checkpoints.js';
@@ -149,12 +148,8 @@ export class AssessmentReconciler implements Reconciler {
     const status = obj.status ?? {};
     let from: LogPosition = status.assessment?.position ?? LOG_START;
     let prev: AssessmentState = stateFromStatus(status) ?? newAssessmentState();
-    let size = 0;
-    try {
-      size = fs.statSync(file).size;
-    } catch {
-      /* no log yet */
-    }
+    // Logical: a log cut by retention still counts the bytes it dropped (store/eventlog.ts).
+    const size = eventLogEnd(file) ?? 0;
     if (from.offset > size) {
       // Not the log this position was taken in (replaced): start over on it, keep the history count.
       this.d.log.warn(`assessment ${key}: event log is shorter than the committed position; reading it from the start`);

@@ -8,7 +8,7 @@ import { parseDuration } from '../../api/duration.js';
 import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
 import type { JudgeEvidence } from '../../llm/verdict.js';
 import { readResult, readTail, runWorkspace } from '../../observers/workspace.js';
-import { eventLogPath, readEventLog, type AgentEvent } from '../../store/eventlog.js';
+import { eventLogEnd, eventLogPath, readEventLog, type AgentEvent } from '../../store/eventlog.js';
 import { buildEvidence } from './evidence.js';
 
 /** How much of the end of the event log is read (tool failures are counted within it). */
@@ -20,12 +20,9 @@ const OUTPUT_WINDOW = 16 * 1024;
  * parse (a suffix of a JSON object line is never itself a JSON object) and is passed over.
  */
 export function readEventTail(file: string, window = EVENT_LOG_WINDOW): AgentEvent[] {
-  let size: number;
-  try {
-    size = fs.statSync(file).size;
-  } catch {
-    return [];
-  }
+  // Logical offsets: a log cut by retention counts what it dropped (below its base a read starts at it).
+  const size = eventLogEnd(file);
+  if (size === undefined) return [];
   const offset = Math.max(0, size - window);
   return readEventLog(file, { seq: 0, offset }).events.filter(
     (e) => e && typeof e === 'object' && typeof e.type === 'string',

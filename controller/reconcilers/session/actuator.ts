@@ -482,6 +482,7 @@ export class SessionActuator implements Actuator {
     const out: SettledRun = {};
     const log = this.d.logs.get(obj.metadata.namespace ?? 'default', obj.metadata.name);
     if (e.workspace) {
+      log.retain(e.from);
       if (fs.existsSync(e.workspace)) {
         const reader = driverFor(e.agent).transcript;
         this.d.feed.ingest(log, { run: e.run, workspace: e.workspace, transcript: e.transcript, reader });

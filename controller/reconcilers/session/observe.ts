@@ -211,6 +211,8 @@ export class SessionObserver implements SessionObservation {
       }
     }
     const log = this.d.logs.get(obj.metadata.namespace ?? 'default', obj.metadata.name);
+    // A cut of the log past its limit keeps what this consumer has not read yet (store/eventlog.ts).
+    log.retain(prev?.position ?? LOG_START);
     if (status.workspace) {
       const screen = facts.screen;
       const driver = driverFor(resolved.agent);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgentFeed } from '../../../controller/observers/agent-feed.js';
+import { AgentFeed, readLines } from '../../../controller/observers/agent-feed.js';
 import { EventLog, readEventLog } from '../../../controller/store/eventlog.js';
 import { fixturesDir } from '../../support/claude-code.js';
 import { claudeCodeDriver } from '../../../controller/agents/claude-code.js';
@@ -81,6 +81,38 @@ describe('AgentFeed', () => {
       e.type === 'pane_signal' ? `${e.state}${e.detail ? `:${e.detail}` : ''}` : '',
     );
     expect(states).toEqual(['dialog:workspace-trust', 'idle']);
+    log.close();
+  });
+});
+
+describe('reading a source within a budget (a bounded log takes a backlog in slices)', () => {
+  it('takes whole lines up to the budget, and a line longer than the budget whole', () => {
+    const file = path.join(dir, 'source.jsonl');
+    const line = (c: string, n: number) => `${c.repeat(n)}\n`;
+    fs.writeFileSync(file, line('a', 99) + line('b', 99) + line('c', 99) + line('d', 999) + line('e', 9));
+    expect(readLines(file, 0, 250)).toEqual({ lines: ['a'.repeat(99), 'b'.repeat(99)], end: 200 });
+    expect(readLines(file, 200, 250)).toEqual({ lines: ['c'.repeat(99)], end: 300 });
+    expect(readLines(file, 300, 250)).toEqual({ lines: ['d'.repeat(999)], end: 1300 });
+    expect(readLines(file, 1300, 250)).toEqual({ lines: ['e'.repeat(9)], end: 1310 });
+  });
+
+  it('a feed into a bounded log takes at most a quarter of its limit of a source per pass', () => {
+    const log = new EventLog(path.join(dir, 'events.jsonl'), { maxBytes: 1 << 20 });
+    const hooks = path.join(ws, 'hooks.jsonl');
+    const rec = (i: number) =>
+      `${JSON.stringify({ t: 1, payload: { hook_event_name: 'Tick', i, pad: 'x'.repeat(900) } })}\n`;
+    fs.writeFileSync(hooks, Array.from({ length: 1000 }, (_, i) => rec(i)).join(''));
+    const feed = new AgentFeed();
+    const first = feed.ingest(log, { run: 1, workspace: ws });
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(1000);
+    expect(Number(log.cursor('hooks@1'))).toBeLessThanOrEqual(log.appendBudget);
+    let passes = 1;
+    while (feed.ingest(log, { run: 1, workspace: ws }) > 0) passes++;
+    expect(passes).toBeGreaterThanOrEqual(4);
+    // Every line once and in order (the log was cut meanwhile: its newest events are kept).
+    const seen = readEventLog(log.file).events.map((e) => (e.type === 'hook' ? (e.payload.i as number) : -1));
+    expect(seen).toEqual(seen.map((_, k) => 1000 - seen.length + k));
     log.close();
   });
 });

@@ -156,3 +156,173 @@ describe('EventLogs', () => {
     expect(logs.openCount).toBe(0);
   });
 });
+
+describe('EventLog past its size limit (retention)', () => {
+  const MAX = 4096;
+  /** A run's event with a payload of about `bytes`. */
+  const sized = (i: number, run: number, bytes = 100): NewEvent => ({
+    ...hook(i),
+    run,
+    payload: { i, pad: 'x'.repeat(bytes) },
+  });
+  const seqs = (events: { seq: number }[]) => events.map((e) => e.seq);
+  const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+  it('keeps committed positions valid: a consumer reads on from its position with exactly the events after it', () => {
+    const log = new EventLog(file, { maxBytes: MAX });
+    for (let i = 1; i <= 20; i++) log.append([sized(i, 1)]);
+    const committed = log.end; // what a consumer wrote to status before the cut
+    for (let i = 21; i <= 24; i++) log.append([sized(i, 1)]);
+    expect(log.base).toBeGreaterThan(0); // a cut happened...
+    expect(log.base).toBeLessThan(committed.offset); // ...that kept what the consumer had not read
+    expect(fs.statSync(file).size).toBeLessThan(committed.offset);
+    expect(fs.readFileSync(file, 'utf8').startsWith('{"base":')).toBe(true);
+    for (const r of [log.read(committed), readEventLog(file, committed)]) {
+      expect(seqs(r.events)).toEqual([21, 22, 23, 24]);
+      expect(r.next).toEqual(log.end);
+    }
+    // A position taken after the cut reads on the same way.
+    const later = log.end;
+    log.append([sized(25, 1)]);
+    expect(seqs(readEventLog(file, later).events)).toEqual([25]);
+    log.close();
+  });
+
+  it('reads from below the base start at the oldest event kept', () => {
+    const log = new EventLog(file, { maxBytes: MAX });
+    for (let i = 1; i <= 60; i++) log.append([sized(i, 1)]);
+    const all = readEventLog(file, LOG_START);
+    const first = all.events[0]!.seq;
+    expect(first).toBeGreaterThan(1); // the oldest ones went by retention
+    expect(seqs(all.events)).toEqual(range(first, 60));
+    expect(all.next).toEqual(log.end);
+    expect(seqs(log.read({ seq: 3, offset: 300 }).events)).toEqual(range(first, 60));
+    // With nothing after the base, the position comes to the base and the seq before it.
+    expect(log.read({ seq: 1, offset: 10 }, 0).next).toEqual({ seq: first - 1, offset: log.base });
+    log.close();
+  });
+
+  it('a cut killed before its rename (temp file left) recovers: the old log stands, nothing lost or doubled', () => {
+    const log = new EventLog(file);
+    for (let i = 1; i <= 60; i++) log.append([sized(i, 1)], { 'hooks@1': i * 10 });
+    log.close();
+    const before = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(`${file}.compact.tmp`, '{"base":3000,"seq":30,"cur":{"hooks@1":3'); // torn mid-write
+    const again = new EventLog(file, { maxBytes: 1 << 20 });
+    expect(fs.existsSync(`${file}.compact.tmp`)).toBe(false);
+    expect(fs.readFileSync(file, 'utf8')).toBe(before);
+    expect(again.lastSeq).toBe(60);
+    expect(again.cursor('hooks@1')).toBe(600);
+    again.append([sized(61, 1)]);
+    expect(seqs(readEventLog(file).events)).toEqual(range(1, 61));
+    again.close();
+  });
+
+  it('a cut killed after its rename, before the checkpoint, recovers from the header: nothing lost or doubled', () => {
+    const cpFile = `${file}.checkpoint`;
+    const log = new EventLog(file, { maxBytes: MAX });
+    // The hook cursor moves only with the early events: after the cut it is known from the header alone.
+    log.append([sized(1, 1)], { 'hooks@1': 77 });
+    log.checkpoint();
+    const stale = fs.readFileSync(cpFile, 'utf8'); // taken before the cut, below its base
+    for (let i = 2; i <= 60; i++) log.append([sized(i, 1)], { 'transcript@1': i });
+    expect(log.base).toBeGreaterThan(JSON.parse(stale).offset);
+    const end = log.end;
+    // kill -9 right after the rename: the checkpoint is the old one (or none at all).
+    for (const cp of [stale, undefined]) {
+      if (cp === undefined) fs.rmSync(cpFile);
+      else fs.writeFileSync(cpFile, cp);
+      const again = new EventLog(file, { maxBytes: MAX });
+      expect(again.end).toEqual(end);
+      expect(again.cursor('hooks@1')).toBe(77);
+      expect(again.cursor('transcript@1')).toBe(60);
+      again.close();
+    }
+    const again = new EventLog(file, { maxBytes: MAX });
+    again.append([sized(61, 1)]);
+    const all = seqs(readEventLog(file).events);
+    expect(all).toEqual(range(all[0]!, 61));
+    again.close();
+  });
+
+  it('stays under the limit plus one run across many runs, every kept event readable in order', () => {
+    const log = new EventLog(file, { maxBytes: MAX });
+    let seq = 0;
+    let largestRun = 0;
+    for (let run = 1; run <= 80; run++) {
+      const start = log.end.offset;
+      const n = 1 + (run % 7);
+      for (let i = 0; i < n; i++) {
+        log.append([sized(++seq, run, 50 + 40 * (run % 5))]);
+        expect(fs.statSync(file).size).toBeLessThanOrEqual(MAX + largestRun + 200);
+      }
+      largestRun = Math.max(largestRun, log.end.offset - start);
+    }
+    expect(log.end.offset).toBeGreaterThan(10 * MAX); // it did outgrow the limit many times over
+    const kept = seqs(readEventLog(file).events);
+    expect(kept).toEqual(range(kept[0]!, seq));
+    // The newest half of the limit is always there.
+    expect(log.end.offset - log.base).toBeGreaterThanOrEqual(MAX / 2 - 400);
+    log.close();
+  });
+
+  it('EventLogs cut their logs at the limit they were given', () => {
+    const logs = new EventLogs(path.join(dir, 'home'), { maxBytes: MAX });
+    const log = logs.get('default', 's');
+    for (let i = 1; i <= 60; i++) log.append([sized(i, 1)]);
+    expect(log.base).toBeGreaterThan(0);
+    expect(fs.statSync(log.file).size).toBeLessThanOrEqual(MAX);
+    logs.closeAll();
+  });
+});
+
+describe('EventLog cursors across cuts', () => {
+  it('a cut drops the cursors of runs two before its oldest kept event, so they do not grow with runs', () => {
+    const log = new EventLog(file, { maxBytes: 4096 });
+    let i = 0;
+    for (let run = 1; run <= 50; run++)
+      for (let k = 0; k < 3; k++)
+        log.append([{ ...hook(++i), run, payload: { i, pad: 'x'.repeat(100) } }], {
+          [`hooks@${run}`]: k,
+          [`transcript@${run}:path`]: '/t',
+        });
+    const oldest = readEventLog(file).events[0]!.run;
+    expect(log.cursor('hooks@50')).toBe(2);
+    expect(log.cursor(`hooks@${oldest - 1}`)).toBe(2);
+    expect(log.cursor('hooks@1')).toBeUndefined();
+    expect(log.cursor('transcript@1:path')).toBeUndefined();
+    log.close();
+    const [first, second] = fs.readFileSync(file, 'utf8').split('\n');
+    const header = JSON.parse(first!) as { cur: object };
+    const runs = Object.keys(header.cur).map((k) => Number(/@(\d+)/.exec(k)![1]));
+    expect(Math.min(...runs)).toBe((JSON.parse(second!) as { run: number }).run - 1);
+  });
+});
+
+describe('EventLog cut and its consumer', () => {
+  const MAX = 4096;
+  const sized = (i: number): NewEvent => ({ ...hook(i), payload: { i, pad: 'x'.repeat(100) } });
+
+  it('keeps the events after the position its consumer retained (a backlog caught up after a restart)', () => {
+    const log = new EventLog(file, { maxBytes: MAX });
+    for (let i = 1; i <= 10; i++) log.append([sized(i)]);
+    const committed = log.end;
+    log.retain(committed);
+    // One batch larger than half the limit: the newest half alone would drop its first events.
+    const batch = log.append(Array.from({ length: 20 }, (_, k) => sized(11 + k)));
+    expect(log.base).toBeGreaterThan(0);
+    expect(log.read(committed).events.map((e) => e.seq)).toEqual(batch.map((e) => e.seq));
+    log.close();
+  });
+
+  it('stays within twice the limit and a quarter when its consumer stays far behind', () => {
+    const log = new EventLog(file, { maxBytes: MAX });
+    log.retain(LOG_START);
+    for (let i = 1; i <= 300; i++) {
+      log.append([sized(i)]);
+      expect(fs.statSync(file).size).toBeLessThanOrEqual(2.25 * MAX + 400);
+    }
+    expect(log.base).toBeGreaterThan(0);
+    log.close();
+  });
+});

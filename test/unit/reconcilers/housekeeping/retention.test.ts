@@ -12,6 +12,7 @@ describe('retention settings', () => {
       runDirsPerSession: 10,
       deletedSessionDirTtlMs: 24 * 3_600_000,
       autopilotSessionTtlMs: 168 * 3_600_000,
+      eventLogMaxBytes: 64 * 1024 * 1024,
     });
   });
 
@@ -42,9 +43,19 @@ describe('retention settings', () => {
     ['evaluationsPerSession', '1', '--evaluations-per-session 1: must be an integer from 2 to 1000'],
     ['evaluationsPerSession', '2.5', '--evaluations-per-session 2.5: must be an integer from 2 to 1000'],
     ['runDirsPerSession', '1001', '--run-dirs-per-session 1001: must be an integer from 2 to 1000'],
+    ['eventLogMaxBytes', '512Ki', '--event-log-max-bytes 512Ki: must be a size from 1Mi to 64Gi'],
+    ['eventLogMaxBytes', '65Gi', '--event-log-max-bytes 65Gi: must be a size from 1Mi to 64Gi'],
+    ['eventLogMaxBytes', '64MB', '--event-log-max-bytes 64MB: must be a size from 1Mi to 64Gi'],
     ['deletedSessionDirTtlMs', '-1h', '--deleted-session-dir-ttl -1h: must be a duration from 1m to 2160h'],
   ] as const)('refuses %s %s, naming the flag and its bounds', (key, text, message) => {
     expect(() => parseRetention({ [key]: text })).toThrow(message);
+  });
+
+  it('takes an event log size in bytes or with a binary suffix', () => {
+    expect(parseRetention({ eventLogMaxBytes: '1Mi' }).eventLogMaxBytes).toBe(1 << 20);
+    expect(parseRetention({ eventLogMaxBytes: '2048Ki' }).eventLogMaxBytes).toBe(2 << 20);
+    expect(parseRetention({ eventLogMaxBytes: '64Gi' }).eventLogMaxBytes).toBe(64 * 2 ** 30);
+    expect(parseRetention({ eventLogMaxBytes: '3000000' }).eventLogMaxBytes).toBe(3_000_000);
   });
 
   it('names a flag for every setting', () => {
