@@ -160,11 +160,12 @@ describe('EventLogs', () => {
 describe('EventLog past its size limit (retention)', () => {
   const MAX = 4096;
   /** A run's event with a payload of about `bytes`. */
-  const sized = (i: number, run: number, bytes = 100): NewEvent => ({
-    ...hook(i),
-    run,
-    payload: { i, pad: 'x'.repeat(bytes) },
-  });
+  const sized = (i: number, run: number, bytes = 100): NewEvent =>
+    ({
+      ...hook(i),
+      run,
+      payload: { i, pad: 'x'.repeat(bytes) },
+    }) as NewEvent;
   const seqs = (events: { seq: number }[]) => events.map((e) => e.seq);
   const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
@@ -282,7 +283,7 @@ describe('EventLog cursors across cuts', () => {
     let i = 0;
     for (let run = 1; run <= 50; run++)
       for (let k = 0; k < 3; k++)
-        log.append([{ ...hook(++i), run, payload: { i, pad: 'x'.repeat(100) } }], {
+        log.append([{ ...hook(++i), run, payload: { i, pad: 'x'.repeat(100) } } as NewEvent], {
           [`hooks@${run}`]: k,
           [`transcript@${run}:path`]: '/t',
         });
@@ -301,7 +302,7 @@ describe('EventLog cursors across cuts', () => {
 
 describe('EventLog cut and its consumer', () => {
   const MAX = 4096;
-  const sized = (i: number): NewEvent => ({ ...hook(i), payload: { i, pad: 'x'.repeat(100) } });
+  const sized = (i: number): NewEvent => ({ ...hook(i), payload: { i, pad: 'x'.repeat(100) } }) as NewEvent;
 
   it('keeps the events after the position its consumer retained (a backlog caught up after a restart)', () => {
     const log = new EventLog(file, { maxBytes: MAX });
