@@ -132,7 +132,13 @@ async function atScale(n: number, idleWindowMs: number): Promise<Record<string, 
     const server = tmuxServerPid(socket);
     const c0 = cpuSeconds(ctl.pid!, true);
     const s0 = server ? cpuSeconds(server, false) : 0;
-    await sleep(idleWindowMs);
+    // RSS every second of the window: one reading swings by ±25 MB with where the heap is between
+    // two major collections (and the ArrayBuffers waiting for one), so its median and range are shown.
+    const rssSamples: number[] = [];
+    for (const end = performance.now() + idleWindowMs; performance.now() < end; ) {
+      rssSamples.push(rssMB(ctl.pid!));
+      await sleep(Math.min(1000, Math.max(0, end - performance.now())));
+    }
     const c1 = cpuSeconds(ctl.pid!, true);
     const s1 = server ? cpuSeconds(server, false) : 0;
     const rss = rssMB(ctl.pid!);
@@ -149,6 +155,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<Record<string, 
       idleCpuPercentOfOneCore: pct(c1 - c0),
       tmuxServerIdleCpuPercent: pct(s1 - s0),
       controllerRssMB: rss,
+      ...rssSpread(rssSamples),
       ...smaps,
     };
   } finally {
@@ -157,6 +164,15 @@ async function atScale(n: number, idleWindowMs: number): Promise<Record<string, 
     await store.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function rssSpread(samples: number[]): Record<string, number> {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    rssIdleMinMB: sorted[0] ?? 0,
+    rssIdleMedianMB: sorted[Math.floor(sorted.length / 2)] ?? 0,
+    rssIdleMaxMB: sorted.at(-1) ?? 0,
+  };
 }
 
 /** The controller's resident memory by kind (/proc/<pid>/smaps_rollup): anonymous (heap) against file-backed. */
@@ -207,7 +223,8 @@ export const scaleBench: Bench = {
         `1000→Running ${thousand.runningMs} ms (floor ${thousand.tmuxFloorMs} ms serial, ` +
         `${thousand.tmuxBatchedFloorMs} ms in lists of 10); idle CPU at 1000 ` +
         `${thousand.idleCpuPercentOfOneCore} % (tmux server ${thousand.tmuxServerIdleCpuPercent} %); ` +
-        `RSS ${thousand.controllerRssMB} MB (bare node ${bare} MB)`,
+        `RSS ${thousand.controllerRssMB} MB (idle window ${thousand.rssIdleMinMB}–${thousand.rssIdleMaxMB} MB, ` +
+        `median ${thousand.rssIdleMedianMB}; bare node ${bare} MB)`,
     };
   },
 };
