@@ -1,8 +1,9 @@
 /**
  * Scale on one host (issue 29): N sessions (`sh -c 'exec sleep 3600'`) created in one store
  * transaction under a running `orchctl controller`, for N = 100 and 1000:
- *  - created → all Running, against the floor measured in the same run: the same N
- *    `tmux new-session -d` launched one after another by this process on a fresh socket;
+ *  - created → all Running, against two floors measured in the same run: the same N
+ *    `tmux new-session -d` launched one client after another by this process on a fresh socket,
+ *    and in command lists of 10 as the controller's launch batcher sends them (what tmux itself needs);
  *  - the controller's idle CPU over a window after start-up settled, in % of one core, its
  *    children (tmux clients it started) included, beside the tmux server's own;
  *  - the controller's resident memory, beside a bare `node` process's.
@@ -34,7 +35,7 @@ function session(name: string, workdir: string): Resource {
   };
 }
 
-/** The floor: N detached tmux sessions started one after another, in ms. */
+/** The serial floor: N detached tmux sessions started one client after another, in ms. */
 function tmuxFloor(n: number): number {
   const socket = `orchctl-bench-floor-${process.pid}`;
   const t0 = performance.now();
@@ -42,6 +43,31 @@ function tmuxFloor(n: number): number {
   const ms = performance.now() - t0;
   spawnSync('tmux', ['-L', socket, 'kill-server']);
   return Math.round(ms);
+}
+
+/**
+ * The batched floor: the same N sessions in command lists of 10 (`new-session … ; new-session …`),
+ * one client after another, as the launch batcher sends them (observers/launch-batch.ts), in ms, and
+ * the tmux server's CPU for them in s. What tmux itself needs to create N sessions, without the
+ * ~10 ms a client start costs (the serial floor is mostly clients).
+ */
+function tmuxBatchedFloor(n: number): { ms: number; serverCpuS: number } {
+  const socket = `orchctl-bench-floor-batched-${process.pid}`;
+  spawnSync('tmux', ['-L', socket, '-f', '/dev/null', 'start-server', ';', 'set-option', '-g', 'exit-empty', 'off']);
+  const server = tmuxServerPid(socket);
+  const c0 = server ? cpuSeconds(server, false) : 0;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i += 10) {
+    const list = Array.from({ length: Math.min(10, n - i) }, (_, j) => [
+      ...(j ? [';'] : []),
+      ...['new-session', '-d', '-s', `f${i + j}`, 'sleep', '3600'],
+    ]).flat();
+    spawnSync('tmux', ['-L', socket, ...list]);
+  }
+  const ms = performance.now() - t0;
+  const serverCpuS = server ? cpuSeconds(server, false) - c0 : 0;
+  spawnSync('tmux', ['-L', socket, 'kill-server']);
+  return { ms: Math.round(ms), serverCpuS: Math.round(serverCpuS * 100) / 100 };
 }
 
 /** The tmux server's pid for a socket (the process whose command line names it as a server). */
@@ -106,19 +132,31 @@ async function atScale(n: number, idleWindowMs: number): Promise<Record<string, 
     const server = tmuxServerPid(socket);
     const c0 = cpuSeconds(ctl.pid!, true);
     const s0 = server ? cpuSeconds(server, false) : 0;
-    await sleep(idleWindowMs);
+    // RSS every second of the window: one reading swings by ±25 MB with where the heap is between
+    // two major collections (and the ArrayBuffers waiting for one), so its median and range are shown.
+    const rssSamples: number[] = [];
+    for (const end = performance.now() + idleWindowMs; performance.now() < end; ) {
+      rssSamples.push(rssMB(ctl.pid!));
+      await sleep(Math.min(1000, Math.max(0, end - performance.now())));
+    }
     const c1 = cpuSeconds(ctl.pid!, true);
     const s1 = server ? cpuSeconds(server, false) : 0;
     const rss = rssMB(ctl.pid!);
+    const smaps = smapsRollupMB(ctl.pid!);
     if (prof) await heapSnapshotThenStop(ctl, prof);
     const pct = (s: number) => Math.round((s / (idleWindowMs / 1000)) * 1000) / 10;
+    const batched = tmuxBatchedFloor(n);
     return {
       sessions: n,
       runningMs,
       tmuxFloorMs: tmuxFloor(n),
+      tmuxBatchedFloorMs: batched.ms,
+      tmuxBatchedFloorServerCpuS: batched.serverCpuS,
       idleCpuPercentOfOneCore: pct(c1 - c0),
       tmuxServerIdleCpuPercent: pct(s1 - s0),
       controllerRssMB: rss,
+      ...rssSpread(rssSamples),
+      ...smaps,
     };
   } finally {
     ctl?.kill('SIGKILL');
@@ -126,6 +164,25 @@ async function atScale(n: number, idleWindowMs: number): Promise<Record<string, 
     await store.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function rssSpread(samples: number[]): Record<string, number> {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    rssIdleMinMB: sorted[0] ?? 0,
+    rssIdleMedianMB: sorted[Math.floor(sorted.length / 2)] ?? 0,
+    rssIdleMaxMB: sorted.at(-1) ?? 0,
+  };
+}
+
+/** The controller's resident memory by kind (/proc/<pid>/smaps_rollup): anonymous (heap) against file-backed. */
+function smapsRollupMB(pid: number): Record<string, number> {
+  const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return {
+    rssAnonymousMB: Math.round(kb('Anonymous') / 1024),
+    rssFileMB: Math.round((kb('Rss') - kb('Anonymous')) / 1024),
+  };
 }
 
 function bareNodeRssMB(): number {
@@ -143,7 +200,10 @@ export const scaleBench: Bench = {
   async run() {
     // ORCHCTL_BENCH_SCALE_ONLY=1000: only that size (profiling one size, a quicker look).
     const only = Number(process.env.ORCHCTL_BENCH_SCALE_ONLY) || undefined;
-    const hundred = only && only !== 100 ? { sessions: 0, runningMs: 0, tmuxFloorMs: 1 } : await atScale(100, 30_000);
+    const hundred =
+      only && only !== 100
+        ? { sessions: 0, runningMs: 0, tmuxFloorMs: 1, tmuxBatchedFloorMs: 1 }
+        : await atScale(100, 30_000);
     const thousand = await atScale(only ?? 1000, 30_000);
     const bare = bareNodeRssMB();
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
@@ -154,13 +214,17 @@ export const scaleBench: Bench = {
       ratios: {
         runningVsTmuxFloor100: ratio(hundred.runningMs, hundred.tmuxFloorMs),
         runningVsTmuxFloor1000: ratio(thousand.runningMs, thousand.tmuxFloorMs),
+        runningVsBatchedFloor100: ratio(hundred.runningMs, hundred.tmuxBatchedFloorMs),
+        runningVsBatchedFloor1000: ratio(thousand.runningMs, thousand.tmuxBatchedFloorMs),
         rssVsBareNode1000: ratio(thousand.controllerRssMB, bare),
       },
       summary:
         `100→Running ${hundred.runningMs} ms (tmux floor ${hundred.tmuxFloorMs} ms); ` +
-        `1000→Running ${thousand.runningMs} ms (floor ${thousand.tmuxFloorMs} ms); idle CPU at 1000 ` +
+        `1000→Running ${thousand.runningMs} ms (floor ${thousand.tmuxFloorMs} ms serial, ` +
+        `${thousand.tmuxBatchedFloorMs} ms in lists of 10); idle CPU at 1000 ` +
         `${thousand.idleCpuPercentOfOneCore} % (tmux server ${thousand.tmuxServerIdleCpuPercent} %); ` +
-        `RSS ${thousand.controllerRssMB} MB (bare node ${bare} MB)`,
+        `RSS ${thousand.controllerRssMB} MB (idle window ${thousand.rssIdleMinMB}–${thousand.rssIdleMaxMB} MB, ` +
+        `median ${thousand.rssIdleMedianMB}; bare node ${bare} MB)`,
     };
   },
 };

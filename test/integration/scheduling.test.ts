@@ -49,12 +49,17 @@ const ready = (status = 'True'): Condition => ({
   lastTransitionTime: T,
 });
 
-async function addNode(name: string, labels: Record<string, string>, maxSessions: number, projects: string[]) {
+async function addNode(
+  name: string,
+  labels: Record<string, string>,
+  maxSessions: number | undefined,
+  projects: string[],
+) {
   const n = await store.create({
     apiVersion: API_VERSION,
     kind: 'Node',
     metadata: { name, labels },
-    spec: { maxSessions },
+    spec: maxSessions === undefined ? {} : { maxSessions },
   } as Node);
   await store.updateStatus({
     ...n,
@@ -439,5 +444,34 @@ describe('binding races', () => {
     const after = await get('s');
     expect(after.spec?.nodeName).toBe('n2');
     expect(after.status?.binding).toMatchObject({ nodeName: 'n2', epoch: 1 });
+  });
+});
+
+describe('scheduling cost', () => {
+  it('one Node without maxSessions: sessions bound there without a pass over the session list', async () => {
+    await addNode('n1', {}, undefined, []);
+    for (let i = 0; i < 5; i++) await addSession(`s${i}`, {});
+    const cache = await snapshotCache(store, ['AgentSession', 'Node', 'Project', 'SessionPolicy']);
+    const all = cache('AgentSession');
+    let lists = 0;
+    const sessionsCache = {
+      get: all.get.bind(all),
+      list: (ns?: string) => {
+        lists++;
+        return all.list(ns);
+      },
+    };
+    const r = new SchedulerReconciler({
+      store,
+      sessions: sessionsCache,
+      nodes: cache('Node'),
+      projects: cache('Project'),
+      policies: cache('SessionPolicy'),
+      recorder: new EventRecorder(store),
+    });
+    for (let i = 0; i < 5; i++) await r.reconcile(`default/s${i}`);
+    expect((await sessions()).map((s) => s.status?.binding?.nodeName)).toEqual(['n1', 'n1', 'n1', 'n1', 'n1']);
+    // Counting the sessions bound to each Node is a pass over all of them: O(N²) for a burst of N.
+    expect(lists).toBe(0);
   });
 });

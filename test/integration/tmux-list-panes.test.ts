@@ -4,6 +4,10 @@
  * took one snapshot of 1000 idle panes a second), and a pane that changes is seen changed at once.
  */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import v8 from 'node:v8';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Tmux } from '../../controller/observers/tmux.js';
 
@@ -37,4 +41,36 @@ describe('tmux list-panes', () => {
     expect(third.panes[1]).toMatchObject({ session: 'b', dead: true });
     expect(first.panes[1].dead).toBe(false); // the earlier snapshot keeps what it saw
   });
+
+  it("a pane kept from an earlier call holds none of that call's whole output (only its own line)", async () => {
+    // Names of 13 characters or more: V8 makes a field that long a slice of the string it was split
+    // from (a shorter one is copied), as orchctl's session names are.
+    const name = (i: number) => `keep-a-long-name-${String(i).padStart(2, '0')}`;
+    for (let i = 0; i < 20; i++) expect(tmux('new-session', '-d', '-s', name(i), 'sleep', '600').status).toBe(0);
+    const t = new Tmux(socket);
+    let kept = (await t.listPanes()).panes;
+    expect(tmux('new-session', '-d', '-s', name(20), 'sleep', '600').status).toBe(0);
+    kept = [...kept, ...(await t.listPanes()).panes.slice(20)]; // the first 20 are the same objects
+    expect(kept).toHaveLength(21);
+    // The strings of the heap that begin with the first line and hold a later one: a whole `list-panes`
+    // output (a snapshot shows only its first KB). Only the last call's may live (its lines key the
+    // panes to reuse); the first call's lived on in the 20 panes kept from it.
+    const file = v8.writeHeapSnapshot(path.join(os.tmpdir(), `orchctl-list-panes-${process.pid}.heapsnapshot`));
+    const snap = JSON.parse(fs.readFileSync(file, 'utf8'));
+    fs.rmSync(file);
+    const fields: string[] = snap.snapshot.meta.node_fields;
+    const types: string[] = snap.snapshot.meta.node_types[0];
+    const [ti, ni] = [fields.indexOf('type'), fields.indexOf('name')];
+    let outputs = 0;
+    for (let i = 0; i < snap.nodes.length; i += fields.length) {
+      const text: string = snap.strings[snap.nodes[i + ni]];
+      if (
+        types[snap.nodes[i + ti]] === 'string' &&
+        text.startsWith(`${name(0)}\x1f`) &&
+        text.includes(`${name(5)}\x1f`)
+      )
+        outputs++;
+    }
+    expect(outputs).toBe(1);
+  }, 30_000);
 });

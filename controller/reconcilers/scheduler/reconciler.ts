@@ -77,6 +77,9 @@ export class SchedulerReconciler implements Reconciler {
     const mine = this.assumed.get(key);
     // The cache has not caught up with a binding written here: that copy is older than the binding.
     if (s && mine && Number(s.metadata.resourceVersion) < mine.resourceVersion) return;
+    // Caught up (or gone): the cache's copy holds the binding, so the assumption is dropped here, as
+    // boundCounts does (which runs only where a Node has a limit or there is a choice of Nodes).
+    if (mine) this.assumed.delete(key);
     if (!s) return;
     // Changed since it was read (by a person, a node, another scheduler; or its Event by another
     // writer): plan again from the store.
@@ -125,8 +128,20 @@ export class SchedulerReconciler implements Reconciler {
     };
   }
 
-  /** Sessions occupying each Node: the cache, with this process's newer bindings over it. */
+  /**
+   * Sessions occupying each Node: the cache, with this process's newer bindings over it. Counted on
+   * the first question only: one Node without maxSessions asks none, and a pass over every session
+   * for each of N sessions scheduled was O(N²) (issue 29: ~2 % of the controller's CPU at 1000).
+   */
   private boundCounts(except: string): (node: string) => number {
+    let counts: Map<string, number> | undefined;
+    return (node) => {
+      counts ??= this.countBound(except);
+      return counts.get(node) ?? 0;
+    };
+  }
+
+  private countBound(except: string): Map<string, number> {
     const counts = new Map<string, number>();
     const now = this.now();
     for (const o of this.d.sessions.list()) {
@@ -141,7 +156,7 @@ export class SchedulerReconciler implements Reconciler {
       }
       if (binding) counts.set(binding.nodeName, (counts.get(binding.nodeName) ?? 0) + 1);
     }
-    return (node) => counts.get(node) ?? 0;
+    return counts;
   }
 
   private async bind(key: string, s: AgentSession, node: string): Promise<void> {
