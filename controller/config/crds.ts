@@ -41,7 +41,10 @@ function compiledKinds(dir: string, files: string[]): KindInfo[] | undefined {
     const list = JSON.parse(fs.readFileSync(json, 'utf8')) as { file: string; info: KindInfo }[];
     if (list.length !== files.length || list.some((x, i) => x.file !== files[i])) return undefined;
     let whole: KindInfo[] | undefined;
-    const of = (i: number) => (whole ??= wholeKinds(dir, files))[i];
+    const of = (i: number) => {
+      whole ??= wholeKinds(dir, files);
+      return whole[i];
+    };
     return list.map(({ info }, i) =>
       Object.defineProperties(info, {
         schema: { get: () => of(i).schema, enumerable: true },

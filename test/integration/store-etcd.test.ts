@@ -167,7 +167,8 @@ describe('EtcdStore', () => {
     await other.revision();
     expect(await store.tryAcquireLease('orchctl-node-n1', 'a', 15)).toBeDefined();
     const before = await requests();
-    for (let i = 0; i < 5; i++) expect((await store.tryAcquireLease('orchctl-node-n1', 'a', 15))?.holderIdentity).toBe('a');
+    for (let i = 0; i < 5; i++)
+      expect((await store.tryAcquireLease('orchctl-node-n1', 'a', 15))?.holderIdentity).toBe('a');
     expect((await requests()) - before).toBe(5);
     // Another writer (here a release and a takeover): the holder's next try reads, and finds it taken.
     await store.releaseLease('orchctl-node-n1', 'a');
