@@ -5,8 +5,9 @@
  * sessions (`sh -c 'exec sleep 3600'`) in one transaction, all bound to that node. Measured: created
  * → all Running, then after 10 s of settling an idle window of 30 s: the node agent's CPU in % of one
  * core (the children it reaped included), split by thread (/proc/<pid>/task/<tid>/stat), its RSS,
- * and for context the control plane's, etcd's and the node's watchdog's CPU and the store writes
- * a second (revision moves). The baseline, in the same run, is `scale`'s single-host controller with
+ * and for context the control plane's, etcd's and the node's watchdog's CPU, the store writes a
+ * second (revision moves) and the requests etcd served in the window by method (Range, Txn, …:
+ * unary requests of every client; a watch stream counts once, when it ends). The baseline, in the same run, is `scale`'s single-host controller with
  * the same 333 sessions (control plane and node in one process, on SQLite), and a bare `node`'s RSS.
  *
  * ORCHCTL_BENCH_CPU_PROF=<dir>: the node agent writes a CPU profile there when it stops (SIGTERM
@@ -75,7 +76,19 @@ function watchdogPid(home: string): number | undefined {
   }
 }
 
+/** Requests the etcd members served, by gRPC method (their /metrics): every client's, summed over members. */
+async function etcdRequests(mh: MultiHost): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const e of mh.cluster.endpoints) {
+    const text = await (await fetch(`${e}/metrics`)).text();
+    for (const m of text.matchAll(/^grpc_server_handled_total\{[^}]*grpc_method="(\w+)"[^}]*\} (\d+)/gm))
+      out.set(m[1], (out.get(m[1]) ?? 0) + Number(m[2]));
+  }
+  return out;
+}
+
 interface Sample {
+  requests: Map<string, number>;
   node: number;
   threads: Map<string, number>;
   controlPlane: number;
@@ -94,6 +107,7 @@ async function sample(mh: MultiHost, watchdog: number | undefined): Promise<Samp
     }
   };
   return {
+    requests: await etcdRequests(mh),
     node: cpuSeconds(node, true),
     threads: threadCpu(node),
     controlPlane: safe(mh.controllers[0].pid, true),
@@ -114,6 +128,8 @@ export interface NodeAtScale {
   etcdIdleCpuPercent: number;
   watchdogIdleCpuPercent: number;
   storeWritesPerSecondIdle: number;
+  /** Requests etcd served over the window, by method, from every client (control plane, node agent). */
+  etcdRequestsIdle: Record<string, number>;
 }
 
 export async function nodeAgentAtScale(n: number, idleWindowMs: number): Promise<NodeAtScale> {
@@ -154,6 +170,9 @@ export async function nodeAgentAtScale(n: number, idleWindowMs: number): Promise
       etcdIdleCpuPercent: pct(b.etcd - a.etcd),
       watchdogIdleCpuPercent: pct(b.watchdog - a.watchdog),
       storeWritesPerSecondIdle: r1((b.revision - a.revision) / s),
+      etcdRequestsIdle: Object.fromEntries(
+        [...b.requests].map(([k, v]) => [k, v - (a.requests.get(k) ?? 0)]).filter(([, v]) => v),
+      ),
     };
   } finally {
     await mh.stop();
