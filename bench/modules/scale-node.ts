@@ -7,8 +7,9 @@
  * core (the children it reaped included), split by thread (/proc/<pid>/task/<tid>/stat), its RSS,
  * and for context the control plane's, etcd's and the node's watchdog's CPU, the store writes a
  * second (revision moves) and the requests etcd served in the window by method (Range, Txn, …:
- * unary requests of every client; a watch stream counts once, when it ends). The baseline, in the same run, is `scale`'s single-host controller with
- * the same 333 sessions (control plane and node in one process, on SQLite), and a bare `node`'s RSS.
+ * unary requests of every client; a watch stream counts once, when it ends). The baseline, in the
+ * same run, is `scale`'s single-host controller with the same 333 sessions (control plane and node
+ * in one process, on SQLite), and a bare `node`'s RSS.
  *
  * ORCHCTL_BENCH_CPU_PROF=<dir>: the node agent writes a CPU profile there when it stops (SIGTERM
  * after the window); its last 30 s are the idle window.

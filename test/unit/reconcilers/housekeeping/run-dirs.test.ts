@@ -91,7 +91,7 @@ it('holds run directories to the bound over many runs, whatever the number of ru
   expect(left('busy')).toEqual([56, 57, 58, 59, 60]);
 });
 
-it('a pass with every session in the cache reads no store; a directory the cache does not explain is checked', async () => {
+it('a pass with every session in the cache reads no store; a directory it does not explain is checked', async () => {
   await session('live', 5);
   runs('live', 5);
   let lists = 0;
