@@ -25,4 +25,10 @@ const validators = path.join(root, 'dist', 'validators');
 fs.rmSync(validators, { recursive: true, force: true });
 fs.mkdirSync(validators);
 const kinds = crds.map(({ file, crd }) => kindInfoFromCrd(crd, file));
+// dist/kinds.json: every kind without its schema and CRD (a tenth of crds.json), what a command that
+// only reads and prints needs (names, scope, columns); the schemas are read from crds.json on first use.
+fs.writeFileSync(
+  path.join(root, 'dist', 'kinds.json'),
+  JSON.stringify(kinds.map(({ schema, crd, ...info }, i) => ({ file: crds[i].file, info }))),
+);
 for (const [kind, code] of precompiledModules(kinds)) fs.writeFileSync(path.join(validators, `${kind}.cjs`), code);

@@ -7,6 +7,9 @@
  *  - the controller's idle CPU over a window after start-up settled, in % of one core, its
  *    children (tmux clients it started) included, beside the tmux server's own;
  *  - the controller's resident memory, beside a bare `node` process's.
+ * And the node-agent mode (scale-node.ts): one `orchctl node` agent on etcd holding 333 sessions,
+ * beside the single-host controller with the same 333 as its baseline, in the same run.
+ * ORCHCTL_BENCH_SCALE_ONLY=100, 1000 or node runs only that part.
  * Run it on a quiet machine: other work on the two cores shows up in every figure.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -16,11 +19,12 @@ import type { Resource } from '../../controller/api/types.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { cpuSeconds, ORCHCTL, tempDir } from '../lib.js';
 import type { Bench } from '../types.js';
+import { nodeAgentAtScale, rssMB, threadCpu, threadReport } from './scale-node.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const rssMB = (pid: number): number =>
-  Math.round(Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
+/** Sessions one node agent holds in the node-agent mode (a third of 1000: one of three hosts). */
+const NODE_SESSIONS = 333;
 
 function session(name: string, workdir: string): Resource {
   return {
@@ -98,7 +102,22 @@ async function heapSnapshotThenStop(p: ChildProcess, dir: string): Promise<void>
   await Promise.race([exited, sleep(60_000)]);
 }
 
-async function atScale(n: number, idleWindowMs: number): Promise<Record<string, number>> {
+interface AtScale {
+  sessions: number;
+  runningMs: number;
+  tmuxFloorMs: number;
+  tmuxBatchedFloorMs: number;
+  tmuxBatchedFloorServerCpuS?: number;
+  idleCpuPercentOfOneCore: number;
+  idleCpuByThread: Record<string, number>;
+  tmuxServerIdleCpuPercent: number;
+  controllerRssMB: number;
+  rssIdleMinMB?: number;
+  rssIdleMaxMB?: number;
+  rssIdleMedianMB?: number;
+}
+
+async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
   const dir = tempDir(`scale-${n}`);
   const home = path.join(dir, 'home');
   fs.mkdirSync(home);
@@ -131,6 +150,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<Record<string, 
     await sleep(10_000); // start-up work (first observations) settles
     const server = tmuxServerPid(socket);
     const c0 = cpuSeconds(ctl.pid!, true);
+    const t0s = threadCpu(ctl.pid!);
     const s0 = server ? cpuSeconds(server, false) : 0;
     // RSS every second of the window: one reading swings by ±25 MB with where the heap is between
     // two major collections (and the ArrayBuffers waiting for one), so its median and range are shown.
@@ -140,6 +160,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<Record<string, 
       await sleep(Math.min(1000, Math.max(0, end - performance.now())));
     }
     const c1 = cpuSeconds(ctl.pid!, true);
+    const t1s = threadCpu(ctl.pid!);
     const s1 = server ? cpuSeconds(server, false) : 0;
     const rss = rssMB(ctl.pid!);
     const smaps = smapsRollupMB(ctl.pid!);
@@ -153,6 +174,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<Record<string, 
       tmuxBatchedFloorMs: batched.ms,
       tmuxBatchedFloorServerCpuS: batched.serverCpuS,
       idleCpuPercentOfOneCore: pct(c1 - c0),
+      idleCpuByThread: threadReport(t0s, t1s, idleWindowMs / 1000),
       tmuxServerIdleCpuPercent: pct(s1 - s0),
       controllerRssMB: rss,
       ...rssSpread(rssSamples),
@@ -194,22 +216,55 @@ function bareNodeRssMB(): number {
   return Math.round(Number(r.stdout.trim()) / 1024);
 }
 
+/** The node-agent mode: one node agent with NODE_SESSIONS on etcd, and the single host with as many. */
+async function nodeMode(bare: number): Promise<Record<string, unknown>> {
+  const singleHost = await atScale(NODE_SESSIONS, 30_000);
+  const nodeAgent = await nodeAgentAtScale(NODE_SESSIONS, 30_000);
+  const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+  return {
+    singleHost,
+    nodeAgent,
+    ratios: {
+      idleCpuNodeVsSingleHost: ratio(nodeAgent.nodeAgentIdleCpuPercentOfOneCore, singleHost.idleCpuPercentOfOneCore),
+      rssNodeVsBareNode: ratio(nodeAgent.nodeAgentRssMB, bare),
+      runningNodeVsSingleHost: ratio(nodeAgent.runningMs, singleHost.runningMs),
+    },
+    summary:
+      `node agent with ${NODE_SESSIONS}: →Running ${nodeAgent.runningMs} ms, idle CPU ` +
+      `${nodeAgent.nodeAgentIdleCpuPercentOfOneCore} % (goal ≤ 2), RSS ${nodeAgent.nodeAgentRssMB} MB; ` +
+      `single host with ${NODE_SESSIONS}: →Running ${singleHost.runningMs} ms, idle CPU ` +
+      `${singleHost.idleCpuPercentOfOneCore} %, RSS ${singleHost.controllerRssMB} MB; bare node ${bare} MB`,
+  };
+}
+
 export const scaleBench: Bench = {
   name: 'scale',
-  description: 'one host at 100 and 1000 sessions: created → Running vs tmux floor, idle CPU, RSS',
+  description: `one host at 100 and 1000 sessions, a node agent at ${NODE_SESSIONS}: →Running, idle CPU, RSS`,
   async run() {
-    // ORCHCTL_BENCH_SCALE_ONLY=1000: only that size (profiling one size, a quicker look).
-    const only = Number(process.env.ORCHCTL_BENCH_SCALE_ONLY) || undefined;
-    const hundred =
-      only && only !== 100
-        ? { sessions: 0, runningMs: 0, tmuxFloorMs: 1, tmuxBatchedFloorMs: 1 }
-        : await atScale(100, 30_000);
-    const thousand = await atScale(only ?? 1000, 30_000);
+    // ORCHCTL_BENCH_SCALE_ONLY=100, 1000 or node: only that part (profiling one size, a quicker look).
+    const only = process.env.ORCHCTL_BENCH_SCALE_ONLY;
+    if (only && !['100', '1000', 'node'].includes(only))
+      throw new Error(`ORCHCTL_BENCH_SCALE_ONLY: 100, 1000 or node, not ${JSON.stringify(only)}`);
     const bare = bareNodeRssMB();
+    if (only === 'node') return { node: await nodeMode(bare), bareNodeRssMB: bare };
+    const skipped: AtScale = {
+      sessions: 0,
+      runningMs: 0,
+      tmuxFloorMs: 1,
+      tmuxBatchedFloorMs: 1,
+      idleCpuPercentOfOneCore: 0,
+      idleCpuByThread: {},
+      tmuxServerIdleCpuPercent: 0,
+      controllerRssMB: 0,
+    };
+    const hundred = only === '1000' ? skipped : await atScale(100, 30_000);
+    const thousand = only === '100' ? skipped : await atScale(1000, 30_000);
+    const node = only ? undefined : await nodeMode(bare);
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
     return {
       hundred,
       thousand,
+      ...(node ? { node } : {}),
       bareNodeRssMB: bare,
       ratios: {
         runningVsTmuxFloor100: ratio(hundred.runningMs, hundred.tmuxFloorMs),
@@ -224,7 +279,7 @@ export const scaleBench: Bench = {
         `${thousand.tmuxBatchedFloorMs} ms in lists of 10); idle CPU at 1000 ` +
         `${thousand.idleCpuPercentOfOneCore} % (tmux server ${thousand.tmuxServerIdleCpuPercent} %); ` +
         `RSS ${thousand.controllerRssMB} MB (idle window ${thousand.rssIdleMinMB}–${thousand.rssIdleMaxMB} MB, ` +
-        `median ${thousand.rssIdleMedianMB}; bare node ${bare} MB)`,
+        `median ${thousand.rssIdleMedianMB}; bare node ${bare} MB)${node ? `; ${node.summary}` : ''}`,
     };
   },
 };

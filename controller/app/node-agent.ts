@@ -119,7 +119,14 @@ export function setupNodeAgent(mgr: Manager, d: NodeAgentDeps): void {
   mgr
     .controller('run-retention', { workers: 1 })
     .every(SWEEP_MS, () => [RUN_DIRS])
-    .complete(new RunDirRetention({ store: mgr.store, home: d.home, retention: d.retention }));
+    .complete(
+      new RunDirRetention({
+        store: mgr.store,
+        home: d.home,
+        sessions: mgr.informer('AgentSession'),
+        retention: d.retention,
+      }),
+    );
 }
 
 /** The node lease's hooks: the heartbeat file (multi-node mode: `fuse` says) and the sweep after a lapse. */

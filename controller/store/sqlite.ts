@@ -70,6 +70,21 @@ function database(file: string, opts: BetterSqlite3.Options = {}): BetterSqlite3
   return new Database(file, addonFile ? { ...opts, nativeBinding: addonFile } : opts);
 }
 
+/** An object whose every property is made by its function on first read, then kept. */
+function lazily<T extends Record<string, () => unknown>>(make: T): { [K in keyof T]: ReturnType<T[K]> } {
+  const out = {} as { [K in keyof T]: ReturnType<T[K]> };
+  for (const key of Object.keys(make))
+    Object.defineProperty(out, key, {
+      configurable: true,
+      get() {
+        const value = make[key]();
+        Object.defineProperty(out, key, { value });
+        return value;
+      },
+    });
+  return out;
+}
+
 export interface SqliteStoreOptions {
   /** How often other processes' commits are looked for while someone watches. */
   pollIntervalMs?: number;
@@ -186,48 +201,56 @@ export class SqliteStore implements Store {
       throw storeError(file, e);
     }
     const db = this.db;
-    this.stmts = {
-      get: db.prepare<[string, string, string], { data: string }>(
-        'SELECT data FROM objects WHERE kind = ? AND namespace = ? AND name = ?',
-      ),
-      listAll: db.prepare<[string], { data: string }>(
-        'SELECT data FROM objects WHERE kind = ? ORDER BY namespace, name',
-      ),
-      listNs: db.prepare<[string, string], { data: string }>(
-        'SELECT data FROM objects WHERE kind = ? AND namespace = ? ORDER BY name',
-      ),
-      dependents: db.prepare<[string, string], { data: string }>(
-        'SELECT data FROM objects WHERE namespace = ? AND instr(data, ?) > 0',
-      ),
-      revision: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'revision'"),
-      compacted: db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'compacted'"),
-      bump: db.prepare<[], { value: number }>(
-        "UPDATE meta SET value = value + 1 WHERE key = 'revision' RETURNING value",
-      ),
-      setCompacted: db.prepare<[number]>("UPDATE meta SET value = ? WHERE key = 'compacted'"),
-      compact: db.prepare<[number]>('DELETE FROM changes WHERE revision <= ?'),
-      upsert: db.prepare<[string, string, string, number, string]>(
-        'INSERT INTO objects (kind, namespace, name, rv, data) VALUES (?, ?, ?, ?, ?) ' +
-          'ON CONFLICT (kind, namespace, name) DO UPDATE SET rv = excluded.rv, data = excluded.data',
-      ),
-      remove: db.prepare<[string, string, string]>('DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?'),
-      change: db.prepare<[number, string, string, string, string, string]>(
-        'INSERT INTO changes (revision, kind, namespace, name, type, data) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
-      changesSince: db.prepare<[number], ChangeRow>(
-        'SELECT revision, kind, namespace, type, data FROM changes WHERE revision > ? ORDER BY revision',
-      ),
-      changesSinceKind: db.prepare<[number, string], ChangeRow>(
-        'SELECT revision, kind, namespace, type, data FROM changes WHERE revision > ? AND kind = ? ORDER BY revision',
-      ),
-      newestNs: db.prepare<[string, string], { rv: number | null }>(GUARD_SQL.namespace),
-      newestAny: db.prepare<[string], { rv: number | null }>(GUARD_SQL.any),
-      leaseGet: db.prepare<[string], { data: string }>('SELECT data FROM leases WHERE name = ?'),
-      leasePut: db.prepare<[string, string]>(
-        'INSERT INTO leases (name, data) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET data = excluded.data',
-      ),
-      leaseDel: db.prepare<[string]>('DELETE FROM leases WHERE name = ?'),
-    };
+    // Prepared on first use: a read-only `get` runs two of these twenty.
+    this.stmts = lazily({
+      get: () =>
+        db.prepare<[string, string, string], { data: string }>(
+          'SELECT data FROM objects WHERE kind = ? AND namespace = ? AND name = ?',
+        ),
+      listAll: () =>
+        db.prepare<[string], { data: string }>('SELECT data FROM objects WHERE kind = ? ORDER BY namespace, name'),
+      listNs: () =>
+        db.prepare<[string, string], { data: string }>(
+          'SELECT data FROM objects WHERE kind = ? AND namespace = ? ORDER BY name',
+        ),
+      dependents: () =>
+        db.prepare<[string, string], { data: string }>(
+          'SELECT data FROM objects WHERE namespace = ? AND instr(data, ?) > 0',
+        ),
+      revision: () => db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'revision'"),
+      compacted: () => db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'compacted'"),
+      bump: () =>
+        db.prepare<[], { value: number }>("UPDATE meta SET value = value + 1 WHERE key = 'revision' RETURNING value"),
+      setCompacted: () => db.prepare<[number]>("UPDATE meta SET value = ? WHERE key = 'compacted'"),
+      compact: () => db.prepare<[number]>('DELETE FROM changes WHERE revision <= ?'),
+      upsert: () =>
+        db.prepare<[string, string, string, number, string]>(
+          'INSERT INTO objects (kind, namespace, name, rv, data) VALUES (?, ?, ?, ?, ?) ' +
+            'ON CONFLICT (kind, namespace, name) DO UPDATE SET rv = excluded.rv, data = excluded.data',
+        ),
+      remove: () =>
+        db.prepare<[string, string, string]>('DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?'),
+      change: () =>
+        db.prepare<[number, string, string, string, string, string]>(
+          'INSERT INTO changes (revision, kind, namespace, name, type, data) VALUES (?, ?, ?, ?, ?, ?)',
+        ),
+      changesSince: () =>
+        db.prepare<[number], ChangeRow>(
+          'SELECT revision, kind, namespace, type, data FROM changes WHERE revision > ? ORDER BY revision',
+        ),
+      changesSinceKind: () =>
+        db.prepare<[number, string], ChangeRow>(
+          'SELECT revision, kind, namespace, type, data FROM changes WHERE revision > ? AND kind = ? ORDER BY revision',
+        ),
+      newestNs: () => db.prepare<[string, string], { rv: number | null }>(GUARD_SQL.namespace),
+      newestAny: () => db.prepare<[string], { rv: number | null }>(GUARD_SQL.any),
+      leaseGet: () => db.prepare<[string], { data: string }>('SELECT data FROM leases WHERE name = ?'),
+      leasePut: () =>
+        db.prepare<[string, string]>(
+          'INSERT INTO leases (name, data) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET data = excluded.data',
+        ),
+      leaseDel: () => db.prepare<[string]>('DELETE FROM leases WHERE name = ?'),
+    });
   }
 
   // ---- reads -------------------------------------------------------------------------------

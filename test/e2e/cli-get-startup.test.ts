@@ -3,7 +3,7 @@
  * real bin/orchctl runs with a preload that records every module it loads: ES modules through a
  * resolve hook, CommonJS ones from the require cache at exit. A read needs neither the schema
  * validator and admission rules (loaded by the validating store on its first write) nor the
- * `bindings` package's search for the SQLite addon.
+ * `bindings` package's search for the SQLite addon, nor describe's printers.
  */
 import { execa } from 'execa';
 import fs from 'node:fs';
@@ -62,7 +62,7 @@ const packages = (files: string[]) =>
   [...new Set(files.filter((f) => f.startsWith('node_modules/')).map((f) => f.split('/')[1]))].sort();
 
 describe('orchctl get start-up', () => {
-  it('loads neither the schema validator, the admission rules nor the bindings search', async () => {
+  it('loads neither the schema validator, the admission rules, the bindings search nor describe code', async () => {
     const store = new SqliteStore(path.join(home, 'state.db'));
     await store.create({
       apiVersion: 'orchctl.io/v1alpha1',
@@ -76,6 +76,11 @@ describe('orchctl get start-up', () => {
     expect(packages(files)).toEqual(['better-sqlite3', 'commander']);
     for (const f of ['dist/controller/api/validate.js', 'dist/controller/client/admission.js'])
       expect(files).not.toContain(f);
+    // The Node cells without `describe node` (printers/nodes.ts), describe's printers and the policy matching.
+    expect(files).toContain('dist/controller/cli/printers/node-cells.js');
+    for (const f of ['printers/nodes.js', 'printers/describe.js'])
+      expect(files).not.toContain(`dist/controller/cli/${f}`);
+    expect(files).not.toContain('dist/controller/api/policy.js');
   });
 
   it('a command that writes a spec still loads the checks (what the recorder sees)', async () => {

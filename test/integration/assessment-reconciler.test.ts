@@ -14,7 +14,11 @@ import { EventRecorder } from '../../controller/client/events.js';
 import { STOP_GRACE_MS } from '../../controller/reconcilers/assessment/assess.js';
 import { assessmentConfig } from '../../controller/reconcilers/assessment/config.js';
 import { readCheckpoints, checkpointsPath } from '../../controller/reconcilers/assessment/history.js';
-import { AssessmentReconciler, type SendFn } from '../../controller/reconcilers/assessment/reconciler.js';
+import {
+  type AssessmentDeps,
+  AssessmentReconciler,
+  type SendFn,
+} from '../../controller/reconcilers/assessment/reconciler.js';
 import type {
   AssessmentStatus,
   BreakerStatus,
@@ -35,7 +39,7 @@ const NAME = 'fix-tests';
 const key = `default/${NAME}`;
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
-function reconciler(): AssessmentReconciler {
+function reconciler(o: Partial<AssessmentDeps> = {}): AssessmentReconciler {
   const policy = {
     apiVersion: 'orchctl.io/v1alpha1',
     kind: 'SessionPolicy',
@@ -55,6 +59,7 @@ function reconciler(): AssessmentReconciler {
     },
     now: () => now,
     redeliverGraceMs: 30_000,
+    ...o,
   });
 }
 
@@ -120,6 +125,45 @@ describe('consuming the event log', () => {
   it('writes nothing for a session whose log is empty', async () => {
     expect(await reconciler().reconcile(key)).toBeUndefined();
     expect((await session()).status?.detector).toBeUndefined();
+  });
+
+  it('a pass over a session with nothing logged and nothing assessed reads no store (every resync)', async () => {
+    let reads = 0;
+    const counted = new Proxy(store, {
+      get: (t, k, r) =>
+        k === 'get'
+          ? (...a: Parameters<SqliteStore['get']>) => {
+              reads++;
+              return t.get(...a);
+            }
+          : Reflect.get(t, k, r),
+    });
+    // The cache holds what the store holds (an informer that has caught up).
+    const sessions = { get: () => cached };
+    let cached: AgentSession | undefined = await session();
+    const r = reconciler({ store: counted, sessions });
+    for (let i = 0; i < 3; i++) expect(await r.reconcile(key)).toBeUndefined();
+    expect(reads).toBe(0);
+    // An empty log file is nothing logged too.
+    fs.mkdirSync(path.dirname(eventLogPath(dir, 'default', NAME)), { recursive: true });
+    fs.writeFileSync(eventLogPath(dir, 'default', NAME), '');
+    await r.reconcile(key);
+    expect(reads).toBe(0);
+    // Events logged: the pass reads the session and assesses them.
+    append(failingSession());
+    await r.reconcile(key);
+    expect(reads).toBeGreaterThan(0);
+    expect((await status()).assessment.position.seq).toBeGreaterThan(0);
+    // A cache behind that write (no assessment in it) still reads the store: the log is not empty.
+    const before = reads;
+    await r.reconcile(key);
+    expect(reads).toBeGreaterThan(before);
+    // Unknown to the cache: read from the store as before.
+    cached = undefined;
+    fs.rmSync(eventLogPath(dir, 'default', NAME));
+    const again = reads;
+    await r.reconcile(key);
+    expect(reads).toBeGreaterThan(again);
   });
 
   it('a replay from the committed position (status lost in a crash) counts and checkpoints nothing twice', async () => {

@@ -148,6 +148,41 @@ describe('EtcdStore', () => {
     await store.close();
   });
 
+  it('a lease renewal by its holder is one etcd request; after another writer, it reads the lease again', async () => {
+    // Counted by the members themselves (their /metrics): every request of every client of the cluster.
+    const requests = async () => {
+      let total = 0;
+      for (const e of cluster.endpoints) {
+        const text = await (await fetch(`${e}/metrics`)).text();
+        for (const m of text.matchAll(/^grpc_server_handled_total\{[^}]*grpc_method="(Range|Txn)"[^}]*\} (\d+)/gm))
+          total += Number(m[2]);
+      }
+      return total;
+    };
+    const prefix = `/lease${++n}/`;
+    const same = () => new EtcdStore({ endpoints: cluster.endpoints, prefix });
+    const store = same();
+    const other = same();
+    await store.revision(); // connected
+    await other.revision();
+    expect(await store.tryAcquireLease('orchctl-node-n1', 'a', 15)).toBeDefined();
+    const before = await requests();
+    for (let i = 0; i < 5; i++)
+      expect((await store.tryAcquireLease('orchctl-node-n1', 'a', 15))?.holderIdentity).toBe('a');
+    expect((await requests()) - before).toBe(5);
+    // Another writer (here a release and a takeover): the holder's next try reads, and finds it taken.
+    await store.releaseLease('orchctl-node-n1', 'a');
+    expect(await other.tryAcquireLease('orchctl-node-n1', 'b', 15)).toBeDefined();
+    expect(await store.tryAcquireLease('orchctl-node-n1', 'a', 15)).toBeUndefined();
+    expect((await other.getLease('orchctl-node-n1'))?.holderIdentity).toBe('b');
+    // And one whose lease another process renewed meanwhile: still the holder's, read again and renewed.
+    const renewed = await other.tryAcquireLease('orchctl-node-n1', 'b', 15);
+    const third = same();
+    expect((await third.tryAcquireLease('orchctl-node-n1', 'b', 15))?.acquireTime).toBe(renewed?.acquireTime);
+    expect((await other.tryAcquireLease('orchctl-node-n1', 'b', 15))?.holderIdentity).toBe('b');
+    await Promise.all([store.close(), other.close(), third.close()]);
+  });
+
   it('a fenced transaction fails on etcd in the same txn as the lease check', async () => {
     const store = open();
     const other = open();

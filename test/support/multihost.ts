@@ -55,6 +55,8 @@ export interface MultiHostOptions {
   nodeLostGrace?: string;
   /** Extra flags of every node agent (e.g. a faster `--observe-interval`). */
   nodeArgs?: string[];
+  /** Node's own flags for every node agent (e.g. --cpu-prof, which NODE_OPTIONS does not take). */
+  nodeExecArgv?: string[];
   /** Extra flags of every control plane. */
   controllerArgs?: string[];
   /** Serve each control plane's /metrics and /readyz on a port of its own (Proc.metricsUrl). */
@@ -80,6 +82,8 @@ export class Proc {
     readonly socket?: string,
     /** http://127.0.0.1:PORT of its /metrics and /readyz, when served. */
     readonly metricsUrl?: string,
+    /** Node's own flags: bin/orchctl then runs under `node FLAGS`. */
+    readonly execArgv: string[] = [],
   ) {}
 
   get pid(): number | undefined {
@@ -92,7 +96,10 @@ export class Proc {
   }
 
   start(): void {
-    const child = execa(BIN, this.args, { cwd: ROOT, env: this.env, extendEnv: false, reject: false, stdin: 'ignore' });
+    const [file, args] = this.execArgv.length
+      ? [process.execPath, [...this.execArgv, BIN, ...this.args]]
+      : [BIN, this.args];
+    const child = execa(file, args, { cwd: ROOT, env: this.env, extendEnv: false, reject: false, stdin: 'ignore' });
     live.add(this);
     this.child = child;
     this.pids.push(child.pid!);
@@ -267,6 +274,8 @@ export async function startMultiHost(opts: MultiHostOptions): Promise<MultiHost>
       { ...env, ORCHCTL_STORE: storeUrl, ORCHCTL_HOME: h, ORCHCTL_TMUX_SOCKET: socket },
       h,
       socket,
+      undefined,
+      opts.nodeExecArgv,
     );
   }
   const controllers: Proc[] = [];

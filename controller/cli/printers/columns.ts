@@ -5,7 +5,7 @@ import { nodeNotReady } from './node-not-ready.js';
 import { pausedCell } from './paused.js';
 import type { Resource } from '../../api/types.js';
 import { evalPath, simpleKeys, valueAt } from '../jsonpath.js';
-import { computedCell } from './nodes.js';
+import { computedCell } from './node-cells.js';
 import { sessionCell } from './session-cells.js';
 
 export interface TableOptions {

@@ -1,58 +1,16 @@
 /**
- * How Nodes print: the `get nodes` cells a CRD column cannot compute (kubectl's STATUS "Ready" or
- * "NotReady,SchedulingDisabled", load over CPUs, free over total memory, labels as k=v), and
- * `describe node` with its conditions, capacity and the sessions bound to it.
+ * `describe node`: its conditions, capacity and the sessions bound to it (the `get nodes` cells are
+ * node-cells.ts).
  */
-import { getCondition } from '../../api/conditions.js';
 import type { KindInfo } from '../../api/crds.js';
 import { age } from '../../api/duration.js';
 import type { Node } from '../../api/node.js';
 import { type Phase, TERMINAL_PHASES } from '../../api/phases.js';
 import type { AgentSession } from '../../api/session.js';
-import type { Resource } from '../../api/types.js';
 import type { EventObject } from '../../client/events.js';
 import { describeEvents, describeHeader } from './describe.js';
+import { bytes } from './node-cells.js';
 import { renderTable } from './table.js';
-
-const GiB = 1024 ** 3;
-const MiB = 1024 ** 2;
-
-/** Bytes as kubectl prints quantities: 512Mi, 15.6Gi. */
-export function bytes(n: number | undefined): string {
-  if (n === undefined) return '<none>';
-  return n >= GiB ? `${Math.round((n / GiB) * 10) / 10}Gi` : `${Math.round(n / MiB)}Mi`;
-}
-
-/** kubectl's node STATUS: Ready or NotReady (False, or Unknown when lost), and SchedulingDisabled when cordoned. */
-export function nodeStatus(n: Node): string {
-  const ready = getCondition(n.status?.conditions, 'Ready')?.status;
-  const s = ready === 'True' ? 'Ready' : ready ? 'NotReady' : 'Unknown';
-  return n.spec?.unschedulable ? `${s},SchedulingDisabled` : s;
-}
-
-const labels = (o: Resource) =>
-  Object.entries(o.metadata.labels ?? {})
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',') || '<none>';
-
-const CELLS: Record<string, (n: Node) => string> = {
-  status: nodeStatus,
-  sessions: (n) => `${n.status?.sessions ?? 0}${n.spec?.maxSessions !== undefined ? `/${n.spec.maxSessions}` : ''}`,
-  cpu: (n) => {
-    const load = n.status?.loadAverage?.[0];
-    const cpu = n.status?.capacity?.cpu;
-    return load === undefined || cpu === undefined ? '<none>' : `${load.toFixed(2)}/${cpu}`;
-  },
-  memory: (n) => `${bytes(n.status?.free?.memoryBytes)}/${bytes(n.status?.capacity?.memoryBytes)}`,
-  labels,
-};
-
-/** The cell of a computed column of `kind`, or undefined when the column is read by its jsonPath. */
-export function computedCell(kind: string, column: string): ((o: Resource) => string) | undefined {
-  if (kind !== 'Node') return undefined;
-  const f = CELLS[column.toLowerCase()];
-  return f && ((o) => f(o));
-}
 
 export function describeNode(
   kind: KindInfo,

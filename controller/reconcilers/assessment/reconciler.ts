@@ -19,6 +19,8 @@
  *    catch up before sending again. So an intervention is sent once, and a second time only if
  *    the first attempt never reached the agent's transcript.
  */
+import fs from 'node:fs';
+
 import type { AgentSession, SessionPolicy } from '../../api/kinds.js';
 import type { AssessmentMetricsHooks } from '../../api/metrics-hooks.js';
 import { resolvePolicy } from '../../api/policy.js';
@@ -64,6 +66,11 @@ export type { AssessmentMetricsHooks } from '../../api/metrics-hooks.js';
 export interface AssessmentDeps {
   store: Store;
   policies: Pick<Informer<'SessionPolicy'>, 'list'>;
+  /**
+   * The sessions' cache: a pass over a session it shows with nothing assessed yet and whose event
+   * log is empty reads no store (on etcd, a request per session every resync).
+   */
+  sessions?: Pick<Informer<'AgentSession'>, 'get'>;
   home: string;
   send: SendFn;
   recorder: EventRecorder;
@@ -95,6 +102,7 @@ export class AssessmentReconciler implements Reconciler {
 
   async reconcile(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
+    if (this.nothingLogged(namespace, name)) return;
     let obj = await this.d.store.get({ kind: 'AgentSession', namespace, name });
     if (!obj || obj.metadata.deletionTimestamp) return;
     const policy = resolvePolicy(obj, this.d.policies.list());
@@ -109,6 +117,22 @@ export class AssessmentReconciler implements Reconciler {
       if (!obj) return;
     }
     return this.consume(obj, cfg, policy);
+  }
+
+  /**
+   * Nothing to do, decided without the store: the cache shows the session with no assessment status
+   * (so no pending intervention) and its event log is empty or absent — the pass would read nothing
+   * and write nothing (planConsume). Only this reconciler writes status.assessment, and only after
+   * reading events: a cache that lags behind such a write is passed over only while the log is empty.
+   */
+  private nothingLogged(namespace: string, name: string): boolean {
+    const cached = this.d.sessions?.get(namespace, name);
+    if (!cached || cached.metadata.deletionTimestamp || cached.status?.assessment) return false;
+    try {
+      return fs.statSync(eventLogPath(this.d.home, namespace, name)).size === 0;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === 'ENOENT';
+    }
   }
 
   /** Reads the next batch (observe), assesses it (plan.ts, pure), summarises its checkpoints, one status write. */

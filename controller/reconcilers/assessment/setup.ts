@@ -31,6 +31,7 @@ export function setup(mgr: Manager, d: AssessmentSetupDeps): AssessmentReconcile
   const assess = new AssessmentReconciler({
     store: mgr.store,
     policies: mgr.informer('SessionPolicy'),
+    sessions,
     home: d.home,
     send,
     recorder: d.recorder,

@@ -4,13 +4,19 @@
  *    run (status.run) go; the current run and any later (being prepared) are never touched;
  *  - of a session no longer in the store, the whole directory (runs, event log, checkpoints) goes
  *    once nothing in it changed for `deletedSessionDirTtlMs`.
- * The node agent runs it (the disk is the node's). The store is read, not a cache, so a session
- * created a moment ago is seen; a pass killed half-way leaves whole directories and is done again.
+ * The node agent runs it (the disk is the node's). It looks at the sessions' cache first: a run
+ * there is never newer than in the store (runs only grow), so it removes no more old runs than the
+ * store would; when it would remove a whole directory, whose session the cache does not show, the
+ * store is read instead, so a session created a moment ago is seen. On etcd that keeps an idle pass
+ * from reading every session every minute. A pass killed half-way leaves whole directories and is
+ * done again.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 
+import type { AgentSession } from '../../api/session.js';
 import type { Reconciler } from '../../runtime/controller.js';
+import type { Informer } from '../../runtime/informer.js';
 import type { Store } from '../../store/store.js';
 import { DEFAULT_RETENTION, type Retention } from '../../api/retention.js';
 
@@ -72,20 +78,31 @@ export function runDirsToRemove(
 export class RunDirRetention implements Reconciler {
   private readonly limits: Limits;
 
-  constructor(private readonly d: { store: Store; home: string; retention?: Partial<Retention>; now?: () => number }) {
+  constructor(
+    private readonly d: {
+      store: Store;
+      home: string;
+      /** The sessions' cache (the node agent's informer); without it the store is read every pass. */
+      sessions?: Pick<Informer<'AgentSession'>, 'list'>;
+      retention?: Partial<Retention>;
+      now?: () => number;
+    },
+  ) {
     this.limits = { ...DEFAULT_RETENTION, ...d.retention };
   }
 
   async reconcile(key: string): Promise<void> {
     if (key !== RUN_DIRS) return;
-    const { items } = await this.d.store.list('AgentSession');
-    const runs = new Map(
-      items.map((s) => [
-        `${s.metadata.namespace ?? 'default'}/${s.metadata.name}`,
-        (s.status as { run?: number } | undefined)?.run,
-      ]),
-    );
-    for (const dir of runDirsToRemove(this.d.home, runs, this.limits, (this.d.now ?? Date.now)()))
-      fs.rmSync(dir, { recursive: true, force: true });
+    const now = (this.d.now ?? Date.now)();
+    const sessionsRoot = path.join(this.d.home, 'sessions');
+    const plan = (items: AgentSession[]) => runDirsToRemove(this.d.home, runsOf(items), this.limits, now);
+    let remove = this.d.sessions ? plan(this.d.sessions.list()) : undefined;
+    // A whole session directory (<ns>/<name>, not <ns>/<name>/<run>) goes only on the store's word.
+    if (!remove || remove.some((dir) => path.relative(sessionsRoot, dir).split(path.sep).length === 2))
+      remove = plan((await this.d.store.list('AgentSession')).items);
+    for (const dir of remove) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+const runsOf = (items: AgentSession[]) =>
+  new Map(items.map((s) => [`${s.metadata.namespace ?? 'default'}/${s.metadata.name}`, s.status?.run] as const));

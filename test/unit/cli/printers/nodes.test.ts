@@ -4,7 +4,8 @@ import { registry } from '../../../../controller/config/crds.js';
 import type { Node } from '../../../../controller/api/node.js';
 import type { AgentSession } from '../../../../controller/api/session.js';
 import { header, rows } from '../../../../controller/cli/printers/columns.js';
-import { bytes, describeNode } from '../../../../controller/cli/printers/nodes.js';
+import { bytes } from '../../../../controller/cli/printers/node-cells.js';
+import { describeNode } from '../../../../controller/cli/printers/nodes.js';
 import { renderTable } from '../../../../controller/cli/printers/table.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');

@@ -90,3 +90,38 @@ it('holds run directories to the bound over many runs, whatever the number of ru
   await retention.reconcile(RUN_DIRS);
   expect(left('busy')).toEqual([56, 57, 58, 59, 60]);
 });
+
+it('a pass with every session in the cache reads no store; a directory it does not explain is checked', async () => {
+  await session('live', 5);
+  runs('live', 5);
+  let lists = 0;
+  const counted = new Proxy(store, {
+    get: (t, k, r) =>
+      k === 'list'
+        ? (...a: Parameters<SqliteStore['list']>) => {
+            lists++;
+            return t.list(...a);
+          }
+        : Reflect.get(t, k, r),
+  });
+  const all = async () => (await store.list('AgentSession')).items;
+  let cached = await all();
+  const sessions = { list: () => cached };
+  const r = (now = Date.now()) =>
+    new RunDirRetention({ store: counted, home, sessions, now: () => now, retention: { runDirsPerSession: 2 } });
+  await r().reconcile(RUN_DIRS);
+  expect(lists).toBe(0);
+  expect(left('live')).toEqual([4, 5]);
+  // A session the cache does not show yet, its directory untouched for longer than the TTL: the
+  // store is asked, and shows it, so nothing of it goes.
+  await session('new', 1);
+  runs('new', 1);
+  const later = Date.now() + 30 * 24 * HOUR;
+  await r(later).reconcile(RUN_DIRS);
+  expect(lists).toBe(1);
+  expect(left('new')).toEqual([1]);
+  cached = await all();
+  lists = 0;
+  await r(later).reconcile(RUN_DIRS);
+  expect(lists).toBe(0);
+});
