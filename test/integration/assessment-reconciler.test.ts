@@ -14,7 +14,11 @@ import { EventRecorder } from '../../controller/client/events.js';
 import { STOP_GRACE_MS } from '../../controller/reconcilers/assessment/assess.js';
 import { assessmentConfig } from '../../controller/reconcilers/assessment/config.js';
 import { readCheckpoints, checkpointsPath } from '../../controller/reconcilers/assessment/history.js';
-import { type AssessmentDeps, AssessmentReconciler, type SendFn } from '../../controller/reconcilers/assessment/reconciler.js';
+import {
+  type AssessmentDeps,
+  AssessmentReconciler,
+  type SendFn,
+} from '../../controller/reconcilers/assessment/reconciler.js';
 import type {
   AssessmentStatus,
   BreakerStatus,
