@@ -101,7 +101,10 @@ export class ControllerApp {
     this.home = opts.home ? path.resolve(opts.home) : orchctlHome();
     fs.mkdirSync(this.home, { recursive: true, mode: 0o700 });
     this.where = { home: this.home, context: opts.context };
-    this.tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
+    // The observe tick's list-panes through one control-mode client (observers/tmux-control.ts).
+    this.tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl', 'tmux', {
+      controlClient: true,
+    });
     this.panes = new PaneObserver(this.tmux);
     // Every spec write of every reconciler is checked against its CRD and admission (one validating client).
     const store = new ValidatingStore(storeFor(this.where));
@@ -226,6 +229,7 @@ export class ControllerApp {
     this.stopping ??= (async () => {
       if (this.cp) await this.nodeMgr?.stop();
       await (this.cp ?? this.nodeMgr)!.stop();
+      this.tmux.close();
     })();
     return this.stopping;
   }
