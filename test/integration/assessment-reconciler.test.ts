@@ -173,7 +173,7 @@ describe('consuming the event log', () => {
 });
 
 describe('the periodic resync', () => {
-  it('a pass over a session with nothing new (log, object) reads neither store nor log; an append or a write brings one', async () => {
+  it('a pass over a session with nothing new reads neither store nor log; an append or write brings one', async () => {
     const logs = new EventLogs(dir);
     const sessions = new Informer(store, 'AgentSession');
     await sessions.start();

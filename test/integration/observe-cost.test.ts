@@ -112,7 +112,7 @@ async function idleTickCost(n: number): Promise<TickCost> {
 }
 
 describe('observe cost per tick', () => {
-  it('idle sessions cost one list-panes per tick through the control client: no process, no git, N=1 as N=20', async () => {
+  it('idle sessions cost one list-panes a tick through the control client: no process nor git, N=1 or 20', async () => {
     const one = await idleTickCost(1);
     await h!.cleanup();
     h = undefined;

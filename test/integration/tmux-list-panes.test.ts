@@ -62,7 +62,7 @@ const waitFor = async (what: string, cond: () => boolean) => {
 };
 
 describe('tmux list-panes through a control-mode client', () => {
-  it('one client answers every call after the first: the same panes as a list-panes process, no process a call', async () => {
+  it('one client answers every call after the first: the panes a list-panes process gives, no process', async () => {
     for (const s of ['a', 'b', 'c']) expect(tmux('new-session', '-d', '-s', s, 'sleep', '600').status).toBe(0);
     const t = new Tmux(socket, 'tmux', { controlClient: true });
     const plain = new Tmux(socket);
@@ -78,7 +78,7 @@ describe('tmux list-panes through a control-mode client', () => {
     await waitFor('the client gone', () => clientPids().length === 0);
   });
 
-  it('a client killed, detached with its session, or not answering: the call answers by a process, then a new client', async () => {
+  it('a client killed, detached, or not answering: the call answers by a process, then a new client', async () => {
     for (const s of ['a', 'b', 'c']) expect(tmux('new-session', '-d', '-s', s, 'sleep', '600').status).toBe(0);
     const t = new Tmux(socket, 'tmux', { controlClient: { timeoutMs: 300, retryMs: 0 } });
     const plain = new Tmux(socket);

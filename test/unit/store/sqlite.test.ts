@@ -147,7 +147,7 @@ describe('SqliteStore on disk', () => {
 });
 
 describe('the watch poll', () => {
-  it('an idle poll prepares no statement (the data_version query is prepared once), and a change still arrives', async () => {
+  it('an idle poll prepares no statement (data_version is prepared once), and a change still arrives', async () => {
     const file = freshFile();
     const store = new SqliteStore(file, { pollIntervalMs: 5 });
     const other = new SqliteStore(file, { pollIntervalMs: 5 });
