@@ -95,13 +95,27 @@ export class ControllerApp {
   private hostCache?: { at: number; snap: HostSnapshot };
   private stopping?: Promise<void>;
 
+  /** The session controller's loop metrics (the others' are not exported). */
+  private instrument(name: string) {
+    const m = this.metrics.runtime;
+    return name === m.controller
+      ? {
+          queue: m.queueHooks,
+          reconcile: m.controllerHooks,
+          maxConcurrentReconciles: (n: number) => m.setMaxConcurrentReconciles(n),
+        }
+      : undefined;
+  }
+
   constructor(private readonly opts: ControllerAppOptions) {
     const badGrace = opts.nodeGraceMs === undefined ? undefined : checkGrace(opts.nodeGraceMs);
     if (badGrace) throw new Error(`--node-lost-grace: ${badGrace}`);
     this.home = opts.home ? path.resolve(opts.home) : orchctlHome();
     fs.mkdirSync(this.home, { recursive: true, mode: 0o700 });
     this.where = { home: this.home, context: opts.context };
-    this.tmux = new Tmux(opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl');
+    // The observe tick's list-panes through one control-mode client (observers/tmux-control.ts).
+    const socket = opts.tmuxSocket ?? process.env.ORCHCTL_TMUX_SOCKET ?? 'orchctl';
+    this.tmux = new Tmux(socket, 'tmux', { controlClient: true });
     this.panes = new PaneObserver(this.tmux);
     // Every spec write of every reconciler is checked against its CRD and admission (one validating client).
     const store = new ValidatingStore(storeFor(this.where));
@@ -112,14 +126,7 @@ export class ControllerApp {
     this.identity = identity;
     // A control plane without a node agent touches no tmux: no socket to name.
     const describe = `store ${describeChoice(this.where)}${node ? `, tmux socket ${this.tmux.socket}` : ''}`;
-    const instrument = (name: string) =>
-      name === this.metrics.runtime.controller
-        ? {
-            queue: this.metrics.runtime.queueHooks,
-            reconcile: this.metrics.runtime.controllerHooks,
-            maxConcurrentReconciles: (n: number) => this.metrics.runtime.setMaxConcurrentReconciles(n),
-          }
-        : undefined;
+    const instrument = (name: string) => this.instrument(name);
     const leading = (on: boolean) => this.metrics.runtime.setLeader(on);
     if (opts.controlPlane !== false)
       this.cp = new Manager({
@@ -177,9 +184,8 @@ export class ControllerApp {
       policies: any.informer('SessionPolicy'),
     });
     // The node agent's logs, each cut past --event-log-max-bytes (api/retention.ts).
-    this.logs = new EventLogs(this.home, {
-      maxBytes: opts.retention?.eventLogMaxBytes ?? DEFAULT_RETENTION.eventLogMaxBytes,
-    });
+    const maxBytes = opts.retention?.eventLogMaxBytes ?? DEFAULT_RETENTION.eventLogMaxBytes;
+    this.logs = new EventLogs(this.home, { maxBytes });
     if (this.nodeMgr) {
       this.nodeMgr.add(this.feedFiles);
       this.nodeMgr.onShutdown(() => this.logs.closeAll());
@@ -229,6 +235,7 @@ export class ControllerApp {
     this.stopping ??= (async () => {
       if (this.cp) await this.nodeMgr?.stop();
       await (this.cp ?? this.nodeMgr)!.stop();
+      this.tmux.close();
     })();
     return this.stopping;
   }

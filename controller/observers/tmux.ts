@@ -21,6 +21,7 @@
 import { execa, type ResultPromise } from 'execa';
 import { BASE_ENV, pickEnv } from '../api/environment.js';
 import { LaunchBatcher } from './launch-batch.js';
+import { type ControlClientOptions, TmuxControlClient } from './tmux-control.js';
 
 export const UID_OPTION = '@orchctl-uid';
 export const KEY_OPTION = '@orchctl-key';
@@ -53,6 +54,8 @@ const FIELDS = [
   FUSED_OPTION,
 ] as const;
 const FORMAT = FIELDS.map((f) => `#{${f}}`).join('\x1f');
+/** The same, as one control-mode command line: FORMAT is a constant without a quote, so quoting it is safe. */
+const LIST_PANES_COMMAND = `list-panes -a -F '${FORMAT}'`;
 
 export interface PaneInfo {
   session: string;
@@ -137,10 +140,22 @@ export class Tmux {
     MAX_COMMAND_BYTES,
   );
 
+  /** The periodic list-panes' control-mode client (a long-running controller's only; tmux-control.ts). */
+  readonly control?: TmuxControlClient;
+
   constructor(
     readonly socket: string,
     private readonly binary = 'tmux',
-  ) {}
+    opts: { controlClient?: boolean | Pick<ControlClientOptions, 'timeoutMs' | 'retryMs'> } = {},
+  ) {
+    const c = opts.controlClient;
+    if (c) this.control = new TmuxControlClient({ binary, socket, env: this.env, ...(c === true ? {} : c) });
+  }
+
+  /** Ends the control client, if any (the controller stopping). */
+  close(): void {
+    this.control?.close();
+  }
 
   async run(
     args: string[],
@@ -167,12 +182,21 @@ export class Tmux {
 
   /** All panes of all sessions on our server; empty when no server runs. */
   async listPanes(): Promise<{ serverRunning: boolean; panes: PaneInfo[] }> {
-    const r = await this.run(['list-panes', '-a', '-F', FORMAT], { reject: false });
-    if (r.exitCode !== 0) {
-      if (/no server running|error connecting|no sessions/i.test(r.stderr)) return { serverRunning: false, panes: [] };
-      // A server with no sessions left.
-      if (/no current target/i.test(r.stderr)) return { serverRunning: true, panes: [] };
-      throw new TmuxError(`tmux list-panes: ${r.stderr.trim()}`);
+    // Through the control client when one runs or can be started (attached to a session of the
+    // last listing); any failure of it falls back to a list-panes process, this call.
+    let lines = this.control
+      ? await this.control.run(LIST_PANES_COMMAND, () => this.someSession()).catch(() => undefined)
+      : undefined;
+    if (!lines) {
+      const r = await this.run(['list-panes', '-a', '-F', FORMAT], { reject: false });
+      if (r.exitCode !== 0) {
+        if (/no server running|error connecting|no sessions/i.test(r.stderr))
+          return { serverRunning: false, panes: [] };
+        // A server with no sessions left.
+        if (/no current target/i.test(r.stderr)) return { serverRunning: true, panes: [] };
+        throw new TmuxError(`tmux list-panes: ${r.stderr.trim()}`);
+      }
+      lines = r.stdout.split('\n');
     }
     // A line the last call also returned is that pane unchanged: its parsed (frozen) object is
     // reused, so an idle server's 1000 panes cost no parse (issue 29: ~17 allocations a pane a tick).
@@ -181,7 +205,7 @@ export class Tmux {
     // pane object lives — 56 outputs (4.8 MB, a tenth of the heap) held by 1000 idle panes (issue 29).
     const panes: PaneInfo[] = [];
     const parsed = new Map<string, PaneInfo>();
-    for (const line of r.stdout.split('\n')) {
+    for (const line of lines) {
       if (!line) continue;
       const p = this.lastPanes.get(line) ?? parsePane(Buffer.from(line).toString());
       parsed.set(line, p);
@@ -189,6 +213,12 @@ export class Tmux {
     }
     this.lastPanes = parsed;
     return { serverRunning: true, panes };
+  }
+
+  /** A pane of the last listing whose session the control client can attach to (its pane id targets it). */
+  private someSession(): string | undefined {
+    for (const p of this.lastPanes.values()) if (!p.dead) return p.paneId;
+    return undefined;
   }
 
   /**

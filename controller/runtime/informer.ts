@@ -11,11 +11,22 @@ export type ChangeHandler<T extends Resource = Resource> = (type: WatchEventType
 
 const cacheKey = (ns: string | undefined, name: string) => `${ns ?? ''}/${name}`;
 
+/** The value an object is filed under in an index (undefined: not in it). */
+export type IndexFn<T> = (obj: T) => string | undefined;
+
+interface Index<T> {
+  fn: IndexFn<T>;
+  /** value → cache key → object. */
+  byValue: Map<string, Map<string, T>>;
+}
+
 /** The informer of kind `K`: its cache and handlers hold that kind's type (api/kinds.ts KindMap). */
 export class Informer<K extends string = string> {
   private readonly items = new Map<string, ObjectOf<K>>();
   /** Told only of objects of kind K; kept as any object's handlers so that Informer<K> is an Informer. */
   private readonly handlers: ChangeHandler[] = [];
+  /** Of objects of kind K; kept as any object's indexes (as the handlers) so that Informer<K> is an Informer. */
+  private readonly indexes = new Map<string, Index<Resource>>();
   private handle?: WatchHandle;
   private stopped = false;
 
@@ -36,20 +47,20 @@ export class Informer<K extends string = string> {
       const k = cacheKey(o.metadata.namespace, o.metadata.name);
       seen.add(k);
       const old = this.items.get(k);
-      this.items.set(k, o);
+      this.put(k, o);
       if (old?.metadata.resourceVersion !== o.metadata.resourceVersion) this.emit(old ? 'MODIFIED' : 'ADDED', o);
     }
     for (const [k, o] of this.items) {
       if (seen.has(k)) continue;
-      this.items.delete(k);
+      this.drop(k);
       this.emit('DELETED', o);
     }
     this.handle = this.store.watch(
       { kind: this.kind, fromRevision: revision },
       (ev) => {
         const k = cacheKey(ev.object.metadata.namespace, ev.object.metadata.name);
-        if (ev.type === 'DELETED') this.items.delete(k);
-        else this.items.set(k, ev.object);
+        if (ev.type === 'DELETED') this.drop(k);
+        else this.put(k, ev.object);
         this.emit(ev.type, ev.object);
       },
       (err) => {
@@ -69,6 +80,51 @@ export class Informer<K extends string = string> {
         this.relist(1000);
       });
     }, afterMs);
+  }
+
+  private put(k: string, o: ObjectOf<K>): void {
+    const old = this.items.get(k);
+    this.items.set(k, o);
+    for (const ix of this.indexes.values()) {
+      const was = old && ix.fn(old);
+      const is = ix.fn(o);
+      if (was !== is && was !== undefined) unfile(ix, was, k);
+      if (is !== undefined) file(ix, is, k, o);
+    }
+  }
+
+  private drop(k: string): void {
+    const old = this.items.get(k);
+    this.items.delete(k);
+    if (!old) return;
+    for (const ix of this.indexes.values()) {
+      const was = ix.fn(old);
+      if (was !== undefined) unfile(ix, was, k);
+    }
+  }
+
+  /**
+   * Keeps an index of the cache (client-go's Indexer): objects by the value `fn` files them under,
+   * kept with every change, so a controller that wants a few objects by a field does not go over
+   * the whole cache (issue 29: node lifecycle went over every session every 2 s). Adding an index
+   * of a name already added keeps the first.
+   */
+  addIndex(name: string, fn: IndexFn<ObjectOf<K>>): void {
+    if (this.indexes.has(name)) return;
+    const ix: Index<Resource> = { fn: fn as IndexFn<Resource>, byValue: new Map() };
+    this.indexes.set(name, ix);
+    for (const [k, o] of this.items) {
+      const v = fn(o);
+      if (v !== undefined) file(ix, v, k, o);
+    }
+  }
+
+  /** The cached objects index `name` files under `value` (addIndex first). */
+  byIndex(name: string, value: string): ObjectOf<K>[] {
+    const ix = this.indexes.get(name);
+    if (!ix) throw new Error(`${this.kind} informer: no index ${name}`);
+    const m = ix.byValue.get(value);
+    return m ? ([...m.values()] as ObjectOf<K>[]) : [];
   }
 
   private emit(type: WatchEventType, obj: ObjectOf<K>): void {
@@ -102,4 +158,20 @@ export class Informer<K extends string = string> {
     this.stopped = true;
     this.handle?.close();
   }
+}
+
+function file<T>(ix: Index<T>, value: string, k: string, o: T): void {
+  let m = ix.byValue.get(value);
+  if (!m) {
+    m = new Map();
+    ix.byValue.set(value, m);
+  }
+  m.set(k, o);
+}
+
+function unfile<T>(ix: Index<T>, value: string, k: string): void {
+  const m = ix.byValue.get(value);
+  if (!m) return;
+  m.delete(k);
+  if (!m.size) ix.byValue.delete(value);
 }

@@ -112,6 +112,11 @@ export class Informers {
     return e.informer as Informer<K>;
   }
 
+  /** Whether the informer of `kind` was started. */
+  started(kind: string): boolean {
+    return !!this.byKind.get(kind)?.started;
+  }
+
   /** Starts those not started yet; resolves when every cache is filled. */
   async start(): Promise<void> {
     await Promise.all([...this.byKind.values()].map((e) => (e.started ??= e.informer.start())));
@@ -191,7 +196,9 @@ export class Manager {
   /** The shared informer (cache + watch) of `kind`, created on first use and started by run(). */
   informer<K extends string>(kind: K): Informer<K> {
     const inf = this.informers.get(kind);
-    if (this.cachesFilled) void this.informers.start(); // asked for late: fill it now
+    // Asked for late: fill it now. Only then: this is called per key on hot paths (a node's
+    // accepts, at every resync of every session), and start() went over every informer each time.
+    if (this.cachesFilled && !this.informers.started(kind)) void this.informers.start();
     return inf;
   }
 

@@ -219,6 +219,8 @@ export class SqliteStore implements Store {
         ),
       revision: () => db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'revision'"),
       compacted: () => db.prepare<[], { value: number }>("SELECT value FROM meta WHERE key = 'compacted'"),
+      // Prepared once: the watch polls it every 50 ms (db.pragma() prepared a statement each time).
+      dataVersion: () => db.prepare<[], number>('PRAGMA data_version').pluck(),
       bump: () =>
         db.prepare<[], { value: number }>("UPDATE meta SET value = value + 1 WHERE key = 'revision' RETURNING value"),
       setCompacted: () => db.prepare<[number]>("UPDATE meta SET value = ? WHERE key = 'compacted'"),
@@ -518,7 +520,7 @@ export class SqliteStore implements Store {
     if (this.closed || this.watchers.size === 0) return;
     let dv: number;
     try {
-      dv = this.sql(() => this.db.pragma('data_version', { simple: true }) as number);
+      dv = this.sql(() => this.stmts.dataVersion.get() as number);
     } catch (e) {
       for (const w of [...this.watchers]) {
         this.watchers.delete(w);

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AgentSession, SessionPolicy } from '../../controller/api/kinds.js';
 import type { Resource } from '../../controller/api/types.js';
 import { EventRecorder } from '../../controller/client/events.js';
@@ -24,9 +24,11 @@ import type {
   BreakerStatus,
   PendingIntervention,
 } from '../../controller/reconcilers/assessment/status.js';
-import { EventLog, eventLogPath, type AgentEvent } from '../../controller/store/eventlog.js';
+import { Informer } from '../../controller/runtime/informer.js';
+import { EventLog, EventLogs, eventLogPath, type AgentEvent } from '../../controller/store/eventlog.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { toolOutput, TranscriptBuilder } from '../support/assessment-transcript.js';
+import { until } from '../support/until.js';
 
 let dir: string;
 let store: SqliteStore;
@@ -225,6 +227,65 @@ describe('consuming the event log', () => {
     const after = await status();
     expect(after.detector.counts).toEqual(first.detector.counts); // not started over
     expect(after.assessment.position.seq).toBe(more.at(-1)!.seq);
+  });
+});
+
+describe('the periodic resync', () => {
+  it('a pass over a session with nothing new reads neither store nor log; an append or write brings one', async () => {
+    const logs = new EventLogs(dir);
+    const sessions = new Informer(store, 'AgentSession');
+    await sessions.start();
+    const r = reconciler({ changes: { sessions, onAppend: (fn) => logs.onAppend(fn) } });
+    const file = eventLogPath(dir, 'default', NAME);
+    const storeReads = vi.spyOn(store, 'get');
+    const open = vi.spyOn(fs, 'openSync');
+    const stat = vi.spyOn(fs, 'statSync');
+    const reads = () => ({
+      store: storeReads.mock.calls.length,
+      log:
+        open.mock.calls.filter(([f, flags]) => f === file && flags === 'r').length +
+        stat.mock.calls.filter(([f]) => f === file).length,
+    });
+    const logged = (events: AgentEvent[]) =>
+      logs.get('default', NAME).append(events.map(({ seq: _s, ...e }) => e as never));
+    const cached = async () => {
+      const rv = (await session()).metadata.resourceVersion;
+      await until('the cache has the session', () => sessions.get('default', NAME)?.metadata.resourceVersion === rv);
+      storeReads.mockClear();
+      open.mockClear();
+      stat.mockClear();
+    };
+    try {
+      const t = new TranscriptBuilder(new Date(Date.now() - 120_000).toISOString(), 1000).user('Fix the add() test.');
+      t.bash('npx vitest run', toolOutput('vitest-pass')).endTurn('Fixed.');
+      const first = logged(t.events());
+      expect(await r.reconcile(key)).toBeUndefined();
+      expect((await status()).assessment.position.seq).toBe(first.at(-1)!.seq);
+      await cached();
+      for (let i = 0; i < 3; i++) expect(await r.reconcile(key)).toBeUndefined();
+      expect(reads()).toEqual({ store: 0, log: 0 });
+
+      // An append: the next pass reads and assesses it, and the one after that reads nothing again.
+      const more = logged(new TranscriptBuilder(new Date().toISOString(), 1000).user('Now the docs.').events());
+      await r.reconcile(key);
+      expect(reads().store).toBe(1);
+      expect(reads().log).toBeGreaterThan(0);
+      expect((await status()).assessment.position.seq).toBe(more.at(-1)!.seq);
+      await cached();
+      await r.reconcile(key);
+      expect(reads()).toEqual({ store: 0, log: 0 });
+
+      // Another writer changed the session: read again once.
+      await setStatus({ message: 'changed by someone else' });
+      await cached();
+      await r.reconcile(key);
+      await r.reconcile(key);
+      expect(reads().store).toBe(1);
+    } finally {
+      sessions.stop();
+      logs.closeAll();
+      vi.restoreAllMocks();
+    }
   });
 });
 

@@ -16,6 +16,7 @@ import { EventRecorder } from '../../controller/client/events.js';
 import { NodeLifecycleReconciler } from '../../controller/reconcilers/nodelifecycle/reconciler.js';
 import { SchedulerReconciler } from '../../controller/reconcilers/scheduler/reconciler.js';
 import { setup as setupScheduler } from '../../controller/reconcilers/scheduler/setup.js';
+import { Informer } from '../../controller/runtime/informer.js';
 import { silentLogger } from '../../controller/runtime/log.js';
 import { Manager } from '../../controller/runtime/manager.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
@@ -312,6 +313,51 @@ describe('a node lost', () => {
     const back = (await store.get({ kind: 'Node', namespace: '', name: 'n1' })) as Node;
     expect(cond(back, 'Ready')).toMatchObject({ status: 'True', reason: 'NodeLeaseRenewed' });
   }, 30_000);
+});
+
+describe("node lifecycle's cost", () => {
+  it('a pass over a live, Ready node looks at none of its sessions; a lost node at all of them', async () => {
+    await addNode('n1', {}, 100, []);
+    for (let i = 0; i < 20; i++) {
+      const s = await addSession(`s${i}`, { restartPolicy: 'Always' });
+      await store.updateStatus({ ...s, status: { phase: 'Running', binding: { nodeName: 'n1', epoch: 1 } } });
+    }
+    const nodes = new Informer(store, 'Node');
+    const cache = new Informer(store, 'AgentSession');
+    await Promise.all([nodes.start(), cache.start()]);
+    // Every session the reconciler is handed by the cache, whichever way it asks.
+    let looked = 0;
+    const counted = <T>(r: T[]) => {
+      looked += r.length;
+      return r;
+    };
+    let now = Date.now();
+    const lc = new NodeLifecycleReconciler({
+      store,
+      nodes,
+      sessions: {
+        addIndex: (n, fn) => cache.addIndex(n, fn),
+        byIndex: (n, v) => counted(cache.byIndex(n, v)),
+        list: (ns?: string) => counted(cache.list(ns)),
+      } as ConstructorParameters<typeof NodeLifecycleReconciler>[0]['sessions'],
+      recorder: new EventRecorder(store, 'orchctl-node-lifecycle'),
+      now: () => now,
+    });
+    try {
+      for (let i = 0; i < 3; i++) {
+        expect(await lc.reconcile('/n1')).toEqual({ requeueAfterMs: 15_000 - i * 2000 });
+        now += 2000;
+      }
+      expect(looked).toBe(0);
+      now += 16_000; // n1 stops renewing: every session bound there is marked
+      await lc.reconcile('/n1');
+      expect(looked).toBe(20);
+      expect((await sessions()).filter((s) => cond(s, 'NodeLost')?.status === 'True')).toHaveLength(20);
+    } finally {
+      nodes.stop();
+      cache.stop();
+    }
+  });
 });
 
 describe('a store outage is not a node lost', () => {

@@ -2,18 +2,25 @@
  * `Tmux.listPanes` on a real tmux server (its own `-L` socket): a pane whose `list-panes` line did
  * not change since the last call is the same object, not parsed again (issue 29: the observe tick
  * took one snapshot of 1000 idle panes a second), and a pane that changes is seen changed at once.
+ * Through a control-mode client (tmux-control.ts): one client for every call, and any failure of it
+ * (killed, detached, no answer) answered by a list-panes process and a new client later.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Tmux } from '../../controller/observers/tmux.js';
 
-const socket = `orchctl-test-list-panes-${process.pid}`;
+// A socket per test: a server still exiting after the last test's kill-server refuses new sessions.
+let socket = '';
+let tests = 0;
 const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
 
+beforeEach(() => {
+  socket = `orchctl-test-list-panes-${process.pid}-${tests++}`;
+});
 afterEach(() => {
   tmux('kill-server');
 });
@@ -73,4 +80,79 @@ describe('tmux list-panes', () => {
     }
     expect(outputs).toBe(1);
   }, 30_000);
+});
+
+/** The pids of the server's clients (the control client is the only one here). */
+const clientPids = () => tmux('list-clients', '-F', '#{client_pid}').stdout.split('\n').filter(Boolean).map(Number);
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const waitFor = async (what: string, cond: () => boolean) => {
+  for (let i = 0; i < 250 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
+  if (!cond()) throw new Error(`timed out waiting for ${what}`);
+};
+
+describe('tmux list-panes through a control-mode client', () => {
+  it('one client answers every call after the first: the panes a list-panes process gives, no process', async () => {
+    for (const s of ['a', 'b', 'c']) expect(tmux('new-session', '-d', '-s', s, 'sleep', '600').status).toBe(0);
+    const t = new Tmux(socket, 'tmux', { controlClient: true });
+    const plain = new Tmux(socket);
+    try {
+      await t.listPanes(); // a process: no listing yet to pick a session to attach to
+      for (let i = 0; i < 5; i++) expect(await t.listPanes()).toEqual(await plain.listPanes());
+      expect(t.spawned).toBe(1);
+      expect(t.control?.stats).toMatchObject({ started: 1, answered: 5, failed: 0 });
+      expect(clientPids()).toHaveLength(1);
+    } finally {
+      t.close();
+    }
+    await waitFor('the client gone', () => clientPids().length === 0);
+  });
+
+  it('a client killed, detached, or not answering: the call answers by a process, then a new client', async () => {
+    for (const s of ['a', 'b', 'c']) expect(tmux('new-session', '-d', '-s', s, 'sleep', '600').status).toBe(0);
+    const t = new Tmux(socket, 'tmux', { controlClient: { timeoutMs: 300, retryMs: 0 } });
+    const plain = new Tmux(socket);
+    const same = async () => expect((await t.listPanes()).panes).toEqual((await plain.listPanes()).panes);
+    try {
+      await t.listPanes();
+      await same();
+      // Killed.
+      const [first] = clientPids();
+      process.kill(first, 'SIGKILL');
+      await waitFor('the client gone', () => !alive(first));
+      await same();
+      await same();
+      const [second] = clientPids();
+      expect(second).not.toBe(first);
+      // Its session killed: tmux detaches it.
+      const attached = tmux('list-clients', '-F', '#{session_name}').stdout.trim();
+      tmux('kill-session', '-t', attached);
+      await same();
+      await same();
+      expect(clientPids()).toHaveLength(1);
+      // No answer (the server stopped: in control mode the server itself writes to the client's
+      // output): the call does not wait on the client, which is killed, and runs its process.
+      const [hung] = clientPids();
+      const server = Number(tmux('display-message', '-p', '#{pid}').stdout.trim());
+      process.kill(server, 'SIGSTOP');
+      const answer = t.listPanes();
+      try {
+        await waitFor('the unanswered client killed', () => !alive(hung));
+      } finally {
+        process.kill(server, 'SIGCONT');
+      }
+      expect((await answer).panes).toEqual((await plain.listPanes()).panes);
+      await same();
+      expect(t.control?.stats.failed).toBe(3);
+      expect(t.control?.stats.started).toBe(4);
+    } finally {
+      t.close();
+    }
+  });
 });

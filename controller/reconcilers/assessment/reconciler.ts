@@ -33,6 +33,7 @@ import {
   summariseSegment,
   type SegmentSummary,
 } from '../../llm/offline-summary.js';
+import { queueKey } from '../../runtime/builder.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import { eventLogEnd, eventLogPath, LOG_START, readEventLog, type LogPosition } from '../../store/eventlog.js';
@@ -83,6 +84,21 @@ export interface AssessmentDeps {
   /** How long to wait for an attempted intervention to show up in the log before sending it again. */
   redeliverGraceMs?: number;
   now?: () => number;
+  /**
+   * The session cache and the appends to the event logs (this process appends them all): with
+   * them, a session settled since its last pass (nothing new logged, the same object and policy,
+   * nothing waiting on a clock) costs the resync no store or log read. Without them, every pass reads.
+   */
+  changes?: {
+    sessions: Pick<Informer<'AgentSession'>, 'get' | 'onChange'>;
+    onAppend(fn: (key: string) => void): void;
+  };
+}
+
+/** What a pass that left nothing to do saw: a pass finding the same is skipped. */
+interface Settled {
+  resourceVersion?: string;
+  cfg: AssessmentConfig;
 }
 
 const offline = new OfflineSummaryBackend();
@@ -93,21 +109,68 @@ export class AssessmentReconciler implements Reconciler {
   private readonly now: () => number;
   /** Interventions this process delivered whose outcome may not be in status yet. */
   private readonly sent = new Map<string, Awaited<ReturnType<SendFn>> & { at: number }>();
+  /** Sessions whose last pass left nothing to do, as that pass saw them. */
+  private readonly settled = new Map<string, Settled>();
+  /** Sessions with a pass under way and no append since it began (only such a pass may settle them). */
+  private readonly passing = new Set<string>();
 
   constructor(private readonly d: AssessmentDeps) {
     this.batch = d.batch ?? 500;
     this.graceMs = d.redeliverGraceMs ?? 30_000;
     this.now = d.now ?? Date.now;
+    d.changes?.onAppend((key) => {
+      this.settled.delete(key);
+      this.passing.delete(key);
+    });
+    d.changes?.sessions.onChange((type, s) => {
+      if (type === 'DELETED') this.settled.delete(queueKey(s));
+    });
   }
 
   async reconcile(key: string): Promise<Result | undefined> {
+    if (this.stillSettled(key)) return;
+    this.settled.delete(key);
+    this.passing.add(key);
+    try {
+      return await this.pass(key);
+    } finally {
+      this.passing.delete(key);
+    }
+  }
+
+  /**
+   * The cache shows the session as the last pass left it with nothing to do, under the same
+   * policy settings, and nothing was appended to its log since: the pass would read the store and
+   * the log to find nothing (issue 29: the 30 s resync did that for every session). What waits on a
+   * clock (a Stop's grace, an Open breaker's cooldown, a pending intervention) is never settled: its
+   * pass asks to come back (the plan's requeue), and an append or any change to the session in the
+   * store (a new resourceVersion) brings a full pass.
+   */
+  private stillSettled(key: string): boolean {
+    const s = this.settled.get(key);
+    if (!s || !this.d.changes) return false;
+    const [namespace, name] = key.split('/');
+    const cached = this.d.changes.sessions.get(namespace, name);
+    if (!cached || cached.metadata.resourceVersion !== s.resourceVersion) return false;
+    return assessmentConfig(resolvePolicy(cached, this.d.policies.list())) === s.cfg;
+  }
+
+  /** Records that the pass now ending left `obj` with nothing to do (unless its log grew meanwhile). */
+  private settle(key: string, obj: AgentSession, cfg: AssessmentConfig): undefined {
+    if (!this.d.changes || !this.passing.has(key)) return;
+    const a = obj.status?.assessment;
+    if (a?.pendingIntervention || a?.turn?.stops?.length || obj.status?.breaker?.state === 'Open') return;
+    this.settled.set(key, { resourceVersion: obj.metadata.resourceVersion, cfg });
+  }
+
+  private async pass(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
     if (this.nothingLogged(namespace, name)) return;
     let obj = await this.d.store.get({ kind: 'AgentSession', namespace, name });
     if (!obj || obj.metadata.deletionTimestamp) return;
     const policy = resolvePolicy(obj, this.d.policies.list());
     const cfg = assessmentConfig(policy);
-    if (!cfg.enabled) return;
+    if (!cfg.enabled) return this.settle(key, obj, cfg);
 
     const pending = obj.status?.assessment?.pendingIntervention;
     if (pending) {
@@ -145,7 +208,7 @@ export class AssessmentReconciler implements Reconciler {
     const key = `${ns}/${obj.metadata.name}`;
     const file = eventLogPath(this.d.home, ns, obj.metadata.name);
     const p = planConsume(this.observeBatch(key, obj, file), cfg);
-    if (!p) return; // nothing logged yet: no status to write
+    if (!p) return this.settle(key, obj, cfg); // nothing logged yet: no status to write
     // Checkpoints go to the history before the position moves past them (idempotent by seq).
     for (const due of p.checkpoints) {
       const rec = await this.summarise(key, file, due, cfg, policy);
@@ -163,8 +226,10 @@ export class AssessmentReconciler implements Reconciler {
     if (p.deliver) {
       const d = await this.deliver(written, p.deliver, cfg);
       if (d.wait !== undefined) return { requeueAfterMs: d.wait };
+      return p.requeueAfterMs === undefined ? undefined : { requeueAfterMs: p.requeueAfterMs };
     }
-    return p.requeueAfterMs === undefined ? undefined : { requeueAfterMs: p.requeueAfterMs };
+    if (p.requeueAfterMs === undefined) return this.settle(key, written, cfg);
+    return { requeueAfterMs: p.requeueAfterMs };
   }
 
   /** The committed state and the next batch of the session's event log after its position. */

@@ -2,7 +2,9 @@
  * What wakes the assessment reconciler (keyed by session, `namespace/name`):
  *  - an append to a session's event log (the agent did something: assess it now);
  *  - when the controllers start and every resync period, every session (nothing else: a status
- *    change alone brings no new events to assess).
+ *    change alone brings no new events to assess). A session whose last pass left nothing to do
+ *    and that has not changed since (its log, its object, its policy) costs the resync no read
+ *    (AssessmentReconciler.stillSettled); the first pass after a start reads every session.
  * Its interventions go into the session through verified delivery, as `orchctl send` does.
  */
 import type { SessionPolicy } from '../../api/kinds.js';
@@ -37,6 +39,7 @@ export function setup(mgr: Manager, d: AssessmentSetupDeps): AssessmentReconcile
     recorder: d.recorder,
     log: d.log,
     metrics: d.metrics,
+    changes: { sessions, onAppend: (fn) => d.logs.onAppend(fn) },
     summaryBackend: (policy: SessionPolicy | undefined) => {
       try {
         return createBackend(resolveJudgeConfig(judgeConfigOf(policy)));

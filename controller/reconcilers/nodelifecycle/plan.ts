@@ -51,7 +51,10 @@ export interface NodeLifecycleInput {
   node: Node;
   lease?: LeaseRecord;
   prev?: Probe;
-  /** Sessions whose status.binding names this node. */
+  /**
+   * Sessions whose status.binding names this node: all of them, or, when needsAllSessions says
+   * so, only those marked NodeLost (the others come to nothing then).
+   */
   sessions: AgentSession[];
   now: number;
   graceMs: number;
@@ -82,22 +85,42 @@ function movable(s: AgentSession): boolean {
   return wantsRunning(s) && (s.spec?.restartPolicy === 'OnFailure' || s.spec?.restartPolicy === 'Always');
 }
 
-export function planNodeLifecycle(i: NodeLifecycleInput): NodeLifecycleResult {
-  const name = i.node.metadata.name;
+/** The node's last sign of life as of now, and whether it is lost (silent for its lease's duration). */
+export function probeNode(i: Pick<NodeLifecycleInput, 'node' | 'lease' | 'prev' | 'now'>): {
+  probe: Probe;
+  lost: boolean;
+  timeoutMs: number;
+  silentMs: number;
+} {
   const renewTime = i.lease?.renewTime;
   const heartbeatTime = i.node.status?.heartbeatTime;
   const changed = !i.prev || i.prev.renewTime !== renewTime || i.prev.heartbeatTime !== heartbeatTime;
   const probe: Probe = { renewTime, heartbeatTime, seenAt: changed ? i.now : i.prev!.seenAt };
   const timeoutMs = i.lease ? i.lease.leaseDurationSeconds * 1000 : NO_LEASE_TIMEOUT_MS;
   const silentMs = i.now - probe.seenAt;
-  const lost = silentMs >= timeoutMs;
+  return { probe, lost: silentMs >= timeoutMs, timeoutMs, silentMs };
+}
+
+/**
+ * Which of the node's sessions the plan needs: all of them when the node is lost or its Ready is
+ * Unknown (they are marked, moved or counted); otherwise only those marked NodeLost (found again).
+ */
+export function needsAllSessions(node: Node, lost: boolean): boolean {
+  return lost || getCondition(node.status?.conditions, 'Ready')?.status === 'Unknown';
+}
+
+/** The session is marked lost with its node (NodeLost=True). */
+export const markedLost = (s: AgentSession) => lostCondition(s)?.status === 'True';
+
+export function planNodeLifecycle(i: NodeLifecycleInput): NodeLifecycleResult {
+  const name = i.node.metadata.name;
+  const { probe, lost, timeoutMs, silentMs } = probeNode(i);
   const ready = getCondition(i.node.status?.conditions, 'Ready');
   const sessions: SessionAction[] = [];
   const live = i.sessions.filter((s) => !TERMINAL_PHASES.has(s.status?.phase as Phase));
   if (!lost) {
     for (const s of live)
-      if (lostCondition(s)?.status === 'True')
-        sessions.push({ type: 'Found', session: s, message: `node ${name} renews its lease again` });
+      if (markedLost(s)) sessions.push({ type: 'Found', session: s, message: `node ${name} renews its lease again` });
     return {
       probe,
       lost,

@@ -23,12 +23,22 @@ import { writeStatusMerged } from '../../client/status.js';
 import type { Result } from '../../runtime/controller.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { Store, TxnOptions } from '../../store/store.js';
-import { DEFAULT_GRACE_MS, nodeLeaseName, planNodeLifecycle, type Probe, type SessionAction } from './plan.js';
+import {
+  DEFAULT_GRACE_MS,
+  markedLost,
+  needsAllSessions,
+  nodeLeaseName,
+  planNodeLifecycle,
+  type Probe,
+  probeNode,
+  type SessionAction,
+} from './plan.js';
 
 export interface NodeLifecycleDeps {
   store: Store;
   nodes: Pick<Informer<'Node'>, 'get'>;
-  sessions: Pick<Informer<'AgentSession'>, 'list'>;
+  /** The session cache: its indexes by node find a node's sessions without going over the rest. */
+  sessions: Pick<Informer<'AgentSession'>, 'addIndex' | 'byIndex'>;
   recorder: Pick<EventRecorder, 'ops'>;
   /** From the node's last renewal seen to unbinding its sessions (plan.ts checkGrace bounds it). */
   graceMs?: number;
@@ -54,10 +64,18 @@ export function sinceStoreReturned(prev: Probe | undefined, back: number | undef
 /** Looking again this soon after a write lost a race (someone changed the session meanwhile). */
 const RETRY_MS = 200;
 
+/** Index of the session cache: sessions by the node they are bound to. */
+const BOUND = 'nodelifecycle:bound';
+/** Index of the session cache: sessions marked NodeLost, by the node they are bound to. */
+const MARKED = 'nodelifecycle:marked-lost';
+
 export class NodeLifecycleReconciler {
   private readonly probes = new Map<string, Probe>();
 
-  constructor(private readonly d: NodeLifecycleDeps) {}
+  constructor(private readonly d: NodeLifecycleDeps) {
+    d.sessions.addIndex(BOUND, (s) => s.status?.binding?.nodeName);
+    d.sessions.addIndex(MARKED, (s) => (markedLost(s) ? s.status?.binding?.nodeName : undefined));
+  }
 
   private now(): number {
     return (this.d.now ?? Date.now)();
@@ -71,12 +89,15 @@ export class NodeLifecycleReconciler {
       return undefined;
     }
     const lease = await this.d.store.getLease(nodeLeaseName(name));
-    const sessions = this.d.sessions.list().filter((s) => s.status?.binding?.nodeName === name);
     const now = this.now();
+    const prev = sinceStoreReturned(this.probes.get(name), this.d.storeReturnedAt?.());
+    // A live, Ready node (every 2 s, the usual pass) needs only its sessions marked lost: mostly none.
+    const all = needsAllSessions(node, probeNode({ node, lease, prev, now }).lost);
+    const sessions = this.d.sessions.byIndex(all ? BOUND : MARKED, name);
     const r = planNodeLifecycle({
       node,
       lease,
-      prev: sinceStoreReturned(this.probes.get(name), this.d.storeReturnedAt?.()),
+      prev,
       sessions,
       now,
       graceMs: this.d.graceMs ?? DEFAULT_GRACE_MS,

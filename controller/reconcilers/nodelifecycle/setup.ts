@@ -2,7 +2,9 @@
  * What wakes node lifecycle (keyed by Node, `/name`): a Node changing (its heartbeat, a condition),
  * and every 2 s every Node — a lease runs out without any object changing, and a lease renewal is
  * no object change either (leases are read, not watched). Each reconcile also asks to come back
- * exactly when the node's lease would run out or its grace ends (plan.ts).
+ * exactly when the node's lease would run out or its grace ends (plan.ts). The pass over a live,
+ * Ready node looks only at its sessions marked NodeLost (an index of the session cache): it does not
+ * go over every session every 2 s.
  */
 import type { EventRecorder } from '../../client/events.js';
 import type { Manager } from '../../runtime/manager.js';

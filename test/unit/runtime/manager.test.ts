@@ -5,10 +5,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { API_VERSION, type Resource } from '../../../controller/api/types.js';
 import { silentLogger } from '../../../controller/runtime/log.js';
-import { type EventSource, Manager } from '../../../controller/runtime/manager.js';
+import { type EventSource, Informers, Manager } from '../../../controller/runtime/manager.js';
 import { SqliteStore } from '../../../controller/store/sqlite.js';
 
 let dir: string;
@@ -207,4 +207,30 @@ it('a controller registered without a reconciler is an error, not a silent no-op
     /half was registered without complete/,
   );
   await mgr.stop();
+});
+
+it('asking a running manager for a started informer starts nothing; a kind asked for late is filled', async () => {
+  const mgr = new Manager({ store: store(), log: silentLogger });
+  await mgr.store.create(obj('Later', 'x'));
+  const running = mgr.run(
+    () =>
+      void mgr
+        .controller('c', { workers: 1 })
+        .for('Thing')
+        .complete({ reconcile: async () => {} }),
+  );
+  await until('ready', () => mgr.readiness().ready);
+  const starts = vi.spyOn(Informers.prototype, 'start');
+  try {
+    // A node's accepts asks for the session informer per key, at every resync of every session.
+    for (let i = 0; i < 100; i++) mgr.informer('Thing');
+    expect(starts).not.toHaveBeenCalled();
+    const later = mgr.informer('Later');
+    expect(starts).toHaveBeenCalledTimes(1);
+    await until('the late cache filled', () => !!later.get('default', 'x'));
+  } finally {
+    starts.mockRestore();
+    await mgr.stop();
+    await running;
+  }
 });

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import Database from 'better-sqlite3';
 import { CHECKPOINT_EVERY_COMMITS, GUARD_SQL, RV_INDEX, SqliteStore } from '../../../controller/store/sqlite.js';
 import { describeStoreConformance, keyOf, session } from '../../support/store-conformance.js';
@@ -143,5 +143,30 @@ describe('SqliteStore on disk', () => {
     await expect(s.tryAcquireLease('ctl', 'me', 15)).rejects.toThrow('another file was put in its place');
     await expect(s.close()).rejects.toThrow('another file was put in its place');
     expect(fs.statSync(file).size).toBe(0);
+  });
+});
+
+describe('the watch poll', () => {
+  it('an idle poll prepares no statement (data_version is prepared once), and a change still arrives', async () => {
+    const file = freshFile();
+    const store = new SqliteStore(file, { pollIntervalMs: 5 });
+    const other = new SqliteStore(file, { pollIntervalMs: 5 });
+    const prepares = vi.spyOn(Database.prototype, 'pragma');
+    const seen: string[] = [];
+    const w = store.watch({ kind: 'AgentSession', fromRevision: await store.revision() }, (ev) =>
+      seen.push(ev.object.metadata.name),
+    );
+    try {
+      await new Promise((r) => setTimeout(r, 100)); // some twenty polls with nothing changed
+      expect(prepares).not.toHaveBeenCalled();
+      await other.create(session('from-another-process'));
+      for (let i = 0; i < 200 && !seen.length; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(seen).toEqual(['from-another-process']);
+    } finally {
+      w.close();
+      prepares.mockRestore();
+      await other.close();
+      await store.close();
+    }
   });
 });
