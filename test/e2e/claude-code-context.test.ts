@@ -20,6 +20,7 @@ import {
   textTurn,
   toolResults,
   toolTurn,
+  allUserText,
   userText,
 } from '../support/fake-anthropic.js';
 
@@ -130,8 +131,11 @@ describe('context policy with the real Claude Code', () => {
     const text = userText(rehydrate.body);
     expect(text).toContain('half done');
     expect(text).toContain('Your context was cleared');
-    // /clear started a new conversation: the request carries only the rehydrate prompt.
-    expect(text).not.toContain('Do the task.');
+    // /clear started a new conversation: the request carries no earlier turn. (The prompt itself may
+    // quote the task: its "Last checkpoint summary" does whenever the assessment checkpointed first.)
+    const messages = rehydrate.body?.messages ?? [];
+    expect(allUserText({ ...rehydrate.body, messages: messages.slice(0, -1) })).not.toContain('Do the task.');
+    expect(messages.filter((m) => m.role === 'assistant')).toEqual([]);
     const reasons = (await sc.h.events('ctx-b')).map((e) => e.reason as string);
     const order = ['CompactFailed', 'ClearSent', 'Cleared', 'Rehydrated'];
     expect(reasons.filter((r) => order.includes(r))).toEqual(order);
