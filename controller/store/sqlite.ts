@@ -158,6 +158,11 @@ export const OWNER_REFS = 'owner_refs';
 /** The uid of each of a row's ownerReferences (an entry that is not an object with a uid names none). */
 const refUid = "json_extract(CASE WHEN r.type = 'object' THEN r.value END, '$.uid')";
 const refsOf = (row: string) => `json_each(${row}.data, '$.metadata.ownerReferences') AS r`;
+/**
+ * Whether a row may have ownerReferences: a substring search, so a write of an object without any
+ * (a Session's status) skips the JSON parse and the index entirely; a false match only costs that.
+ */
+const mayOwn = (row: string) => `instr(${row}.data, '"ownerReferences"') > 0`;
 const insertRefs = `INSERT OR IGNORE INTO ${OWNER_REFS} (owner_uid, kind, namespace, name)
     SELECT ${refUid} AS uid, new.kind, new.namespace, new.name FROM ${refsOf('new')} WHERE uid IS NOT NULL;`;
 const dropRefs = `DELETE FROM ${OWNER_REFS} WHERE kind = old.kind AND namespace = old.namespace AND name = old.name;`;
@@ -167,9 +172,11 @@ CREATE TABLE IF NOT EXISTS ${OWNER_REFS} (
   PRIMARY KEY (owner_uid, kind, namespace, name)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ${OWNER_REFS}_dependent ON ${OWNER_REFS} (kind, namespace, name);
-CREATE TRIGGER IF NOT EXISTS ${OWNER_REFS}_insert AFTER INSERT ON objects BEGIN ${insertRefs} END;
-CREATE TRIGGER IF NOT EXISTS ${OWNER_REFS}_update AFTER UPDATE ON objects BEGIN ${dropRefs} ${insertRefs} END;
-CREATE TRIGGER IF NOT EXISTS ${OWNER_REFS}_delete AFTER DELETE ON objects BEGIN ${dropRefs} END;
+CREATE TRIGGER IF NOT EXISTS ${OWNER_REFS}_insert AFTER INSERT ON objects
+  WHEN ${mayOwn('new')} BEGIN ${insertRefs} END;
+CREATE TRIGGER IF NOT EXISTS ${OWNER_REFS}_update AFTER UPDATE ON objects
+  WHEN ${mayOwn('old')} OR ${mayOwn('new')} BEGIN ${dropRefs} ${insertRefs} END;
+CREATE TRIGGER IF NOT EXISTS ${OWNER_REFS}_delete AFTER DELETE ON objects WHEN ${mayOwn('old')} BEGIN ${dropRefs} END;
 `;
 /** Fills the index from the objects already stored (a store made before it). */
 const OWNER_REFS_BACKFILL = `INSERT OR IGNORE INTO ${OWNER_REFS} (owner_uid, kind, namespace, name)
