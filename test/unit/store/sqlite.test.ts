@@ -7,7 +7,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import Database from 'better-sqlite3';
-import { CHECKPOINT_EVERY_COMMITS, GUARD_SQL, RV_INDEX, SqliteStore } from '../../../controller/store/sqlite.js';
+import type { Resource } from '../../../controller/api/types.js';
+import {
+  CHECKPOINT_EVERY_COMMITS,
+  DEPENDENTS_SQL,
+  GUARD_SQL,
+  OWNER_REFS,
+  RV_INDEX,
+  SqliteStore,
+} from '../../../controller/store/sqlite.js';
 import { describeStoreConformance, keyOf, session } from '../../support/store-conformance.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-store-'));
@@ -143,6 +151,123 @@ describe('SqliteStore on disk', () => {
     await expect(s.tryAcquireLease('ctl', 'me', 15)).rejects.toThrow('another file was put in its place');
     await expect(s.close()).rejects.toThrow('another file was put in its place');
     expect(fs.statSync(file).size).toBe(0);
+  });
+});
+
+describe('the owner index (cascading deletes)', () => {
+  const API = 'orchctl.io/v1alpha1';
+  const ref = (o: Resource) => ({ apiVersion: API, kind: o.kind, name: o.metadata.name, uid: o.metadata.uid! });
+  const event = (name: string, owners: Resource[], namespace = 'default'): Resource => ({
+    apiVersion: API,
+    kind: 'Event',
+    metadata: { name, namespace, ownerReferences: owners.map(ref) },
+    reason: 'Test',
+  });
+  const eventKey = (name: string, namespace = 'default') => ({ kind: 'Event', namespace, name });
+  /** The index rows naming `uid` as owner, read from the file as another process would. */
+  const indexed = (file: string, uid: string) => {
+    const raw = new Database(file, { readonly: true });
+    try {
+      return raw
+        .prepare(`SELECT kind || '/' || name FROM ${OWNER_REFS} WHERE owner_uid = ? ORDER BY 1`)
+        .pluck()
+        .all(uid);
+    } finally {
+      raw.close();
+    }
+  };
+
+  it('a delete cascades to dependents of any kind and of several owners, not to ones an update released', async () => {
+    const file = freshFile();
+    const s = new SqliteStore(file);
+    const a = await s.create(session('a'));
+    const b = await s.create(session('b'));
+    const evaluation = await s.create({
+      apiVersion: API,
+      kind: 'Evaluation',
+      metadata: { name: 'a-run-1', namespace: 'default', ownerReferences: [ref(a)] },
+      spec: { sessionRef: 'a', run: 1 },
+    });
+    await s.create(event('a.1', [a]));
+    await s.create(event('ab.1', [a, b]));
+    await s.create(event('b.1', [b]));
+    await s.create(event('a.other-ns', [a], 'other')); // same uid, another namespace: not a dependent
+    const released = await s.create(event('a.released', [a]));
+    await s.update({ ...released, metadata: { ...released.metadata, ownerReferences: [] } });
+    // A rolled-back write leaves nothing in the index (the triggers run in the write's transaction).
+    await s.txn([{ op: 'create', object: event('a.dry', [a]) }], { dryRun: true });
+    expect(indexed(file, a.metadata.uid!)).toEqual([
+      'Evaluation/a-run-1',
+      'Event/a.1',
+      'Event/a.other-ns',
+      'Event/ab.1',
+    ]);
+
+    await s.delete(keyOf(a));
+    expect(await s.get(keyOf(evaluation))).toBeUndefined();
+    expect(await s.get(eventKey('a.1'))).toBeUndefined();
+    expect(await s.get(eventKey('ab.1'))).toBeUndefined();
+    expect(await s.get(eventKey('a.released'))).toBeDefined();
+    expect(await s.get(eventKey('a.other-ns', 'other'))).toBeDefined();
+    expect(await s.get(eventKey('b.1'))).toBeDefined();
+    expect(await s.get(keyOf(b))).toBeDefined();
+    expect(indexed(file, a.metadata.uid!)).toEqual(['Event/a.other-ns']);
+    expect(indexed(file, b.metadata.uid!)).toEqual(['Event/b.1']);
+    await s.delete(keyOf(b));
+    expect(await s.get(eventKey('b.1'))).toBeUndefined();
+    expect(indexed(file, b.metadata.uid!)).toEqual([]);
+    await s.close();
+  });
+
+  it('an older store (no owner index) gets it on open, filled from its objects, once', async () => {
+    const file = freshFile();
+    const s1 = new SqliteStore(file);
+    const owner = await s1.create(session('owner'));
+    await s1.create(event('owner.1', [owner]));
+    const kept = await s1.create(session('kept'));
+    await s1.close();
+    // The file as an older orchctl left it, with a dependent that orchctl wrote (no index, no triggers).
+    const raw = new Database(file);
+    raw.exec(`DROP TABLE ${OWNER_REFS}`);
+    for (const op of ['insert', 'update', 'delete']) raw.exec(`DROP TRIGGER ${OWNER_REFS}_${op}`);
+    const old = { ...event('owner.2', [owner]), metadata: { ...event('owner.2', [owner]).metadata, uid: 'u2' } };
+    raw
+      .prepare("INSERT INTO objects (kind, namespace, name, rv, data) VALUES ('Event', 'default', 'owner.2', 99, ?)")
+      .run(JSON.stringify(old));
+    raw.close();
+
+    const s2 = new SqliteStore(file);
+    expect(indexed(file, owner.metadata.uid!)).toEqual(['Event/owner.1', 'Event/owner.2']);
+    await s2.close();
+    // Opened again: nothing to do, so nothing written (another connection sees no commit).
+    const watch = new Database(file, { readonly: true });
+    const version = () => watch.pragma('data_version', { simple: true });
+    const before = version();
+    const s3 = new SqliteStore(file);
+    expect(version()).toBe(before);
+    watch.close();
+    await s3.delete(keyOf(owner));
+    expect(await s3.get(eventKey('owner.1'))).toBeUndefined();
+    expect(await s3.get(eventKey('owner.2'))).toBeUndefined();
+    expect(await s3.get(keyOf(kept))).toBeDefined();
+    await s3.close();
+  });
+
+  it("finds a deleted object's dependents by seeks on the owner index, never a scan of its namespace", async () => {
+    const file = freshFile();
+    const s = new SqliteStore(file);
+    const owner = await s.create(session('owner'));
+    for (let i = 0; i < 50; i++) await s.create(event(`e${i}`, [owner]));
+    await s.close();
+    const check = new Database(file, { readonly: true });
+    const plan = (check.prepare(`EXPLAIN QUERY PLAN ${DEPENDENTS_SQL}`).all('uid', 'default') as { detail: string }[])
+      .map((r) => r.detail)
+      .join('; ');
+    check.close();
+    // The statement before the owner index planned as `SCAN objects`: every object of the namespace read.
+    expect(plan).toMatch(/SEARCH r USING PRIMARY KEY \(owner_uid=\?\)/);
+    expect(plan).toMatch(/SEARCH o USING PRIMARY KEY \(kind=\? AND namespace=\? AND name=\?\)/);
+    expect(plan).not.toMatch(/SCAN/);
   });
 });
 
