@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Resource } from '../controller/api/types.js';
 import { packageRoot } from '../controller/config/paths.js';
 
 export const ROOT = packageRoot();
@@ -107,4 +108,18 @@ export function cpuSeconds(pid: number, children = false): number {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const own = Number(f[11]) + Number(f[12]);
   return (children ? own + Number(f[13]) + Number(f[14]) : own) / 100;
+}
+
+/** A session that only sleeps: what the scale benchmarks start by the hundred. */
+export function sleeperSession(name: string, workdir: string): Resource {
+  return {
+    apiVersion: 'orchctl.io/v1alpha1',
+    kind: 'AgentSession',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      agent: { command: ['sh', '-c', 'exec sleep 3600'], promptDelivery: 'none' },
+      workdir,
+      desiredState: 'Running',
+    },
+  };
 }

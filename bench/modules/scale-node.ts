@@ -19,24 +19,11 @@ import type { Resource } from '../../controller/api/types.js';
 import { fuseFiles } from '../../controller/app/watchdog.js';
 import { etcdAvailable } from '../../test/support/etcd-cluster.js';
 import { type MultiHost, startMultiHost } from '../../test/support/multihost.js';
-import { cpuSeconds } from '../lib.js';
+import { cpuSeconds, sleeperSession } from '../lib.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const r1 = (n: number) => Math.round(n * 10) / 10;
 const phaseOf = (o: Resource) => (o.status as { phase?: string } | undefined)?.phase;
-
-function session(name: string, workdir: string): Resource {
-  return {
-    apiVersion: 'orchctl.io/v1alpha1',
-    kind: 'AgentSession',
-    metadata: { name, namespace: 'default' },
-    spec: {
-      agent: { command: ['sh', '-c', 'exec sleep 3600'], promptDelivery: 'none' },
-      workdir,
-      desiredState: 'Running',
-    },
-  };
-}
 
 /** CPU seconds of each thread of `pid`, summed by thread name (comm: `node`, `libuv-worker`, `V8Worker`, …). */
 export function threadCpu(pid: number): Map<string, number> {
@@ -144,7 +131,7 @@ export async function nodeAgentAtScale(n: number, idleWindowMs: number): Promise
   try {
     const names = Array.from({ length: n }, (_, i) => `s-${String(i).padStart(4, '0')}`);
     const t0 = performance.now();
-    await mh.store.txn(names.map((name) => ({ op: 'create' as const, object: session(name, mh.dir) })));
+    await mh.store.txn(names.map((name) => ({ op: 'create' as const, object: sleeperSession(name, mh.dir) })));
     for (;;) {
       const { items } = await mh.store.list('AgentSession');
       if (items.filter((o) => phaseOf(o) === 'Running').length === n) break;

@@ -15,9 +15,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Resource } from '../../controller/api/types.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
-import { cpuSeconds, ORCHCTL, tempDir } from '../lib.js';
+import { cpuSeconds, ORCHCTL, sleeperSession, tempDir } from '../lib.js';
 import type { Bench } from '../types.js';
 import { nodeAgentAtScale, rssMB, threadCpu, threadReport } from './scale-node.js';
 
@@ -25,19 +24,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Sessions one node agent holds in the node-agent mode (a third of 1000: one of three hosts). */
 const NODE_SESSIONS = 333;
-
-function session(name: string, workdir: string): Resource {
-  return {
-    apiVersion: 'orchctl.io/v1alpha1',
-    kind: 'AgentSession',
-    metadata: { name, namespace: 'default' },
-    spec: {
-      agent: { command: ['sh', '-c', 'exec sleep 3600'], promptDelivery: 'none' },
-      workdir,
-      desiredState: 'Running',
-    },
-  };
-}
 
 /** The serial floor: N detached tmux sessions started one client after another, in ms. */
 function tmuxFloor(n: number): number {
@@ -139,7 +125,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
     for (let i = 0; i < 200 && !(await store.getLease('orchctl-controller')); i++) await sleep(50);
     const names = Array.from({ length: n }, (_, i) => `s-${i}`);
     const t0 = performance.now();
-    await store.txn(names.map((name) => ({ op: 'create' as const, object: session(name, dir) })));
+    await store.txn(names.map((name) => ({ op: 'create' as const, object: sleeperSession(name, dir) })));
     for (;;) {
       const { items } = await store.list('AgentSession');
       if (items.filter((o) => (o.status as { phase?: string } | undefined)?.phase === 'Running').length === n) break;
