@@ -24,6 +24,10 @@
  * them. A lease not renewed within its duration has lapsed (the process was stopped, or cut off
  * from the store): before any controller of the role reconciles again, the lease is taken back
  * and `onLapse` runs (the node agent kills its stale runs there).
+ *
+ * stop() is bounded (runtime/shutdown.ts): no new work at once (quiesce()), the work in flight
+ * until the grace runs out (finishInFlight(), the lease still renewed), then the lease released,
+ * the shutdown hooks run and the store closed whether it finished or not.
  */
 import { isApiError } from '../api/errors.js';
 import type { Store } from '../store/store.js';
@@ -39,6 +43,7 @@ import type { Reconciler } from './controller.js';
 import { Informer } from './informer.js';
 import { acquireLease, CONTROLLER_LEASE, CONTROLLER_LEASE_TIMING, holderIdentity, type LeaseTiming } from './lease.js';
 import type { Logger } from './log.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS, settlesBy } from './shutdown.js';
 import { WorkQueue } from './workqueue.js';
 
 export { type EventSource, type ObjectMapping, queueKey } from './builder.js';
@@ -71,6 +76,8 @@ export interface ManagerOptions {
   accepts?(controller: string, key: string): boolean;
   /** --once: work of another manager of this process that the drain waits for too. */
   alsoBusy?(): boolean;
+  /** How long stop() lets the work in flight finish (default 30 s; runtime/shutdown.ts). */
+  shutdownGraceMs?: number;
 }
 
 /** A role's lease and what happens around it. */
@@ -172,6 +179,14 @@ export class Manager {
   private readonly drained: Hook[] = [];
   private readonly shutdownHooks: (() => void | Promise<void>)[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
+  /** The lease's renewal: kept while the work in flight finishes, so that its writes still count. */
+  private renewal?: NodeJS.Timeout;
+  /** The renewal under way: the release waits for it, or it would take the lease back after. */
+  private renewing?: Promise<void>;
+  /** Whether the work in flight finished in time (set by the first finishInFlight()). */
+  private finishing?: Promise<boolean>;
+  /** What of the shutdown is still running: a controller's name, or a runnable's or hook's. */
+  private readonly unfinished = new Set<string>();
   private stopped = false;
   private leading = false;
   private cachesFilled = false;
@@ -237,7 +252,7 @@ export class Manager {
     };
   }
 
-  /** A runnable: started after the controllers (not with --once), stopped on stop() before them. */
+  /** A runnable: started after the controllers (not with --once), stopped on stop() with them. */
   add(r: Runnable): void {
     this.runnables.push(r);
   }
@@ -273,7 +288,9 @@ export class Manager {
     this.log.info(
       `${this.lease.what} ${this.identity} acquired ${lease}${this.opts.describe ? ` (${this.opts.describe})` : ''}`,
     );
-    this.timers.push(setInterval(() => void this.renew(), this.lease.timing.renewMs));
+    this.renewal = setInterval(() => {
+      this.renewing ??= this.renew().finally(() => (this.renewing = undefined));
+    }, this.lease.timing.renewMs);
     await whenLeading?.();
     const unfinished = this.registrations.find((r) => !r.controller);
     if (unfinished) throw new Error(`controller ${unfinished.name} was registered without complete(reconciler)`);
@@ -430,8 +447,10 @@ export class Manager {
   }
 
   private async renew(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped && !this.renewal) return;
     try {
+      // Stopping: no taking a lapsed lease back (and no onLapse sweep) for work that is ending.
+      if (this.stopped && (this.recovering || this.lapsed())) return;
       if (this.recovering || this.lapsed()) await this.held();
       else await this.renewOnce();
       this.storeAnswered();
@@ -497,11 +516,73 @@ export class Manager {
 
   /**
    * Idempotent, and every caller waits for the whole shutdown: a second caller returning early
-   * let the process exit before the store was closed (and its WAL checkpointed).
+   * let the process exit before the store was closed (and its WAL checkpointed). The work in
+   * flight gets the grace (finishInFlight()); the lease is released and the store closed either way.
    */
   stop(): Promise<void> {
     this.stopping ??= this.shutdown();
     return this.stopping;
+  }
+
+  /**
+   * Takes no new work from now on, at once: every queue shut down (what is queued is state in the
+   * store, which the next start reads again), no periodic key, run() returns. Each controller
+   * stopped only once the one before it had finished let the others go on working meanwhile — a
+   * saturated process went on reconciling for minutes after SIGTERM. The lease is still renewed.
+   */
+  quiesce(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.markStopped();
+    this.opts.onLeading?.(false);
+    for (const t of this.timers) clearInterval(t);
+    for (const r of this.registrations) r.queue.shutdown();
+  }
+
+  /**
+   * Stops the runnables and the controllers (their onStop hooks, then their workers) and resolves
+   * true when all of that finished, false at `at` (Date.now() ms; default: the grace from the first
+   * call) if something had not: stillRunning() says what. The first call's deadline holds.
+   */
+  finishInFlight(at = Date.now() + (this.opts.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS)): Promise<boolean> {
+    this.quiesce();
+    this.finishing ??= settlesBy(this.stopWork(), at);
+    return this.finishing;
+  }
+
+  /** What was still running when finishInFlight() gave up: each controller with the keys it was reconciling. */
+  stillRunning(): string[] {
+    return [...this.unfinished].map((what) => {
+      const keys = this.registrations.find((r) => r.name === what)?.queue.inFlight() ?? [];
+      const shown = keys.slice(0, 5).join(', ') + (keys.length > 5 ? ` and ${keys.length - 5} more` : '');
+      return keys.length ? `${what} (${shown})` : what;
+    });
+  }
+
+  /** One step of stopping, counted in `unfinished` until it is done; a failure is logged. */
+  private async step(what: string, fn: () => void | Promise<void>): Promise<void> {
+    this.unfinished.add(what);
+    try {
+      await fn();
+    } catch (e) {
+      this.log.error(`stopping ${what} failed`, e);
+    } finally {
+      this.unfinished.delete(what);
+    }
+  }
+
+  /** All at once: one that does not finish holds up none of the others. */
+  private async stopWork(): Promise<void> {
+    await Promise.all([
+      ...this.runnables.map((x) => this.step(x.constructor.name, () => x.stop?.())),
+      // A controller's hooks (cancelling what it runs in the background) before its workers are awaited.
+      ...this.registrations.map((r) =>
+        this.step(r.name, async () => {
+          for (const fn of r.onStop) await fn();
+          await r.controller?.stop();
+        }),
+      ),
+    ]);
   }
 
   private async shutdown(): Promise<void> {
@@ -509,22 +590,18 @@ export class Manager {
     // before the store is closed and its WAL checkpointed.
     const keepAlive = setInterval(() => undefined, 1000);
     try {
-      await this.shutdownSteps();
+      await this.finishInFlight();
+      await this.teardown();
     } finally {
       clearInterval(keepAlive);
     }
   }
 
-  private async shutdownSteps(): Promise<void> {
-    this.stopped = true;
-    this.markStopped();
-    this.opts.onLeading?.(false);
-    for (const t of this.timers) clearInterval(t);
-    for (const x of this.runnables) await x.stop?.();
-    for (const r of this.registrations) {
-      for (const fn of r.onStop) await fn();
-      await r.controller?.stop();
-    }
+  /** After the work in flight (finished or given up): the lease released, the hooks run, the store closed. */
+  private async teardown(): Promise<void> {
+    clearInterval(this.renewal);
+    this.renewal = undefined;
+    await this.renewing;
     if (this.owner) this.informers.stop();
     if (this.leading) await this.store.releaseLease(this.lease.name, this.identity).catch(() => undefined);
     for (const fn of this.shutdownHooks) await fn();

@@ -134,6 +134,11 @@ export class WorkQueue {
     return this.queue.length + this.processing.size + this.timers.size;
   }
 
+  /** The keys being processed now (what a stop that ran out of time leaves unfinished). */
+  inFlight(): string[] {
+    return [...this.processing.keys()];
+  }
+
   busy(): number {
     return this.queue.length + this.processing.size;
   }
