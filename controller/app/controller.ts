@@ -11,6 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { formatDuration } from '../api/duration.js';
 import { describeChoice } from '../config/config-location.js';
 import { orchctlHome } from '../config/paths.js';
 import { EventRecorder } from '../client/events.js';
@@ -33,6 +34,7 @@ import {
 } from '../runtime/lease.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager, type Readiness } from '../runtime/manager.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS } from '../runtime/shutdown.js';
 import { EventLogs } from '../store/eventlog.js';
 import { storeFor, storeTarget } from '../store/open.js';
 import type { Store } from '../store/store.js';
@@ -69,6 +71,8 @@ export interface ControllerAppOptions {
   nodeGraceMs?: number;
   /** The controller lease, whole seconds (`--leader-lease`, checked by the CLI; default 4). */
   leaderLeaseSeconds?: number;
+  /** How long a stop lets the work in flight finish (`--shutdown-grace`; runtime/shutdown.ts). */
+  shutdownGraceMs?: number;
   /** orchctl's version, as the Node reports it. */
   version: string;
   log: Logger;
@@ -145,6 +149,7 @@ export class ControllerApp {
         onLeading: leading,
         instrument,
         alsoBusy: () => !!this.nodeMgr?.busy(),
+        shutdownGraceMs: opts.shutdownGraceMs,
       });
     if (this.nodeName) {
       const name = this.nodeName;
@@ -167,6 +172,7 @@ export class ControllerApp {
         ...(this.cp ? {} : { onLeading: leading }),
         instrument,
         alsoBusy: () => !!this.cp?.busy(),
+        shutdownGraceMs: opts.shutdownGraceMs,
       });
     }
     const any = (this.cp ?? this.nodeMgr)!;
@@ -229,10 +235,28 @@ export class ControllerApp {
     }
   }
 
-  /** Idempotent; every caller waits for the whole shutdown (the node's lease released, the store closed). */
+  /**
+   * Idempotent; every caller waits for the whole shutdown (the leases released, the event logs and
+   * the store closed). Bounded: both roles take no new work at once, the work in flight of both gets
+   * one grace (--shutdown-grace), and past it the process goes on without it — one error line names
+   * what was still running, and the exit code is 1. The next start adopts what runs and converges.
+   */
   stop(): Promise<void> {
-    // The manager that owns the store (the control plane's, when there is one) stops last.
     this.stopping ??= (async () => {
+      const roles = [this.nodeMgr, this.cp].filter((m): m is Manager => !!m);
+      for (const m of roles) m.quiesce();
+      const grace = this.opts.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+      const at = Date.now() + grace;
+      const finished = await Promise.all(roles.map((m) => m.finishInFlight(at)));
+      if (finished.includes(false)) {
+        const running = roles.flatMap((m) => m.stillRunning());
+        this.opts.log.error(
+          `shutdown: the ${formatDuration(grace)} grace ran out; exiting without what was still running ` +
+            `(the next start adopts it): ${running.join('; ') || 'nothing named'}`,
+        );
+        process.exitCode = 1;
+      }
+      // The manager that owns the store (the control plane's, when there is one) stops last.
       if (this.cp) await this.nodeMgr?.stop();
       await (this.cp ?? this.nodeMgr)!.stop();
       this.tmux.close();

@@ -27,6 +27,10 @@ export function register(program: Command): void {
       '--gc-orphans',
       'kill tmux sessions on the socket that this store cannot account for (default: report them)',
     )
+    .option(
+      '--shutdown-grace <duration>',
+      'on SIGINT/SIGTERM, let the reconciles in flight finish this long, 1s to 10m (default 30s)',
+    )
     .option('--log-format <format>', 'text or json (default: text on a terminal)')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .option(

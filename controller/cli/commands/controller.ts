@@ -5,7 +5,7 @@
  * the same process without the control plane, through runProcess().
  */
 import path from 'node:path';
-import { parseDuration } from '../../api/duration.js';
+import { formatDuration, parseDuration } from '../../api/duration.js';
 import { orchctlHome } from '../../config/paths.js';
 import { checkDns1123Subdomain } from '../../api/names.js';
 import { ControllerApp, type ControllerAppOptions } from '../../app/controller.js';
@@ -20,6 +20,7 @@ import {
 } from '../../metrics/index.js';
 import { checkLeaderLease } from '../../runtime/lease.js';
 import { createLogger, type Logger } from '../../runtime/log.js';
+import { SHUTDOWN_TEARDOWN_MS, shutdownGraceMs } from '../../runtime/shutdown.js';
 import { type ConsoleAddress, consoleAddress } from '../../console/address.js';
 import { externalUrl, startConsole } from '../../console/server.js';
 import { parseLinkTtl } from '../../notify/action-links.js';
@@ -35,6 +36,8 @@ export interface ControllerOptions {
   observeInterval?: string;
   tmuxSocket?: string;
   logFormat?: 'text' | 'json';
+  /** How long a stop lets the work in flight finish (1s to 10m, default 30s; runtime/shutdown.ts). */
+  shutdownGrace?: string;
   logLevel?: string;
   metricsAddr?: string;
   gcOrphans?: boolean;
@@ -144,6 +147,7 @@ export async function runProcess(
   const workers = opts.workers ? Number(opts.workers) : undefined;
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1))
     throw new Error(`--workers must be a positive integer, got "${opts.workers}"`);
+  const shutdownGrace = shutdownGraceMs(opts.shutdownGrace);
   // --once is one pass and exit: nothing would scrape it, so it serves nothing.
   const metricsAddr = opts.once
     ? undefined
@@ -163,6 +167,7 @@ export async function runProcess(
     observeEveryMs: opts.observeInterval ? parseDuration(opts.observeInterval) : undefined,
     tmuxSocket: opts.tmuxSocket,
     gcOrphans: opts.gcOrphans,
+    shutdownGraceMs: shutdownGrace,
     version: orchctlVersion(),
     log,
     ...appRoles,
@@ -183,10 +188,13 @@ export async function runProcess(
     await m.stop();
     throw e;
   }
+  let signalled = false;
   const stop = (sig: string) => {
     // A control plane without a node agent (--no-node) runs nothing in tmux: nothing to adopt.
     const runs = roles.node === false ? '' : ' (tmux sessions keep running and are adopted on the next start)';
-    log.info(`${sig}: shutting down${runs}`);
+    log.info(`${sig}: shutting down within ${formatDuration(shutdownGrace)}${runs}`);
+    if (!signalled) exitBy(shutdownGrace + SHUTDOWN_TEARDOWN_MS, sig, log);
+    signalled = true;
     // Its failure (a store lost under it) is reported once, by the `await m.stop()` below.
     m.stop().catch(() => undefined);
   };
@@ -200,7 +208,22 @@ export async function runProcess(
     await m.stop();
     await server?.close();
     await consoleServer?.close();
+    // Shut down: a reconcile the grace gave up on may still hold a timer, a child or a socket that
+    // keeps Node's loop alive. Not unless something does (unref), and after the exit code is set.
+    setTimeout(() => process.exit(), 0).unref();
   }
+}
+
+/**
+ * The backstop of a stop: past the grace and the time for what must be done after it (the leases
+ * released, the store closed), the process exits whatever it still waits for (a store that does
+ * not answer). Unref'd: it never keeps a finished process alive.
+ */
+function exitBy(ms: number, sig: string, log: Logger): void {
+  setTimeout(() => {
+    log.error(`shutdown: not done ${formatDuration(ms)} after ${sig}; exiting without closing the store`);
+    process.exit(1);
+  }, ms).unref();
 }
 
 /** The web console in the controller's process, over a store handle of its own (docs/console.md). */

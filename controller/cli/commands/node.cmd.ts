@@ -19,6 +19,10 @@ export function register(program: Command): void {
     .option('--observe-interval <duration>', 'how often a running session is observed', '5s')
     .option('--tmux-socket <name>', 'tmux socket name (-L), default $ORCHCTL_TMUX_SOCKET or orchctl')
     .option('--gc-orphans', 'kill tmux sessions on the socket that this store cannot account for')
+    .option(
+      '--shutdown-grace <duration>',
+      'on SIGINT/SIGTERM, let the reconciles in flight finish this long, 1s to 10m (default 30s)',
+    )
     .option('--log-format <format>', 'text or json (default: text on a terminal)')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .option('--metrics-addr <host:port>', 'serve /metrics, /healthz and /readyz here; 0 or off disables')
