@@ -18,7 +18,7 @@ import type { AgentSession, AgentSessionStatus } from '../../api/kinds.js';
 import { ownedBy } from '../../api/status-fields.js';
 import { isBindingFenced, writeOwnedStatus } from '../../client/status.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
-import { failpoint } from '../../runtime/failpoints.js';
+import { failpoint, holdpoint } from '../../runtime/failpoints.js';
 import { type ActuatorDeps, SESSION_FINALIZER, SessionActuator } from './actuator.js';
 import { effective } from './decide.js';
 import type { EventNote } from '../../client/events.js';
@@ -85,6 +85,7 @@ export class SessionReconciler implements Reconciler {
       await this.d.store.update({ ...obj, metadata: { ...obj.metadata, finalizers } });
       return { requeueAfterMs: 0 };
     }
+    await holdpoint('session-reconcile', (m) => this.d.log.warn(`agentsession ${key}: ${m}`));
     // Frozen (orchctl freeze): the pass only holds it; thawed: it is continued, then a fresh pass.
     const mark = this.observer.freezeMark?.(obj);
     if (mark || obj.status?.frozen) {
