@@ -7,8 +7,8 @@ import type * as Commander from 'commander';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { registerSecretsFromEnv } from '../api/redact.js';
+import { packageRoot } from '../config/paths.js';
 import { reportError } from './output.js';
 
 // require(), not import: Node 20 loads a CommonJS package imported from ESM through its ESM
@@ -66,7 +66,8 @@ function commandWord(args: string[]): string | undefined {
 }
 
 function packageVersion(): string {
-  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../package.json');
+  // From the package root, not this file: it runs from dist/cli/ (the bundle) or dist/controller/cli/.
+  const file = path.join(packageRoot(), 'package.json');
   return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
