@@ -25,7 +25,12 @@ register('data:text/javascript,' + encodeURIComponent(\`
     fs.appendFileSync(\${JSON.stringify(out)}, r.url + '\\\\n');
     return r;
   }\`));
-process.on('exit', () => fs.appendFileSync(out, Object.keys(createRequire(import.meta.url).cache).join('\\n') + '\\n'));
+process.on('exit', () => {
+  fs.appendFileSync(out, Object.keys(createRequire(import.meta.url).cache).join('\\n') + '\\n');
+  // Node's own modules the process loaded, as node:<name>.
+  const builtins = process.moduleLoadList.filter((m) => m.startsWith('NativeModule '));
+  fs.appendFileSync(out, builtins.map((m) => 'node:' + m.slice(13)).join('\\n') + '\\n');
+});
 `;
 
 let home: string;
@@ -96,7 +101,8 @@ describe('orchctl get start-up', () => {
     const files = await modulesLoaded(['get', 'agentsessions']);
     const sources = sourcesOf(files);
     expect(sources).toContain('controller/cli/commands/get.ts');
-    expect(packages(files)).toEqual(['better-sqlite3', 'commander']);
+    // commander is in the bundle; better-sqlite3 (its addon) is not.
+    expect(packages(files)).toEqual(['better-sqlite3']);
     for (const f of ['controller/api/validate.ts', 'controller/client/admission.ts']) expect(sources).not.toContain(f);
     // The Node cells without `describe node` (printers/nodes.ts), describe's printers and the policy matching.
     expect(sources).toContain('controller/cli/printers/node-cells.ts');
@@ -114,6 +120,13 @@ describe('orchctl get start-up', () => {
     // Nothing of dist/controller/ (tsc's output, a file a module): all of `get` comes from the bundle.
     expect(ours.filter((f) => f.startsWith('dist/controller/'))).toEqual([]);
     expect(sourcesOf(files).length).toBeGreaterThan(30);
+  });
+
+  it("does not load node:child_process (commander's, for subcommands run as executables)", async () => {
+    await oneSession();
+    const files = await modulesLoaded(['get', 'agentsessions']);
+    expect(files).toContain('node:fs');
+    expect(files).not.toContain('node:child_process');
   });
 
   it('a command that writes a spec still loads the checks (what the recorder sees)', async () => {
