@@ -3,18 +3,13 @@
  * (like kubectl's NewCmd…); its implementation module is loaded only when it runs,
  * so `orchctl get` does not pay for ajv or the controller at start-up.
  */
-import type * as Commander from 'commander';
+// An import the bundler sees: bin/orchctl runs the bundle (scripts/bundle-cli.mjs), which holds commander.
+import { Command } from 'commander';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { registerSecretsFromEnv } from '../api/redact.js';
+import { packageRoot } from '../config/paths.js';
 import { reportError } from './output.js';
-
-// require(), not import: Node 20 loads a CommonJS package imported from ESM through its ESM
-// translator (a lexer pass and a second module record): ~2 ms of every start-up here.
-const { Command } = createRequire(import.meta.url)('commander') as typeof Commander;
-type Command = Commander.Command;
 
 type Registration = { register(program: Command): void };
 
@@ -66,7 +61,8 @@ function commandWord(args: string[]): string | undefined {
 }
 
 function packageVersion(): string {
-  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../package.json');
+  // From the package root, not this file: it runs from dist/cli/ (the bundle) or dist/controller/cli/.
+  const file = path.join(packageRoot(), 'package.json');
   return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
 }
 

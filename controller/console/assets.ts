@@ -6,15 +6,11 @@ import type { FastifyInstance } from 'fastify';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../config/paths.js';
 
-/** controller/console/assets of the package: beside this file in the source, two levels up from dist/. */
+/** controller/console/assets of the package, whether this runs from the sources, dist/controller or the bundle. */
 function assetsDir(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const root = here.includes(`${path.sep}dist${path.sep}`)
-    ? path.resolve(here, '../../..')
-    : path.resolve(here, '../..');
-  return path.join(root, 'controller/console/assets');
+  return path.join(packageRoot(), 'controller/console/assets');
 }
 
 export function registerAssets(app: FastifyInstance): void {
