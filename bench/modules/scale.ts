@@ -92,6 +92,7 @@ async function heapSnapshotThenStop(p: ChildProcess, dir: string): Promise<void>
 interface AtScale {
   sessions: number;
   runningMs: number;
+  controllerCpuToRunningS?: number;
   tmuxFloorMs: number;
   tmuxBatchedFloorMs: number;
   tmuxBatchedFloorServerCpuS?: number;
@@ -136,6 +137,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
       await sleep(250);
     }
     const runningMs = Math.round(performance.now() - t0);
+    const cpuToRunningS = cpuSeconds(ctl.pid!, true); // start-up and the burst, children included
     await sleep(10_000); // start-up work (first observations) settles
     const server = tmuxServerPid(socket);
     const t0s = threadCpu(ctl.pid!);
@@ -148,6 +150,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
     return {
       sessions: n,
       runningMs,
+      controllerCpuToRunningS: Math.round(cpuToRunningS * 10) / 10,
       tmuxFloorMs: tmuxFloor(n),
       tmuxBatchedFloorMs: batched.ms,
       tmuxBatchedFloorServerCpuS: batched.serverCpuS,
