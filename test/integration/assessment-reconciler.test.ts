@@ -305,10 +305,12 @@ describe('the periodic resync over a session with nothing logged', () => {
       for (let i = 0; i < 4; i++) expect(await r.reconcile(key)).toBeUndefined();
       // One look (the first pass) for the four: a resync of 1000 idle sessions was 1000 stats.
       expect({ log: logLooks(), store: storeReads.mock.calls.length }).toEqual({ log: 1, store: 0 });
+      expect(r.needsPass(key)).toBe(false); // so the resync does not queue it at all
 
       // An append unsettles it: the next pass reads the store and the log, and assesses.
       const t = new TranscriptBuilder(new Date().toISOString(), 1000).user('Fix the add() test.');
       const first = logs.get('default', NAME).append(t.events().map(({ seq: _s, ...e }) => e as never));
+      expect(r.needsPass(key)).toBe(true);
       await r.reconcile(key);
       expect(storeReads.mock.calls.length).toBe(1);
       expect((await status()).assessment.position.seq).toBe(first.at(-1)!.seq);

@@ -127,6 +127,15 @@ export class AssessmentReconciler implements Reconciler {
     });
   }
 
+  /**
+   * Whether a resync should queue the session: not one settled since its last pass (stillSettled).
+   * The resync queued every session to have most of them return at once: 1000 reconciles every
+   * 30 s at 1000 idle sessions, each a queue entry, a worker turn and its promises.
+   */
+  needsPass(key: string): boolean {
+    return !this.stillSettled(key);
+  }
+
   async reconcile(key: string): Promise<Result | undefined> {
     if (this.stillSettled(key)) return;
     this.settled.delete(key);
