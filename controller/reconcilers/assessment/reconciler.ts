@@ -196,8 +196,9 @@ export class AssessmentReconciler implements Reconciler {
   /**
    * Nothing to do, decided without the store (the cached session, else undefined): the cache shows the
    * session with no assessment status (so no pending intervention) and its event log is empty or
-   * absent — the pass would read nothing and write nothing (planConsume). Only this reconciler writes status.assessment, and only after
-   * reading events: a cache that lags behind such a write is passed over only while the log is empty.
+   * absent — the pass would read nothing and write nothing (planConsume). Only this reconciler
+   * writes status.assessment, and only after reading events: a cache that lags behind such a write
+   * is passed over only while the log is empty.
    */
   private nothingLogged(namespace: string, name: string): AgentSession | undefined {
     const cached = this.d.sessions?.get(namespace, name);

@@ -199,7 +199,7 @@ it('lists Events only once one can have expired: a pass before the oldest kept o
   vi.restoreAllMocks();
 });
 
-it('an Autopilot-session pass reads no store while the cache shows none to delete; the store decides if it does', async () => {
+it('an Autopilot sweep reads no store while the cache shows none to delete; else the store decides', async () => {
   await finished('mine', 'Succeeded', 2 * HOUR);
   await finished('ap-young', 'Succeeded', HOUR / 2, 'ap');
   const sessions = new Informer(store, 'AgentSession');

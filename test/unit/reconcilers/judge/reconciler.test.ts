@@ -336,7 +336,7 @@ describe('judge reconciler', () => {
     expect(ev.status).toMatchObject({ phase: 'Judged', score: 1, backend: 'heuristic' });
   });
 
-  it('a pass over a session with nothing to judge (no Evaluation, no judging policy) reads no store; a resync skips it', async () => {
+  it('nothing to judge (no Evaluation, no judging policy): a pass reads no store, a resync skips it', async () => {
     await policy(undefined);
     const s = await endedSession('quiet', { phase: 'Running', run: 1 });
     await until(() => sessions.get('default', 'quiet')?.metadata.resourceVersion === s.metadata.resourceVersion);
