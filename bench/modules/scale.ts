@@ -4,8 +4,9 @@
  *  - created → all Running, against two floors measured in the same run: the same N
  *    `tmux new-session -d` launched one client after another by this process on a fresh socket,
  *    and in command lists of 10 as the controller's launch batcher sends them (what tmux itself needs);
- *  - the controller's idle CPU over a window after start-up settled, in % of one core, its
- *    children (tmux clients it started) included, beside the tmux server's own;
+ *  - the controller's idle CPU after start-up settled, in % of one core, its children (tmux clients
+ *    it started) included, beside the tmux server's own: the mean over 90 s at 1000 (30 s at 100)
+ *    and each 30 s window's;
  *  - the controller's resident memory, beside a bare `node` process's.
  * And the node-agent mode (scale-node.ts): one `orchctl node` agent on etcd holding 333 sessions,
  * beside the single-host controller with the same 333 as its baseline, in the same run.
@@ -91,6 +92,7 @@ async function heapSnapshotThenStop(p: ChildProcess, dir: string): Promise<void>
 interface AtScale {
   sessions: number;
   runningMs: number;
+  controllerCpuToRunningS?: number;
   tmuxFloorMs: number;
   tmuxBatchedFloorMs: number;
   tmuxBatchedFloorServerCpuS?: number;
@@ -101,6 +103,8 @@ interface AtScale {
   rssIdleMinMB?: number;
   rssIdleMaxMB?: number;
   rssIdleMedianMB?: number;
+  idleCpuPercentByWindow?: number[];
+  rssIdleMedianByWindowMB?: number[];
 }
 
 async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
@@ -133,37 +137,27 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
       await sleep(250);
     }
     const runningMs = Math.round(performance.now() - t0);
+    const cpuToRunningS = cpuSeconds(ctl.pid!, true); // start-up and the burst, children included
     await sleep(10_000); // start-up work (first observations) settles
     const server = tmuxServerPid(socket);
-    const c0 = cpuSeconds(ctl.pid!, true);
     const t0s = threadCpu(ctl.pid!);
-    const s0 = server ? cpuSeconds(server, false) : 0;
-    // RSS every second of the window: one reading swings by ±25 MB with where the heap is between
-    // two major collections (and the ArrayBuffers waiting for one), so its median and range are shown.
-    const rssSamples: number[] = [];
-    for (const end = performance.now() + idleWindowMs; performance.now() < end; ) {
-      rssSamples.push(rssMB(ctl.pid!));
-      await sleep(Math.min(1000, Math.max(0, end - performance.now())));
-    }
-    const c1 = cpuSeconds(ctl.pid!, true);
+    const idle = await idleWindows(ctl.pid!, server, idleWindowMs);
     const t1s = threadCpu(ctl.pid!);
-    const s1 = server ? cpuSeconds(server, false) : 0;
     const rss = rssMB(ctl.pid!);
     const smaps = smapsRollupMB(ctl.pid!);
     if (prof) await heapSnapshotThenStop(ctl, prof);
-    const pct = (s: number) => Math.round((s / (idleWindowMs / 1000)) * 1000) / 10;
     const batched = tmuxBatchedFloor(n);
     return {
       sessions: n,
       runningMs,
+      controllerCpuToRunningS: Math.round(cpuToRunningS * 10) / 10,
       tmuxFloorMs: tmuxFloor(n),
       tmuxBatchedFloorMs: batched.ms,
       tmuxBatchedFloorServerCpuS: batched.serverCpuS,
-      idleCpuPercentOfOneCore: pct(c1 - c0),
+      ...idle.cpu,
       idleCpuByThread: threadReport(t0s, t1s, idleWindowMs / 1000),
-      tmuxServerIdleCpuPercent: pct(s1 - s0),
       controllerRssMB: rss,
-      ...rssSpread(rssSamples),
+      ...idle.rss,
       ...smaps,
     };
   } finally {
@@ -172,6 +166,50 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
     await store.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The length of one idle window: the figure is given for each, so that one holding a major GC shows. */
+const IDLE_WINDOW_MS = 30_000;
+
+/**
+ * The idle figures over `totalMs` from now, in windows of IDLE_WINDOW_MS: the controller's CPU
+ * (children included) and the tmux server's in % of one core, the mean over the whole and each
+ * window's; the RSS read every second (one reading swings by ±25 MB with where the heap is between
+ * two major collections and the ArrayBuffers waiting for one), its median and range over the whole
+ * and each window's median. A 30 s window swings by 2× between runs of the same code with whether
+ * it holds a major GC or a housekeeping sweep (60 s apart), so the mean is taken over several.
+ */
+async function idleWindows(pid: number, server: number | undefined, totalMs: number) {
+  const pct = (s: number, ms: number) => Math.round((s / (ms / 1000)) * 1000) / 10;
+  const windows = Math.max(1, Math.round(totalMs / IDLE_WINDOW_MS));
+  const cpu = (): [number, number] => [cpuSeconds(pid, true), server ? cpuSeconds(server, false) : 0];
+  const first = cpu();
+  const byWindow: number[] = [];
+  const rssByWindow: number[] = [];
+  const rssSamples: number[] = [];
+  const t0 = performance.now();
+  for (let w = 0, last = first; w < windows; w++) {
+    const samples: number[] = [];
+    for (const end = t0 + ((w + 1) * totalMs) / windows; performance.now() < end; ) {
+      samples.push(rssMB(pid));
+      await sleep(Math.min(1000, Math.max(0, end - performance.now())));
+    }
+    const now = cpu();
+    byWindow.push(pct(now[0] - last[0], totalMs / windows));
+    rssByWindow.push(rssSpread(samples).rssIdleMedianMB ?? 0);
+    rssSamples.push(...samples);
+    last = now;
+  }
+  const end = cpu();
+  const ms = performance.now() - t0;
+  return {
+    cpu: {
+      idleCpuPercentOfOneCore: pct(end[0] - first[0], ms),
+      idleCpuPercentByWindow: byWindow,
+      tmuxServerIdleCpuPercent: pct(end[1] - first[1], ms),
+    },
+    rss: { ...rssSpread(rssSamples), rssIdleMedianByWindowMB: rssByWindow },
+  };
 }
 
 function rssSpread(samples: number[]): Record<string, number> {
@@ -223,6 +261,19 @@ async function nodeMode(bare: number): Promise<Record<string, unknown>> {
   };
 }
 
+/**
+ * The idle window at 1000: 90 s (three windows of 30 s) by default, so that the whole bench stays
+ * under ~6 minutes; ORCHCTL_BENCH_SCALE_IDLE_S sets it (30–600 s) for a longer look.
+ */
+function thousandIdleMs(): number {
+  const raw = process.env.ORCHCTL_BENCH_SCALE_IDLE_S;
+  if (raw === undefined || raw === '') return 90_000;
+  const s = Number(raw);
+  if (!Number.isInteger(s) || s < 30 || s > 600)
+    throw new Error(`ORCHCTL_BENCH_SCALE_IDLE_S: whole seconds from 30 to 600, not ${JSON.stringify(raw)}`);
+  return s * 1000;
+}
+
 export const scaleBench: Bench = {
   name: 'scale',
   description: `one host at 100 and 1000 sessions, a node agent at ${NODE_SESSIONS}: →Running, idle CPU, RSS`,
@@ -244,7 +295,7 @@ export const scaleBench: Bench = {
       controllerRssMB: 0,
     };
     const hundred = only === '1000' ? skipped : await atScale(100, 30_000);
-    const thousand = only === '100' ? skipped : await atScale(1000, 30_000);
+    const thousand = only === '100' ? skipped : await atScale(1000, thousandIdleMs());
     const node = only ? undefined : await nodeMode(bare);
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
     return {
@@ -263,7 +314,8 @@ export const scaleBench: Bench = {
         `100→Running ${hundred.runningMs} ms (tmux floor ${hundred.tmuxFloorMs} ms); ` +
         `1000→Running ${thousand.runningMs} ms (floor ${thousand.tmuxFloorMs} ms serial, ` +
         `${thousand.tmuxBatchedFloorMs} ms in lists of 10); idle CPU at 1000 ` +
-        `${thousand.idleCpuPercentOfOneCore} % (tmux server ${thousand.tmuxServerIdleCpuPercent} %); ` +
+        `${thousand.idleCpuPercentOfOneCore} % (by 30 s window ${thousand.idleCpuPercentByWindow?.join(', ')}; ` +
+        `tmux server ${thousand.tmuxServerIdleCpuPercent} %); ` +
         `RSS ${thousand.controllerRssMB} MB (idle window ${thousand.rssIdleMinMB}–${thousand.rssIdleMaxMB} MB, ` +
         `median ${thousand.rssIdleMedianMB}; bare node ${bare} MB)${node ? `; ${node.summary}` : ''}`,
     };

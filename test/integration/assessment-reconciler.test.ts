@@ -289,6 +289,39 @@ describe('the periodic resync', () => {
   });
 });
 
+describe('the periodic resync over a session with nothing logged', () => {
+  it('looks at its empty log once; later passes read neither log nor store until an append', async () => {
+    const logs = new EventLogs(dir);
+    const sessions = new Informer(store, 'AgentSession');
+    await sessions.start();
+    const r = reconciler({ sessions, changes: { sessions, onAppend: (fn) => logs.onAppend(fn) } });
+    const file = eventLogPath(dir, 'default', NAME);
+    const rv = (await session()).metadata.resourceVersion;
+    await until('the cache has the session', () => sessions.get('default', NAME)?.metadata.resourceVersion === rv);
+    const storeReads = vi.spyOn(store, 'get');
+    const stat = vi.spyOn(fs, 'statSync');
+    const logLooks = () => stat.mock.calls.filter(([f]) => f === file).length;
+    try {
+      for (let i = 0; i < 4; i++) expect(await r.reconcile(key)).toBeUndefined();
+      // One look (the first pass) for the four: a resync of 1000 idle sessions was 1000 stats.
+      expect({ log: logLooks(), store: storeReads.mock.calls.length }).toEqual({ log: 1, store: 0 });
+      expect(r.needsPass(key)).toBe(false); // so the resync does not queue it at all
+
+      // An append unsettles it: the next pass reads the store and the log, and assesses.
+      const t = new TranscriptBuilder(new Date().toISOString(), 1000).user('Fix the add() test.');
+      const first = logs.get('default', NAME).append(t.events().map(({ seq: _s, ...e }) => e as never));
+      expect(r.needsPass(key)).toBe(true);
+      await r.reconcile(key);
+      expect(storeReads.mock.calls.length).toBe(1);
+      expect((await status()).assessment.position.seq).toBe(first.at(-1)!.seq);
+    } finally {
+      sessions.stop();
+      logs.closeAll();
+      vi.restoreAllMocks();
+    }
+  });
+});
+
 describe('interventions', () => {
   it('on a trip: BreakerOpen condition and Event, the text sent once, the outcome in the history', async () => {
     append(failingSession());

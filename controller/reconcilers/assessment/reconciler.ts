@@ -127,6 +127,15 @@ export class AssessmentReconciler implements Reconciler {
     });
   }
 
+  /**
+   * Whether a resync should queue the session: not one settled since its last pass (stillSettled).
+   * The resync queued every session to have most of them return at once: 1000 reconciles every
+   * 30 s at 1000 idle sessions, each a queue entry, a worker turn and its promises.
+   */
+  needsPass(key: string): boolean {
+    return !this.stillSettled(key);
+  }
+
   async reconcile(key: string): Promise<Result | undefined> {
     if (this.stillSettled(key)) return;
     this.settled.delete(key);
@@ -165,7 +174,9 @@ export class AssessmentReconciler implements Reconciler {
 
   private async pass(key: string): Promise<Result | undefined> {
     const [namespace, name] = key.split('/');
-    if (this.nothingLogged(namespace, name)) return;
+    const empty = this.nothingLogged(namespace, name);
+    // Settled as well: the next resync skips it without looking at the log (an append unsettles it).
+    if (empty) return this.settle(key, empty, assessmentConfig(resolvePolicy(empty, this.d.policies.list())));
     let obj = await this.d.store.get({ kind: 'AgentSession', namespace, name });
     if (!obj || obj.metadata.deletionTimestamp) return;
     const policy = resolvePolicy(obj, this.d.policies.list());
@@ -183,18 +194,19 @@ export class AssessmentReconciler implements Reconciler {
   }
 
   /**
-   * Nothing to do, decided without the store: the cache shows the session with no assessment status
-   * (so no pending intervention) and its event log is empty or absent — the pass would read nothing
-   * and write nothing (planConsume). Only this reconciler writes status.assessment, and only after
-   * reading events: a cache that lags behind such a write is passed over only while the log is empty.
+   * Nothing to do, decided without the store (the cached session, else undefined): the cache shows the
+   * session with no assessment status (so no pending intervention) and its event log is empty or
+   * absent — the pass would read nothing and write nothing (planConsume). Only this reconciler
+   * writes status.assessment, and only after reading events: a cache that lags behind such a write
+   * is passed over only while the log is empty.
    */
-  private nothingLogged(namespace: string, name: string): boolean {
+  private nothingLogged(namespace: string, name: string): AgentSession | undefined {
     const cached = this.d.sessions?.get(namespace, name);
-    if (!cached || cached.metadata.deletionTimestamp || cached.status?.assessment) return false;
+    if (!cached || cached.metadata.deletionTimestamp || cached.status?.assessment) return undefined;
     try {
-      return fs.statSync(eventLogPath(this.d.home, namespace, name)).size === 0;
+      return fs.statSync(eventLogPath(this.d.home, namespace, name)).size === 0 ? cached : undefined;
     } catch (e) {
-      return (e as NodeJS.ErrnoException).code === 'ENOENT';
+      return (e as NodeJS.ErrnoException).code === 'ENOENT' ? cached : undefined;
     }
   }
 

@@ -4,7 +4,8 @@
  *  - when the controllers start and every resync period, every session (nothing else: a status
  *    change alone brings no new events to assess). A session whose last pass left nothing to do
  *    and that has not changed since (its log, its object, its policy) costs the resync no read
- *    (AssessmentReconciler.stillSettled); the first pass after a start reads every session.
+ *    (AssessmentReconciler.stillSettled), nor a queue entry: the resync leaves it out; the first pass
+ *    after a start reads every session.
  * Its interventions go into the session through verified delivery, as `orchctl send` does.
  */
 import type { SessionPolicy } from '../../api/kinds.js';
@@ -51,7 +52,15 @@ export function setup(mgr: Manager, d: AssessmentSetupDeps): AssessmentReconcile
   mgr
     .controller('assessment', { workers: 2 })
     .watches({ subscribe: (h: (key: string) => void) => d.logs.onAppend(h) }, (key) => [key])
-    .every(d.resyncMs, () => sessions.list().map(queueKey), { atStart: true })
+    .every(
+      d.resyncMs,
+      () =>
+        sessions
+          .list()
+          .map(queueKey)
+          .filter((k) => assess.needsPass(k)),
+      { atStart: true },
+    )
     .complete(assess);
   return assess;
 }

@@ -16,6 +16,7 @@ import type { Evaluation } from '../../api/evaluation.js';
 import type { AgentSession } from '../../api/session.js';
 import type { Resource } from '../../api/types.js';
 import type { Reconciler } from '../../runtime/controller.js';
+import type { Informer } from '../../runtime/informer.js';
 import type { Store } from '../../store/store.js';
 import { DEFAULT_RETENTION, type Retention } from '../../api/retention.js';
 
@@ -69,9 +70,25 @@ export function autopilotSessionsToDelete(
 
 export class HousekeepingReconciler implements Reconciler {
   private readonly retention: Retention;
+  /**
+   * No Event can expire before this (what the last pass kept, plus the TTL): a pass before it lists
+   * nothing — the list was every Event (two or more a session) every minute. An Event recorded with
+   * an older lastTimestamp by a host whose clock is behind goes late by that skew.
+   */
+  private eventsDueAt = 0;
 
   constructor(
-    private readonly d: { store: Store; eventTtlMs?: number; retention?: Partial<Retention>; now?: () => number },
+    private readonly d: {
+      store: Store;
+      eventTtlMs?: number;
+      retention?: Partial<Retention>;
+      now?: () => number;
+      /**
+       * The sessions' cache: a pass whose cache shows no Autopilot session to delete reads no store
+       * (it listed every session and Decision each minute). Without it, every pass lists the store.
+       */
+      sessions?: Pick<Informer<'AgentSession'>, 'list'>;
+    },
   ) {
     this.retention = { ...DEFAULT_RETENTION, ...d.retention, ...(d.eventTtlMs ? { eventTtlMs: d.eventTtlMs } : {}) };
   }
@@ -83,16 +100,26 @@ export class HousekeepingReconciler implements Reconciler {
   }
 
   private async autopilotSessions(): Promise<void> {
-    const [sessions, decisions] = await Promise.all([this.d.store.list('AgentSession'), this.d.store.list('Decision')]);
     const cutoff = (this.d.now ?? Date.now)() - this.retention.autopilotSessionTtlMs;
+    // The cache first: one that shows none to delete ends the pass (one it lags behind is caught by
+    // the next); one that shows some, the store decides — a pending Decision may be newer than a cache.
+    if (this.d.sessions && !autopilotSessionsToDelete(this.d.sessions.list(), [], cutoff).length) return;
+    const [sessions, decisions] = await Promise.all([this.d.store.list('AgentSession'), this.d.store.list('Decision')]);
     await this.remove(autopilotSessionsToDelete(sessions.items, decisions.items, cutoff));
   }
 
   private async events(): Promise<void> {
+    const now = (this.d.now ?? Date.now)();
+    if (now < this.eventsDueAt) return;
     const { items } = await this.d.store.list('Event');
-    const cutoff = (this.d.now ?? Date.now)() - this.retention.eventTtlMs;
-    const old = items.filter((e) => Date.parse(String(e.lastTimestamp ?? e.metadata.creationTimestamp)) < cutoff);
+    const cutoff = now - this.retention.eventTtlMs;
+    const last = (e: (typeof items)[number]) => Date.parse(String(e.lastTimestamp ?? e.metadata.creationTimestamp));
+    const old = items.filter((e) => last(e) < cutoff);
     await this.remove(old);
+    // The oldest kept, or one recorded from now on (whose lastTimestamp is now or later), expires no sooner.
+    let oldest = now;
+    for (const e of items) if (last(e) >= cutoff) oldest = Math.min(oldest, last(e));
+    this.eventsDueAt = oldest + this.retention.eventTtlMs;
   }
 
   private async evaluations(): Promise<void> {

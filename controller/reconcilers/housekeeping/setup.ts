@@ -9,7 +9,12 @@ export function setup(
   mgr: Manager,
   d: { eventTtlMs?: number; retention?: Partial<Retention> } = {},
 ): HousekeepingReconciler {
-  const reconciler = new HousekeepingReconciler({ store: mgr.store, eventTtlMs: d.eventTtlMs, retention: d.retention });
+  const reconciler = new HousekeepingReconciler({
+    store: mgr.store,
+    eventTtlMs: d.eventTtlMs,
+    retention: d.retention,
+    sessions: mgr.informer('AgentSession'),
+  });
   mgr
     .controller('housekeeping', { workers: 1 })
     .every(SWEEP_MS, () => [EVENTS, EVALUATIONS, AUTOPILOT_SESSIONS])

@@ -106,6 +106,15 @@ export class JudgeReconciler implements Reconciler {
     return this.inFlight.size;
   }
 
+  /**
+   * Whether a resync should queue the session: not one its pass would skip (nothingToJudge). The
+   * resync queued every session to have most of them return at once: 1000 reconciles every 30 s
+   * at 1000 idle sessions, each a queue entry, a worker turn and its promises.
+   */
+  needsPass(key: string): boolean {
+    return !this.nothingToJudge(key);
+  }
+
   /** Observe → plan (plan.ts, pure) → create and start what it asks → one status write. */
   async reconcile(key: string): Promise<Result | undefined> {
     if (this.stopping) return;

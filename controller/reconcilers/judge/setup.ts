@@ -3,7 +3,8 @@
  *  - any change to an AgentSession (a run ended, the policy's sampling now says judge it, ...);
  *  - any change to an Evaluation: its session's key (`spec.sessionRef`), so an `orchctl judge`
  *    Evaluation is picked up at once and a verdict reaches the session's status;
- *  - when the controllers start and every resync period, every session;
+ *  - when the controllers start and every resync period, every session but those the cache shows
+ *    with nothing to judge (JudgeReconciler.needsPass: no Evaluation, no judging policy);
  *  - a background judgement finishing (the reconciler enqueues its session).
  * --once waits for judgements in flight; stopping the controller cancels them (the next
  * controller judges those Evaluations again).
@@ -40,7 +41,15 @@ export function setup(mgr: Manager, d: JudgeSetupDeps): JudgeReconciler {
       const ref = (e.spec as { sessionRef?: string } | undefined)?.sessionRef;
       return ref ? [`${e.metadata.namespace ?? ''}/${ref}`] : [];
     })
-    .every(d.resyncMs, () => sessions.list().map(queueKey), { atStart: true })
+    .every(
+      d.resyncMs,
+      () =>
+        sessions
+          .list()
+          .map(queueKey)
+          .filter((k) => judge.needsPass(k)),
+      { atStart: true },
+    )
     .inFlight(() => judge.pending)
     .onStop(() => judge.stop())
     .complete(judge);

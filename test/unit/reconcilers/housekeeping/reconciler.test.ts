@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { API_VERSION, type Resource } from '../../../../controller/api/types.js';
 import { EventRecorder } from '../../../../controller/client/events.js';
 import {
@@ -11,6 +11,7 @@ import {
   EVENTS,
   HousekeepingReconciler,
 } from '../../../../controller/reconcilers/housekeeping/reconciler.js';
+import { Informer } from '../../../../controller/runtime/informer.js';
 import { SqliteStore } from '../../../../controller/store/sqlite.js';
 
 let dir: string;
@@ -175,4 +176,48 @@ it('deletes every expired Event in one pass, however many (a cap per pass falls 
   );
   await new HousekeepingReconciler({ store }).reconcile(EVENTS);
   expect(await eventNames()).toEqual([]);
+});
+
+it('lists Events only once one can have expired: a pass before the oldest kept one is due reads nothing', async () => {
+  await oldEvent('s.ten-minutes', 10 * 60_000);
+  let now = Date.now();
+  const r = new HousekeepingReconciler({ store, now: () => now });
+  const lists = vi.spyOn(store, 'list');
+  const eventLists = () => lists.mock.calls.filter(([kind]) => kind === 'Event').length;
+  await r.reconcile(EVENTS);
+  expect(eventLists()).toBe(1);
+  for (let i = 1; i <= 3; i++) {
+    now += 60_000; // the minute sweeps: the oldest Event is due 50 minutes after the first
+    await r.reconcile(EVENTS);
+  }
+  expect(eventLists()).toBe(1);
+  await oldEvent('s.new', 0);
+  now += 48 * 60_000;
+  await r.reconcile(EVENTS);
+  expect(eventLists()).toBe(2);
+  expect(await eventNames()).toEqual(['s.new']);
+  vi.restoreAllMocks();
+});
+
+it('an Autopilot sweep reads no store while the cache shows none to delete; else the store decides', async () => {
+  await finished('mine', 'Succeeded', 2 * HOUR);
+  await finished('ap-young', 'Succeeded', HOUR / 2, 'ap');
+  const sessions = new Informer(store, 'AgentSession');
+  await sessions.start();
+  try {
+    const r = new HousekeepingReconciler({ store, sessions, retention: { autopilotSessionTtlMs: HOUR } });
+    const lists = vi.spyOn(store, 'list');
+    for (let i = 0; i < 3; i++) await r.reconcile(AUTOPILOT_SESSIONS);
+    expect(lists).not.toHaveBeenCalled();
+
+    await finished('ap-old', 'Succeeded', 2 * HOUR, 'ap');
+    for (let i = 0; i < 100 && !sessions.get('default', 'ap-old')?.status; i++)
+      await new Promise((f) => setTimeout(f, 20));
+    await r.reconcile(AUTOPILOT_SESSIONS);
+    expect(lists.mock.calls.map(([kind]) => kind).sort()).toEqual(['AgentSession', 'Decision']);
+    expect((await store.list('AgentSession')).items.map((s) => s.metadata.name).sort()).toEqual(['ap-young', 'mine']);
+  } finally {
+    sessions.stop();
+    vi.restoreAllMocks();
+  }
 });

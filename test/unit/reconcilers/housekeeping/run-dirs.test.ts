@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { API_VERSION } from '../../../../controller/api/types.js';
 import { RUN_DIRS, RunDirRetention } from '../../../../controller/reconcilers/housekeeping/run-dirs.js';
 import { SqliteStore } from '../../../../controller/store/sqlite.js';
@@ -124,4 +124,34 @@ it('a pass with every session in the cache reads no store; a directory it does n
   lists = 0;
   await r(later).reconcile(RUN_DIRS);
   expect(lists).toBe(0);
+});
+
+it("a pass lists no live session's runs again until its run moves on (the minute pass listed them all)", async () => {
+  const names = Array.from({ length: 20 }, (_, i) => `s-${i}`);
+  for (const name of names) {
+    await session(name, 3);
+    runs(name, 3);
+  }
+  let cached = (await store.list('AgentSession')).items;
+  const r = new RunDirRetention({ store, home, sessions: { list: () => cached }, retention: { runDirsPerSession: 2 } });
+  const readdir = vi.spyOn(fs, 'readdirSync');
+  const listed = () => readdir.mock.calls.filter(([dir]) => String(dir).startsWith(sessionDir('') + path.sep)).length;
+  try {
+    await r.reconcile(RUN_DIRS);
+    expect(listed()).toBe(20);
+    expect(left('s-0')).toEqual([2, 3]);
+    readdir.mockClear();
+    for (let i = 0; i < 3; i++) await r.reconcile(RUN_DIRS);
+    expect(listed()).toBe(0);
+    // One session's run moves on: only its runs are listed, and its old one goes.
+    runs('s-7', 4);
+    const s7 = (await store.get({ kind: 'AgentSession', namespace: 'default', name: 's-7' }))!;
+    await store.updateStatus({ ...s7, status: { run: 4, phase: 'Running' } });
+    cached = (await store.list('AgentSession')).items;
+    await r.reconcile(RUN_DIRS);
+    expect(listed()).toBe(1);
+    expect(left('s-7')).toEqual([3, 4]);
+  } finally {
+    vi.restoreAllMocks();
+  }
 });

@@ -336,7 +336,7 @@ describe('judge reconciler', () => {
     expect(ev.status).toMatchObject({ phase: 'Judged', score: 1, backend: 'heuristic' });
   });
 
-  it('a pass over a session with nothing to judge (no Evaluation, no judging policy) reads no store', async () => {
+  it('nothing to judge (no Evaluation, no judging policy): a pass reads no store, a resync skips it', async () => {
     await policy(undefined);
     const s = await endedSession('quiet', { phase: 'Running', run: 1 });
     await until(() => sessions.get('default', 'quiet')?.metadata.resourceVersion === s.metadata.resourceVersion);
@@ -351,12 +351,14 @@ describe('judge reconciler', () => {
           : Reflect.get(t, k, r),
     });
     const quiet = makeJudge({ store: counted });
-    for (let i = 0; i < 3; i++) await quiet.reconcile('default/quiet'); // what every resync does
+    for (let i = 0; i < 3; i++) await quiet.reconcile('default/quiet'); // what every resync did
     expect(reads).toBe(0);
+    expect(quiet.needsPass('default/quiet')).toBe(false); // so the resync does not queue it at all
     expect((await getSession('quiet')).metadata.resourceVersion).toBe(s.metadata.resourceVersion);
     // An Evaluation for it (orchctl judge): the pass reads the session and judges it.
     await store.create(newEvaluation(s, 'quiet-run-1-ondemand-1', 1, 'OnDemand'));
     await until(() => evaluations.list('default').length === 1);
+    expect(quiet.needsPass('default/quiet')).toBe(true);
     await quiet.reconcile('default/quiet');
     await quiet.idle();
     expect(reads).toBeGreaterThan(0);
