@@ -15,10 +15,6 @@
  * One bad launch must not fail the others: tmux drops the rest of a list after a failing command.
  * After a failed list, the sessions carrying their key are done; every other launch of it runs
  * again alone, as before batching, and gets its own outcome (its own error).
- *
- * What a list prints goes back to its launches: a line starting with a launch's session name and
- * `\x1f` is that launch's (tmux.ts ends each session's commands with a `list-panes` of it, so the
- * pane is known without a `list-panes -a` of the whole server after every list).
  */
 import { failpoint } from '../runtime/failpoints.js';
 
@@ -32,12 +28,12 @@ export interface LaunchRequest {
 
 interface Pending extends LaunchRequest {
   bytes: number;
-  done: (err?: Error, lines?: string[]) => void;
+  done: (err?: Error) => void;
 }
 
 export interface BatchRunner {
-  /** Runs one tmux argv (a command list) and returns what it printed; throws when a command failed. */
-  run(args: string[]): Promise<string>;
+  /** Runs one tmux argv (a command list); throws the tmux error when a command failed. */
+  run(args: string[]): Promise<void>;
   /** Every session on the server with its key tag ('' for none); empty when no server runs. */
   sessionKeys(): Promise<Map<string, string>>;
 }
@@ -82,14 +78,10 @@ export class LaunchBatcher {
     return this.setupBytes + ownBytes(r);
   }
 
-  /**
-   * Resolves once the session is created and tagged, with the lines its commands printed (none when
-   * its list failed after it: it is done, but what it printed is not told apart); rejects with this
-   * launch's own tmux error.
-   */
-  launch(r: LaunchRequest): Promise<string[]> {
+  /** Resolves once the session is created and tagged; rejects with this launch's own tmux error. */
+  launch(r: LaunchRequest): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ ...r, bytes: ownBytes(r), done: (err, lines) => (err ? reject(err) : resolve(lines ?? [])) });
+      this.queue.push({ ...r, bytes: ownBytes(r), done: (err) => (err ? reject(err) : resolve()) });
       if (!this.running) void this.drain();
     });
   }
@@ -125,8 +117,8 @@ export class LaunchBatcher {
     const sent = this.runner.run(args);
     failpoint('tmux-launch-list-sent');
     try {
-      const out = linesBySession(await sent);
-      for (const b of batch) b.done(undefined, out.get(b.session));
+      await sent;
+      for (const b of batch) b.done();
       return;
     } catch (err) {
       if (batch.length === 1) return batch[0].done(err as Error);
@@ -140,23 +132,9 @@ export class LaunchBatcher {
       }
       this.stats.retriedAlone++;
       await this.runner.run(commandList([...this.setup, ...b.commands])).then(
-        (out) => b.done(undefined, linesBySession(out).get(b.session)),
+        () => b.done(),
         (e: Error) => b.done(e),
       );
     }
   }
-}
-
-/** A list's output lines by the session name each starts with (up to a `\x1f`). */
-function linesBySession(stdout: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const line of stdout.split('\n')) {
-    const end = line.indexOf('\x1f');
-    if (end <= 0) continue;
-    const name = line.slice(0, end);
-    const l = out.get(name);
-    if (l) l.push(line);
-    else out.set(name, [line]);
-  }
-  return out;
 }

@@ -9,11 +9,6 @@
  * snapshot serves a reader only if it was started after every change that reader must see: the
  * session's own (`snapshot(uid)`), or every change (`snapshot()`). Numbering per session keeps a
  * burst of launches from costing a `list-panes` each: one call started after them serves them all.
- *
- * A launch also reads its own pane back (tmux.ts): `launched()` keeps it, so that the session's next
- * reader needs no `list-panes -a` at all — each one a walk of every pane on the single-threaded tmux
- * server that the next launches wait for (issue 29: ~100 of them in a burst of 1000). It serves only
- * while nothing else was changed for that session and no `invalidate()` came after the launch began.
  */
 import type { PaneInfo, Tmux } from './tmux.js';
 
@@ -38,8 +33,6 @@ export class PaneObserver {
   private floor = 0;
   /** A session's last launch or kill by this process, by uid; dropped once a cached snapshot covers it. */
   private readonly changes = new Map<string, number>();
-  /** Panes read back by a launch, by uid: as new as change `seq`, listed at `at`. */
-  private readonly fresh = new Map<string, { seq: number; at: number; panes: PaneInfo[] }>();
 
   constructor(
     private readonly tmux: Tmux,
@@ -56,21 +49,6 @@ export class PaneObserver {
     this.changes.set(uid, ++this.seq);
   }
 
-  /** The change number now: taken before a launch, handed to `launched()` after it. */
-  mark(): number {
-    return this.seq;
-  }
-
-  /**
-   * This process launched session `uid`, and tmux listed its panes right after (`panes`, empty when
-   * that is unknown). They serve that session's readers as a snapshot would, unless something every
-   * reader must see happened since `mark` (a pane died: the listing may predate it).
-   */
-  launched(uid: string, panes: readonly PaneInfo[], mark: number): void {
-    this.changed(uid);
-    if (panes.length && this.floor <= mark) this.fresh.set(uid, { seq: this.seq, at: Date.now(), panes: [...panes] });
-  }
-
   /** list-panes calls started, for the cost tests. */
   calls = 0;
 
@@ -78,8 +56,6 @@ export class PaneObserver {
     const need = uid === undefined ? this.seq : Math.max(this.floor, this.changes.get(uid) ?? 0);
     const c = this.cached;
     if (c && c.seq >= need && Date.now() - c.snap.takenAt < this.maxAgeMs) return c.snap;
-    const f = uid === undefined ? undefined : this.fresh.get(uid);
-    if (f && f.seq >= need && Date.now() - f.at < this.maxAgeMs) return withPanes(c?.snap, uid!, f);
     if (this.inflight && this.inflight.seq >= need) return this.inflight.snap;
     const seq = this.seq;
     const call: Numbered = { seq, snap: this.list(seq) };
@@ -102,23 +78,10 @@ export class PaneObserver {
       if (!this.cached || seq >= this.cached.seq) {
         this.cached = { seq, snap };
         for (const [u, n] of this.changes) if (n <= seq) this.changes.delete(u);
-        for (const [u, f] of this.fresh) if (f.seq <= seq) this.fresh.delete(u);
       }
       return snap;
     } finally {
       if (this.inflight?.seq === seq) this.inflight = undefined; // not a newer call's
     }
   }
-}
-
-/** A snapshot whose panes of `uid` are `mine` (read since), the others those of `base` (if any). */
-function withPanes(base: PaneSnapshot | undefined, uid: string, f: { at: number; panes: PaneInfo[] }): PaneSnapshot {
-  const mine = f.panes;
-  const others = base ? base.panes.filter((p) => p.uid !== uid) : [];
-  return {
-    serverRunning: true,
-    panes: [...others, ...mine],
-    takenAt: f.at,
-    byUid: (u) => (u === uid ? mine : (base?.byUid(u) ?? [])),
-  };
 }

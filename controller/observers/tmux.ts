@@ -47,8 +47,6 @@ export const LOG_OPTION = '@orchctl-log';
 /** Set on a pane by the node's watchdog (app/watchdog.ts) before it hangs up its run. */
 export const FUSED_OPTION = '@orchctl-fused';
 export const DIED_CHANNEL = 'orchctl-pane-died';
-/** A server option holding the `list-panes` format, which each launch's own `list-panes` expands (#{E:}). */
-const FORMAT_OPTION = '@orchctl-pane-format';
 /** tmux refuses a client command much over 16 KB ("command too long"); leave room for the log path. */
 const MAX_COMMAND_BYTES = 15_000;
 
@@ -164,7 +162,7 @@ export class Tmux {
   /** Launches gathered into shared tmux processes; `launches.stats` counts them. */
   readonly launches = new LaunchBatcher(
     {
-      run: async (args) => (await this.run(args)).stdout,
+      run: async (args) => void (await this.run(args)),
       sessionKeys: () => this.sessionKeys(),
     },
     SERVER_SETUP,
@@ -256,10 +254,9 @@ export class Tmux {
    * Creates a detached session running `argv`, tagged with the owner's uid. One tmux command list:
    * server options, the session, its tags and output piping happen together, so even an agent that
    * exits at once leaves its exit status behind. Launches asked for together share one tmux
-   * process (launch-batch.ts); each still resolves or fails on its own. Resolves with the session's
-   * panes as tmux listed them right after (none when that is not known: a list that failed after it).
+   * process (launch-batch.ts); each still resolves or fails on its own.
    */
-  async launch(spec: LaunchSpec, outputLog?: string): Promise<PaneInfo[]> {
+  async launch(spec: LaunchSpec, outputLog?: string): Promise<void> {
     if (spec.argv.length < 2)
       throw new TmuxError('launch needs at least two argv elements so tmux executes them without a shell');
     const request = { session: spec.session, key: spec.tags.key, commands: sessionCommands(spec, outputLog) };
@@ -271,8 +268,7 @@ export class Tmux {
           'use paste or stdin delivery for long prompts',
       );
     await this.scrubEnvironment();
-    // Copied before parsing, as in listPanes: a pane kept must not hold the whole list's output.
-    return (await this.launches.launch(request)).map((line) => parsePane(Buffer.from(line).toString()));
+    await this.launches.launch(request);
   }
 
   /** Every session on the server with its run key ('' for none); empty when no server runs. */
@@ -417,13 +413,11 @@ const SERVER_SETUP: string[][] = [
   ['set-option', '-g', 'exit-empty', 'off'],
   ['set-hook', '-g', 'pane-died', `wait-for -S ${DIED_CHANNEL}`],
   ['set-hook', '-g', 'session-closed', `wait-for -S ${DIED_CHANNEL}`],
-  // The pane format, once per list rather than ~300 bytes in each launch (a list holds ~16 KB).
-  ['set-option', '-g', FORMAT_OPTION, FORMAT],
 ];
 
 /**
  * One session's commands: the session, its output pipe, and its tags last, in one option — a
- * session that carries its key was launched whole (launch-batch.ts) — then its pane listed.
+ * session that carries its key was launched whole (launch-batch.ts).
  */
 function sessionCommands(spec: LaunchSpec, outputLog?: string): string[][] {
   const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
@@ -446,8 +440,6 @@ function sessionCommands(spec: LaunchSpec, outputLog?: string): string[][] {
       ? [tag(LOG_OPTION, outputLog), ['pipe-pane', '-o', '-t', target, `exec cat >> #{q:${LOG_OPTION}}`]]
       : []),
     tag(TAGS_OPTION, tags),
-    // The new pane, read back in the same list: the launch needs no `list-panes -a` after it.
-    ['list-panes', '-s', '-t', target, '-F', `#{E:${FORMAT_OPTION}}`],
   ];
 }
 

@@ -25,7 +25,7 @@ import type { AgentFeed } from '../../observers/agent-feed.js';
 import type { AuditLog } from '../../observers/audit.js';
 import type { GitObserver } from '../../observers/git.js';
 import type { PaneObserver } from '../../observers/panes.js';
-import { type PaneInfo, tmuxSessionName, type Tmux } from '../../observers/tmux.js';
+import { tmuxSessionName, type Tmux } from '../../observers/tmux.js';
 import {
   createWorkspace,
   logLine,
@@ -342,22 +342,19 @@ export class SessionActuator implements Actuator {
     if (!recorded)
       return { type: 'StartFailed', reason: 'Deleted', message: 'the object was deleted before its run started' };
     if (env) writePrivateEnv(env.dir, env.env);
-    // The launch reads its pane back: the session's next look needs no list of every pane (panes.ts).
-    const mark = this.d.panes.mark();
-    let panes: PaneInfo[] = [];
     try {
       // A dead pane of an earlier run may still hold the name; a session the snapshot missed fails
       // the launch, which clears it and tries once more.
       if (e.clearFirst) await this.d.tmux.kill(e.launch.session);
-      panes = await this.d.tmux.launch(e.launch, e.outputLog).catch(async (err: Error) => {
+      await this.d.tmux.launch(e.launch, e.outputLog).catch(async (err: Error) => {
         if (!/duplicate session/.test(err.message)) throw err;
         await this.d.tmux.kill(e.launch.session);
-        return this.d.tmux.launch(e.launch, e.outputLog);
+        await this.d.tmux.launch(e.launch, e.outputLog);
       });
     } catch (err) {
       return { type: 'StartFailed', reason: 'TmuxFailed', message: (err as Error).message };
     } finally {
-      this.d.panes.launched(obj.metadata.uid!, panes, mark);
+      this.d.panes.changed(obj.metadata.uid!);
     }
     return { type: 'Launched', obj: recorded };
   }

@@ -90,42 +90,4 @@ describe('PaneObserver', () => {
     t.calls[1].resolve();
     expect((await all).byUid('x')).toHaveLength(1);
   });
-
-  it('a launched session read back by its launch is served without a list-panes; others still list', async () => {
-    const t = slowTmux();
-    const panes = new PaneObserver(t.tmux);
-    const pane = (uid: string) => ({ session: uid, uid }) as PaneInfo;
-    for (const uid of ['a', 'b', 'c']) {
-      const mark = panes.mark();
-      t.sessions.push(uid);
-      panes.launched(uid, [pane(uid)], mark);
-    }
-    // Before: each launched session needed a list-panes started after its launch (one for the burst).
-    for (const uid of ['a', 'b', 'c']) expect((await panes.snapshot(uid)).byUid(uid)).toEqual([pane(uid)]);
-    expect(panes.calls).toBe(0);
-    // A reader of every pane, and a launch whose panes are not known, still get a list-panes.
-    panes.launched('d', [], panes.mark());
-    t.sessions.push('d');
-    const all = panes.snapshot();
-    const d = panes.snapshot('d');
-    expect(t.calls).toHaveLength(1);
-    t.calls[0].resolve();
-    expect((await all).panes).toHaveLength(4);
-    expect((await d).byUid('d')).toHaveLength(1);
-  });
-
-  it('a launch read back is not served once a pane died after it began, or the session changed again', async () => {
-    const t = slowTmux();
-    const panes = new PaneObserver(t.tmux);
-    const mark = panes.mark();
-    panes.invalidate(); // a pane-died signal while the launch ran: its listing may predate the death
-    panes.launched('a', [{ session: 'a', uid: 'a' } as PaneInfo], mark);
-    void panes.snapshot('a');
-    expect(t.calls).toHaveLength(1);
-    t.calls[0].resolve();
-    panes.launched('b', [{ session: 'b', uid: 'b' } as PaneInfo], panes.mark());
-    panes.changed('b'); // killed since
-    void panes.snapshot('b');
-    expect(t.calls).toHaveLength(2);
-  });
 });
