@@ -93,6 +93,8 @@ interface AtScale {
   sessions: number;
   runningMs: number;
   controllerCpuToRunningS?: number;
+  burstControllerCpuS?: number;
+  burstTmuxServerCpuS?: number;
   tmuxFloorMs: number;
   tmuxBatchedFloorMs: number;
   tmuxBatchedFloorServerCpuS?: number;
@@ -129,6 +131,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
     for (let i = 0; i < 200 && !(await store.getLease('orchctl-controller')); i++) await sleep(50);
     const names = Array.from({ length: n }, (_, i) => `s-${i}`);
     const t0 = performance.now();
+    const burstCtl0 = cpuSeconds(ctl.pid!, true);
     await store.txn(names.map((name) => ({ op: 'create' as const, object: sleeperSession(name, dir) })));
     for (;;) {
       const { items } = await store.list('AgentSession');
@@ -138,6 +141,11 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
     }
     const runningMs = Math.round(performance.now() - t0);
     const cpuToRunningS = cpuSeconds(ctl.pid!, true); // start-up and the burst, children included
+    // The burst's CPU: the controller's (children included) and the tmux server's (started by the
+    // first launch, so all of its CPU so far), in seconds.
+    const burstControllerCpuS = Math.round((cpuSeconds(ctl.pid!, true) - burstCtl0) * 100) / 100;
+    const burstServer = tmuxServerPid(socket);
+    const burstTmuxServerCpuS = burstServer ? Math.round(cpuSeconds(burstServer, false) * 100) / 100 : 0;
     await sleep(10_000); // start-up work (first observations) settles
     const server = tmuxServerPid(socket);
     const t0s = threadCpu(ctl.pid!);
@@ -151,6 +159,8 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
       sessions: n,
       runningMs,
       controllerCpuToRunningS: Math.round(cpuToRunningS * 10) / 10,
+      burstControllerCpuS,
+      burstTmuxServerCpuS,
       tmuxFloorMs: tmuxFloor(n),
       tmuxBatchedFloorMs: batched.ms,
       tmuxBatchedFloorServerCpuS: batched.serverCpuS,

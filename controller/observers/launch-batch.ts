@@ -8,8 +8,9 @@
  *
  * Crash-only: tmux runs the whole list a client sent in one pass of its loop (a client killed
  * after sending it leaves every session of it created and tagged; one killed before, none), and
- * each session's commands end with its `@orchctl-key` tag, so a session that carries its key was
- * launched whole. The caller records each run in the store before it asks for the launch.
+ * each session's commands end with its tags (`@orchctl-tags`, the run key among them), so a
+ * session that carries its key was launched whole. The caller records each run in the store
+ * before it asks for the launch.
  *
  * One bad launch must not fail the others: tmux drops the rest of a list after a failing command.
  * After a failed list, the sessions carrying their key are done; every other launch of it runs

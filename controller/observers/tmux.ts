@@ -3,10 +3,12 @@
  * execa — never a shell string built from data. Observation is batched: `listPanes()` is one
  * `list-panes -a` for every session on the server, whatever their number.
  *
- * Sessions are tagged with the owning object's uid in the session option `@orchctl-uid`, so a
- * restarted controller adopts them instead of starting duplicates, and with the store's identity
- * in `@orchctl-store`, so a controller whose store was lost or replaced never mistakes them for
- * its own (they are orphans: reported, never killed automatically). `remain-on-exit` keeps a dead
+ * Sessions are tagged with the owning object's uid, so a restarted controller adopts them instead
+ * of starting duplicates, and with the store's identity, so a controller whose store was lost or
+ * replaced never mistakes them for its own (they are orphans: reported, never killed
+ * automatically). The tags (uid, run key, store, epoch) are one session option, `@orchctl-tags`;
+ * sessions launched by an older orchctl carry them as separate options and are read the same
+ * way (TAGS_FORMAT). `remain-on-exit` keeps a dead
  * pane around so its exit status can be read (`pane_dead_status`), and a `pane-died` hook
  * signals the tmux channel `orchctl-pane-died`, which the controller waits on to notice exits
  * at once instead of by polling.
@@ -23,12 +25,25 @@ import { BASE_ENV, pickEnv } from '../api/environment.js';
 import { LaunchBatcher } from './launch-batch.js';
 import { type ControlClientOptions, TmuxControlClient } from './tmux-control.js';
 
+/**
+ * A session's tags in one option, `uid key store epoch` (space-separated: none of them can hold a
+ * space), set last by a launch. One option, not four: every tmux command of a launch costs the
+ * server a walk over all its sessions, so a burst of N launches costs O(N²) per command (issue 29).
+ */
+export const TAGS_OPTION = '@orchctl-tags';
+/** The tags as separate options, as an older orchctl set them (still read: TAGS_FORMAT). */
 export const UID_OPTION = '@orchctl-uid';
 export const KEY_OPTION = '@orchctl-key';
-export const LOG_OPTION = '@orchctl-log';
 export const STORE_OPTION = '@orchctl-store';
 /** The binding epoch a run was started under (several nodes: a node's stale-run sweep reads it). */
 export const EPOCH_OPTION = '@orchctl-epoch';
+/**
+ * A tmux format giving a session's tags as `uid key store epoch` whichever orchctl launched it:
+ * `@orchctl-tags`, or else the older separate options (`   ` for a session that is not ours).
+ */
+export const TAGS_FORMAT =
+  `#{?${TAGS_OPTION},#{${TAGS_OPTION}},` + `#{${UID_OPTION}} #{${KEY_OPTION}} #{${STORE_OPTION}} #{${EPOCH_OPTION}}}`;
+export const LOG_OPTION = '@orchctl-log';
 /** Set on a pane by the node's watchdog (app/watchdog.ts) before it hangs up its run. */
 export const FUSED_OPTION = '@orchctl-fused';
 export const DIED_CHANNEL = 'orchctl-pane-died';
@@ -37,8 +52,7 @@ const MAX_COMMAND_BYTES = 15_000;
 
 const FIELDS = [
   'session_name',
-  UID_OPTION,
-  KEY_OPTION,
+  TAGS_FORMAT,
   'pane_id',
   'pane_pid',
   'pane_dead',
@@ -48,12 +62,10 @@ const FIELDS = [
   'pane_in_mode',
   'pane_current_command',
   'pid',
-  STORE_OPTION,
-  EPOCH_OPTION,
   'pane_dead_time',
   FUSED_OPTION,
 ] as const;
-const FORMAT = FIELDS.map((f) => `#{${f}}`).join('\x1f');
+const FORMAT = FIELDS.map((f) => (f.startsWith('#{') ? f : `#{${f}}`)).join('\x1f');
 /** The same, as one control-mode command line: FORMAT is a constant without a quote, so quoting it is safe. */
 const LIST_PANES_COMMAND = `list-panes -a -F '${FORMAT}'`;
 
@@ -96,25 +108,42 @@ export class TmuxError extends Error {}
 /** A `list-panes` line (FIELDS joined by \x1f) as a frozen PaneInfo: shared by the snapshots that saw it. */
 function parsePane(line: string): PaneInfo {
   const f = line.split('\x1f');
-  const dead = f[5] === '1';
+  const dead = f[4] === '1';
   return Object.freeze({
     session: f[0],
-    uid: f[1],
-    key: f[2],
-    paneId: f[3],
-    pid: Number(f[4]),
+    ...parseTags(f[1] ?? ''),
+    paneId: f[2],
+    pid: Number(f[3]),
     dead,
-    exitStatus: dead && f[6] !== '' ? Number(f[6]) : undefined,
-    exitSignal: dead && f[7] !== '' ? Number(f[7]) : undefined,
-    created: Number(f[8]),
-    inMode: f[9] === '1',
-    currentCommand: f[10] ?? '',
-    serverPid: Number(f[11]),
-    store: f[12] ?? '',
-    epoch: f[13] ?? '',
-    fused: !!f[15],
-    ...(dead && /^\d+$/.test(f[14] ?? '') ? { deadAt: Number(f[14]) } : {}),
+    exitStatus: dead && f[5] !== '' ? Number(f[5]) : undefined,
+    exitSignal: dead && f[6] !== '' ? Number(f[6]) : undefined,
+    created: Number(f[7]),
+    inMode: f[8] === '1',
+    currentCommand: f[9] ?? '',
+    serverPid: Number(f[10]),
+    fused: !!f[12],
+    ...(dead && /^\d+$/.test(f[11] ?? '') ? { deadAt: Number(f[11]) } : {}),
   });
+}
+
+/** A session's tags: what TAGS_FORMAT expands to, or what `@orchctl-tags` holds ('' for each one missing). */
+export interface SessionTags {
+  uid: string;
+  key: string;
+  store: string;
+  epoch: string;
+}
+
+export function parseTags(s: string): SessionTags {
+  const [uid = '', key = '', store = '', epoch = ''] = s.split(' ');
+  return { uid, key, store, epoch };
+}
+
+/** The value of `@orchctl-tags`; a tag holding a space (never: they are validated names and numbers) is refused. */
+export function formatTags(t: SessionTags): string {
+  const values = [t.uid, t.key, t.store, t.epoch];
+  if (values.some((v) => /\s/.test(v))) throw new TmuxError(`a session tag holds white space: ${JSON.stringify(t)}`);
+  return values.join(' ');
 }
 
 /** The environment of every tmux client (and so of a server one of them starts). */
@@ -242,14 +271,14 @@ export class Tmux {
     await this.launches.launch(request);
   }
 
-  /** Every session on the server with its `@orchctl-key` ('' for none); empty when no server runs. */
+  /** Every session on the server with its run key ('' for none); empty when no server runs. */
   private async sessionKeys(): Promise<Map<string, string>> {
-    const r = await this.run(['list-sessions', '-F', `#{session_name}\x1f#{${KEY_OPTION}}`], { reject: false });
+    const r = await this.run(['list-sessions', '-F', `#{session_name}\x1f${TAGS_FORMAT}`], { reject: false });
     const keys = new Map<string, string>();
     if (r.exitCode !== 0) return keys;
     for (const line of r.stdout.split('\n')) {
-      const [name, key] = line.split('\x1f');
-      if (name) keys.set(name, key ?? '');
+      const [name, tags] = line.split('\x1f');
+      if (name) keys.set(name, parseTags(tags ?? '').key);
     }
     return keys;
   }
@@ -295,9 +324,17 @@ export class Tmux {
     if (batch.length) await this.run(batch, { reject: false });
   }
 
-  /** Marks a session as launched under the store `uid` (an adopted session of an older orchctl). */
+  /**
+   * Marks a session as launched under the store `uid` (an adopted session of an older orchctl, or
+   * after a restore): its tags are read whichever way they were set and written back as one option.
+   */
   async tagStore(name: string, uid: string): Promise<void> {
-    await this.run(['set-option', '-t', `=${name}:`, STORE_OPTION, uid], { reject: false });
+    const r = await this.run(['display-message', '-p', '-t', `=${name}:`, TAGS_FORMAT], { reject: false });
+    const tags = parseTags(r.stdout.replace(/\n$/, ''));
+    if (r.exitCode !== 0 || !tags.uid) return;
+    await this.run(['set-option', '-t', `=${name}:`, TAGS_OPTION, formatTags({ ...tags, store: uid })], {
+      reject: false,
+    });
   }
 
   async hasSession(name: string): Promise<boolean> {
@@ -379,8 +416,8 @@ const SERVER_SETUP: string[][] = [
 ];
 
 /**
- * One session's commands: the session, its tags, its output pipe, and its key tag last — a session
- * that carries its key was launched whole (launch-batch.ts).
+ * One session's commands: the session, its output pipe, and its tags last, in one option — a
+ * session that carries its key was launched whole (launch-batch.ts).
  */
 function sessionCommands(spec: LaunchSpec, outputLog?: string): string[][] {
   const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
@@ -388,6 +425,8 @@ function sessionCommands(spec: LaunchSpec, outputLog?: string): string[][] {
   const tag = (option: string, value: string) => ['set-option', '-t', target, option, value];
   const width = String(spec.width ?? 200);
   const height = String(spec.height ?? 50);
+  const { uid, key, store = '', epoch } = spec.tags;
+  const tags = formatTags({ uid, key, store, epoch: epoch === undefined ? '' : String(epoch) });
   return [
     // -c is expanded as a tmux format: '#' must be doubled to stay literal.
     ['new-session', '-d', '-s', spec.session, '-c', spec.cwd.replace(/#/g, '##'), '-x', width, '-y', height].concat(
@@ -395,15 +434,12 @@ function sessionCommands(spec: LaunchSpec, outputLog?: string): string[][] {
       ['--'],
       spec.argv,
     ),
-    tag(UID_OPTION, spec.tags.uid),
-    ...(spec.tags.store ? [tag(STORE_OPTION, spec.tags.store)] : []),
-    ...(spec.tags.epoch !== undefined ? [tag(EPOCH_OPTION, String(spec.tags.epoch))] : []),
     // pipe-pane runs its command through sh. The command is a constant; the path is a session
     // option that tmux itself quotes for the shell (#{q:...}), so no data becomes code.
     ...(outputLog
       ? [tag(LOG_OPTION, outputLog), ['pipe-pane', '-o', '-t', target, `exec cat >> #{q:${LOG_OPTION}}`]]
       : []),
-    tag(KEY_OPTION, spec.tags.key),
+    tag(TAGS_OPTION, tags),
   ];
 }
 

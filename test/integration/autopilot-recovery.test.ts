@@ -15,6 +15,7 @@ import type { Project } from '../../controller/api/project.js';
 import { API_VERSION, type Resource } from '../../controller/api/types.js';
 import { ROOT } from '../support/cli.js';
 import { git, makeHarness, phaseOf, type Harness } from '../support/controller-harness.js';
+import { parseTags, TAGS_FORMAT } from '../../controller/observers/tmux.js';
 
 const SIM_AGENT = path.join(ROOT, 'examples/quickstart/agent/sim-agent.mjs');
 const TRANSIENT_LINE = 'Error: connect ETIMEDOUT 203.0.113.7:443 (request to the model API timed out)';
@@ -113,12 +114,12 @@ async function notices(about: string): Promise<Resource[]> {
 
 /** The tmux pane of a run (by its @orchctl-key tag, namespace/name#run), if tmux has it. */
 async function pane(key: string): Promise<{ dead: boolean } | undefined> {
-  const r = await execa('tmux', ['-L', h.socket, 'list-panes', '-a', '-F', '#{@orchctl-key}\t#{pane_dead}'], {
+  const r = await execa('tmux', ['-L', h.socket, 'list-panes', '-a', '-F', `${TAGS_FORMAT}\t#{pane_dead}`], {
     reject: false,
   });
   const line = String(r.stdout)
     .split('\n')
-    .find((l) => l.split('\t')[0] === key);
+    .find((l) => parseTags(l.split('\t')[0]).key === key);
   return line ? { dead: line.split('\t')[1] === '1' } : undefined;
 }
 

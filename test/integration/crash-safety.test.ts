@@ -186,8 +186,12 @@ it('kill -9 just after a list of launches went to tmux: all Running once, no dup
     90_000,
   );
   const { execa } = await import('execa');
-  const listed = await execa('tmux', ['-L', h.socket, 'list-sessions', '-F', '#{@orchctl-uid} #{@orchctl-key}']);
-  const tagged = String(listed.stdout).split('\n').filter(Boolean);
+  const { TAGS_FORMAT, parseTags } = await import('../../controller/observers/tmux.js');
+  const listed = await execa('tmux', ['-L', h.socket, 'list-sessions', '-F', TAGS_FORMAT]);
+  const tagged = String(listed.stdout)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => `${parseTags(l).uid} ${parseTags(l).key}`);
   // Exactly one tmux session per object, each tagged with its object's uid and current run.
   expect(tagged.sort()).toEqual(
     all.map((s) => `${s!.metadata.uid} default/${s!.metadata.name}#${s!.status!.run}`).sort(),

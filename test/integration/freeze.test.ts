@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { API_VERSION } from '../../controller/api/types.js';
 import { ROOT } from '../support/cli.js';
 import { git, makeHarness, phaseOf, type Harness } from '../support/controller-harness.js';
+import { parseTags, TAGS_FORMAT } from '../../controller/observers/tmux.js';
 
 const SIM_AGENT = path.join(ROOT, 'examples/quickstart/agent/sim-agent.mjs');
 
@@ -25,12 +26,12 @@ afterEach(async () => {
 
 /** The run's pane process (tmux's pane_pid, its process group) by the run's @orchctl-key. */
 async function panePid(key: string): Promise<number | undefined> {
-  const r = await execa('tmux', ['-L', h.socket, 'list-panes', '-a', '-F', '#{@orchctl-key}\t#{pane_pid}'], {
+  const r = await execa('tmux', ['-L', h.socket, 'list-panes', '-a', '-F', `${TAGS_FORMAT}\t#{pane_pid}`], {
     reject: false,
   });
   const line = String(r.stdout)
     .split('\n')
-    .find((l) => l.split('\t')[0] === key);
+    .find((l) => parseTags(l.split('\t')[0]).key === key);
   return line ? Number(line.split('\t')[1]) : undefined;
 }
 

@@ -20,6 +20,7 @@ import { BIN, ROOT } from '../support/cli.js';
 import { git, shellSession } from '../support/controller-harness.js';
 import { stopOutsideWriteLock } from '../support/sqlite-stop.js';
 import { pollFor } from '../support/until.js';
+import { parseTags, TAGS_FORMAT } from '../../controller/observers/tmux.js';
 
 const GRACE = '25s'; // the shortest grace node lifecycle allows (above the fuse's 20 s)
 
@@ -53,19 +54,16 @@ const waitFor = <T>(what: string, fn: () => Promise<T | undefined | false>, ms =
   }) as Promise<T>;
 
 async function livePanes(): Promise<{ uid: string; pid: number }[]> {
-  const r = await execa(
-    'tmux',
-    ['-L', socket, 'list-panes', '-a', '-F', '#{@orchctl-uid}\t#{pane_dead}\t#{pane_pid}'],
-    {
-      reject: false,
-    },
-  );
+  const r = await execa('tmux', ['-L', socket, 'list-panes', '-a', '-F', `${TAGS_FORMAT}\t#{pane_dead}\t#{pane_pid}`], {
+    reject: false,
+  });
   if (r.exitCode !== 0) return [];
   return String(r.stdout)
     .split('\n')
     .map((l) => l.split('\t'))
-    .filter(([uid, dead]) => uid && dead === '0')
-    .map(([uid, , pid]) => ({ uid, pid: Number(pid) }));
+    .map(([tags, dead, pid]) => ({ uid: parseTags(tags).uid, dead, pid }))
+    .filter(({ uid, dead }) => uid && dead === '0')
+    .map(({ uid, pid }) => ({ uid, pid: Number(pid) }));
 }
 
 beforeAll(async () => {

@@ -20,6 +20,7 @@ import { SqliteStore } from '../../controller/store/sqlite.js';
 import { BIN, ROOT } from '../support/cli.js';
 import { git, shellSession } from '../support/controller-harness.js';
 import { stopOutsideWriteLock } from '../support/sqlite-stop.js';
+import { parseTags, TAGS_FORMAT } from '../../controller/observers/tmux.js';
 
 const GRACE = '25s'; // the shortest grace node lifecycle allows (above the fuse's 20 s)
 
@@ -55,25 +56,17 @@ function proc(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
 }
 
 async function livePanes(socket: string): Promise<{ uid: string; pid: number; key: string; epoch: string }[]> {
-  const r = await execa(
-    'tmux',
-    [
-      '-L',
-      socket,
-      'list-panes',
-      '-a',
-      '-F',
-      '#{@orchctl-uid}\t#{pane_dead}\t#{pane_pid}\t#{@orchctl-key}\t#{@orchctl-epoch}',
-    ],
-    { reject: false },
-  );
+  const r = await execa('tmux', ['-L', socket, 'list-panes', '-a', '-F', `${TAGS_FORMAT}\t#{pane_dead}\t#{pane_pid}`], {
+    reject: false,
+  });
   if (r.exitCode !== 0) return [];
   return r.stdout
     .split('\n')
     .filter(Boolean)
     .map((l) => l.split('\t'))
-    .filter(([uid, dead]) => uid && dead === '0')
-    .map(([uid, , pid, key, epoch]) => ({ uid, pid: Number(pid), key, epoch }));
+    .map(([tags, dead, pid]) => ({ ...parseTags(tags), dead, pid: Number(pid) }))
+    .filter((p) => p.uid && p.dead === '0')
+    .map(({ uid, pid, key, epoch }) => ({ uid, pid, key, epoch }));
 }
 
 /** The pids of the watchdogs guarding node `n` (argv names its heartbeat file). */

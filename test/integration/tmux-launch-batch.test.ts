@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { type LaunchSpec, Tmux } from '../../controller/observers/tmux.js';
+import { type LaunchSpec, parseTags, TAGS_FORMAT, Tmux } from '../../controller/observers/tmux.js';
 
 let dir: string;
 let tmux: Tmux;
@@ -35,16 +35,13 @@ function spec(i: number, extra: Partial<LaunchSpec> = {}): LaunchSpec {
 
 /** Every session on the server: name → its uid and key tags. */
 async function sessions(): Promise<Map<string, { uid: string; key: string }>> {
-  const r = await execa(
-    'tmux',
-    ['-L', tmux.socket, 'list-sessions', '-F', '#{session_name} #{@orchctl-uid} #{@orchctl-key}'],
-    {
-      reject: false,
-    },
-  );
+  const r = await execa('tmux', ['-L', tmux.socket, 'list-sessions', '-F', `#{session_name}\t${TAGS_FORMAT}`], {
+    reject: false,
+  });
   const out = new Map<string, { uid: string; key: string }>();
   for (const line of String(r.stdout).split('\n').filter(Boolean)) {
-    const [name, uid, key] = line.split(' ');
+    const [name, tags] = line.split('\t');
+    const { uid, key } = parseTags(tags);
     out.set(name, { uid, key });
   }
   return out;
@@ -105,4 +102,88 @@ it('an argument ending in ";" reaches the agent whole and ends no tmux command',
   for (let i = 0; i < 100 && !fs.existsSync(out); i++) await new Promise((r) => setTimeout(r, 50));
   expect(fs.readFileSync(out, 'utf8')).toBe('a;|;|kill-server|b\\;|');
   expect((await sessions()).get(spec(1).session)?.key).toBe('default/s-1#1');
+});
+
+it('a launch sends four tmux commands of its own: the session, its log path, its pipe, its tags last', async () => {
+  const lists: string[][] = [];
+  const run = tmux.run.bind(tmux);
+  tmux.run = (args, opts) => {
+    if (args.includes('new-session')) lists.push(args);
+    return run(args, opts);
+  };
+  const s = spec(1);
+  await tmux.launch(s, path.join(dir, 'out.log'));
+  expect(lists).toHaveLength(1);
+  // The list's commands (';' alone separates them), from the session's own on.
+  const commands = lists[0]
+    .join('\n')
+    .split('\n;\n')
+    .map((c) => c.split('\n'));
+  const own = commands.slice(commands.findIndex((c) => c[0] === 'new-session'));
+  // Before: new-session, then one set-option each for the uid, store, epoch, log path and key (7).
+  expect(own.map((c) => (c[0] === 'set-option' ? `set-option ${c[3]}` : c[0]))).toEqual([
+    'new-session',
+    'set-option @orchctl-log',
+    'pipe-pane',
+    'set-option @orchctl-tags',
+  ]);
+  expect(own[3][4]).toBe('uid-1 default/s-1#1 store-uid 1');
+  const [pane] = (await tmux.listPanes()).panes;
+  expect(pane).toMatchObject({ uid: 'uid-1', key: 'default/s-1#1', store: 'store-uid', epoch: '1' });
+});
+
+/** A session as an older orchctl launched it: each tag its own session option. */
+async function oldStyleSession(name: string, tags: { uid: string; key: string; store?: string; epoch?: string }) {
+  const set = (option: string, value: string) => [';', 'set-option', '-t', `=${name}:`, option, value];
+  await execa('tmux', [
+    ...['-L', tmux.socket, '-f', '/dev/null', 'new-session', '-d', '-s', name, 'sleep', '300'],
+    ...set('@orchctl-uid', tags.uid),
+    ...(tags.store ? set('@orchctl-store', tags.store) : []),
+    ...(tags.epoch ? set('@orchctl-epoch', tags.epoch) : []),
+    ...set('@orchctl-key', tags.key),
+  ]);
+}
+
+it('a session tagged by an older orchctl (an option per tag) is read whole and re-tagged in one option', async () => {
+  await oldStyleSession('default_old_00000001', { uid: 'uid-old', key: 'default/old#2', epoch: '3' });
+  await oldStyleSession('other_by_hand', { uid: '', key: '' });
+  const panes = async () => new Map((await tmux.listPanes()).panes.map((p) => [p.session, p]));
+  expect((await panes()).get('default_old_00000001')).toMatchObject({
+    uid: 'uid-old',
+    key: 'default/old#2',
+    store: '',
+    epoch: '3',
+  });
+  expect((await panes()).get('other_by_hand')).toMatchObject({ uid: '', key: '', store: '', epoch: '' });
+  // Adopted by a store: its tags are written back whole, as one option, with the store's identity.
+  await tmux.tagStore('default_old_00000001', 'store-uid');
+  expect((await panes()).get('default_old_00000001')).toMatchObject({
+    uid: 'uid-old',
+    key: 'default/old#2',
+    store: 'store-uid',
+    epoch: '3',
+  });
+  const shown = await execa('tmux', [
+    '-L',
+    tmux.socket,
+    'show-options',
+    '-v',
+    '-t',
+    '=default_old_00000001:',
+    '@orchctl-tags',
+  ]);
+  expect(String(shown.stdout).trim()).toBe('uid-old default/old#2 store-uid 3');
+  await tmux.tagStore('other_by_hand', 'store-uid'); // not orchctl's: left untagged
+  expect((await panes()).get('other_by_hand')?.store).toBe('');
+});
+
+it('a session an older orchctl launched whole (key in its own option) is launched, after a failed list', async () => {
+  // The session of the fourth launch already there, tagged the old way with that launch's key: the
+  // list stops at its new-session, and the batcher finds the session carrying its key (launched whole).
+  await oldStyleSession(spec(3).session, { uid: 'uid-3', key: 'default/s-3#1', store: 'store-uid', epoch: '1' });
+  const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => tmux.launch(spec(i))));
+  expect(results.map((r) => r.status)).toEqual(Array(8).fill('fulfilled'));
+  const listed = await sessions();
+  for (let i = 0; i < 8; i++)
+    expect(listed.get(spec(i).session), `s-${i}`).toEqual({ uid: `uid-${i}`, key: `default/s-${i}#1` });
 });

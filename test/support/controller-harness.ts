@@ -13,6 +13,7 @@ import type { Resource } from '../../controller/api/types.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { BIN, ROOT } from './cli.js';
 import { pollFor } from './until.js';
+import { parseTags, TAGS_FORMAT } from '../../controller/observers/tmux.js';
 
 let counter = 0;
 
@@ -159,7 +160,7 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
     async tmuxSessions() {
       const r = await execa(
         'tmux',
-        ['-L', socket, 'list-panes', '-a', '-F', '#{session_name}\t#{@orchctl-uid}\t#{pane_dead}'],
+        ['-L', socket, 'list-panes', '-a', '-F', `#{session_name}\t${TAGS_FORMAT}\t#{pane_dead}`],
         { reject: false },
       );
       if (r.exitCode !== 0) return [];
@@ -167,8 +168,8 @@ export async function makeHarness(opts: { homeName?: string } = {}): Promise<Har
         .split('\n')
         .filter(Boolean)
         .map((l) => {
-          const [name, uid, dead] = l.split('\t');
-          return { name, uid, dead: dead === '1' };
+          const [name, tags, dead] = l.split('\t');
+          return { name, uid: parseTags(tags).uid, dead: dead === '1' };
         });
     },
     async events(name) {

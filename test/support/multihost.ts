@@ -32,6 +32,7 @@ import { EtcdStore } from '../../controller/store/etcd.js';
 import type { LeaseRecord } from '../../controller/store/store.js';
 import { type EtcdCluster, freePort, startEtcdCluster } from './etcd-cluster.js';
 import { pollFor } from './until.js';
+import { parseTags, TAGS_FORMAT } from '../../controller/observers/tmux.js';
 
 const ROOT = packageRoot();
 const BIN = path.join(ROOT, 'bin/orchctl');
@@ -227,14 +228,15 @@ function processesIn(dir: string): number[] {
 }
 
 async function panesOf(node: string, socket: string): Promise<LivePane[]> {
-  const format = '#{@orchctl-uid}\t#{pane_dead}\t#{pane_pid}\t#{@orchctl-key}\t#{@orchctl-epoch}';
+  const format = `${TAGS_FORMAT}\t#{pane_dead}\t#{pane_pid}`;
   const r = await execa('tmux', ['-L', socket, 'list-panes', '-a', '-F', format], { reject: false });
   if (r.exitCode !== 0) return []; // no server (yet, or any more): no runs
   return String(r.stdout)
     .split('\n')
     .map((l) => l.split('\t'))
-    .filter(([uid, dead]) => uid && dead === '0')
-    .map(([uid, , pid, key, epoch]) => ({ node, uid, pid: Number(pid), key, epoch }));
+    .map(([tags, dead, pid]) => ({ ...parseTags(tags), dead, pid: Number(pid) }))
+    .filter((p) => p.uid && p.dead === '0')
+    .map(({ uid, pid, key, epoch }) => ({ node, uid, pid, key, epoch }));
 }
 
 export async function startMultiHost(opts: MultiHostOptions): Promise<MultiHost> {

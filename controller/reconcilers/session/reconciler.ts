@@ -3,7 +3,7 @@
  * patch). The plan (plan.ts) is pure; the observer (observe.ts) reads tmux, files and git; the
  * actuator (actuator.ts) performs the plan's effects and feeds their outcomes back. Everything a
  * restarted controller needs is in status (phase, run, restarts, due times) or tagged on the tmux
- * session (@orchctl-uid / @orchctl-key / @orchctl-store), so a killed controller resumes by adoption.
+ * session (@orchctl-tags: uid, run key, store), so a killed controller resumes by adoption.
  *
  * On a node (`node` set), it acts only on sessions bound to that node, and a run left active by a
  * lost node is taken over at the top of the pass (epoch.ts). Its status writes are fenced on the

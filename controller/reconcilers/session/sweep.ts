@@ -7,7 +7,7 @@
  * that node's, not stale: only a rename (`--rename-node`) hands a run to another name without a new
  * epoch, and the node it was handed to adopts it on this same socket (app/node-home.ts).
  *
- * A run's epoch travels with its tmux session, in its `@orchctl-epoch` option (the launch sets it;
+ * A run's epoch travels with its tmux session, in its tags (`@orchctl-tags`; the launch sets it;
  * it is absent on runs started before bindings existed, which are adopted, never swept). What a run
  * is judged against is read fresh from the store, not a cache.
  */

@@ -121,19 +121,34 @@ it('a stale heartbeat hangs up every run, SIGKILLs what ignores it, keeps the pa
   await launch(2, `trap '' HUP; echo $$ > ${dir}/straggler; sleep 600`);
   // Another program's pane on the socket (no orchctl uid) is not this node's run.
   await tmux.run(['new-session', '-d', '-s', 'other', 'sleep', '600']);
+  // A run launched by an older orchctl, its uid in an option of its own (not in @orchctl-tags).
+  await tmux.run([
+    'new-session',
+    '-d',
+    '-s',
+    'older',
+    'sleep',
+    '600',
+    ';',
+    'set-option',
+    '-t',
+    '=older:',
+    '@orchctl-uid',
+    'u-old',
+  ]);
   await until('the straggler started', () => fs.existsSync(path.join(dir, 'straggler')));
   const straggler = Number(fs.readFileSync(path.join(dir, 'straggler'), 'utf8'));
   const runPanes = (await live()).filter((p) => p.uid).map((p) => p.pid);
-  expect(runPanes).toHaveLength(2);
+  expect(runPanes).toHaveLength(3);
   age(60);
   const wd = start();
   await until('both runs dead', async () => (await live()).every((p) => !p.uid));
   await until('the straggler killed', () => !alive(straggler), 5000);
   const after = await panes();
-  expect(after.filter((p) => p.uid && p.dead)).toHaveLength(2); // kept for the run's end and the sweep
+  expect(after.filter((p) => p.uid && p.dead)).toHaveLength(3); // kept for the run's end and the sweep
   expect(after.find((p) => p.session === 'other')?.dead).toBe(false);
   // Tagged: the node restarts such a run without counting a restart (not the agent's failure).
-  expect(after.filter((p) => p.uid).map((p) => p.fused)).toEqual([true, true]);
+  expect(after.filter((p) => p.uid).map((p) => p.fused)).toEqual([true, true, true]);
   expect(after.find((p) => p.session === 'other')?.fused).toBe(false);
   expect(fs.existsSync(path.join(dir, 'ws-1', 'exit-code'))).toBe(false); // hung up, as a tmux kill does
   const fused = fs.readFileSync(fuse.fusedFile, 'utf8').trim().split('\n');
