@@ -13,11 +13,18 @@
  * answers with an error or does not answer within `timeoutMs` is killed and the call fails at once;
  * the caller then runs the command as its own process, and a new client is tried on a later call
  * (not sooner than `retryMs` after a failure). Killing the controller closes the client's stdin,
- * and tmux ends a control client whose input is gone.
+ * and tmux ends a control client whose input is gone — except one killed with a reply unread: tmux
+ * 3.3a keeps that client, and a later `kill-server` never finishes (the server waits for it and
+ * refuses every client meanwhile). So the first client a process starts first ends such leftovers:
+ * control clients with this client's flags whose parent is gone (adopted by pid 1).
  */
+import fs from 'node:fs';
 import { execa, type ResultPromise } from 'execa';
 
 export class ControlClientError extends Error {}
+
+/** How this client attaches; a leftover of an earlier controller is known by the same flags. */
+const FLAGS = ['ignore-size', 'no-output', 'read-only'];
 
 const SPAWN = {
   stdin: 'pipe',
@@ -57,7 +64,10 @@ export class TmuxControlClient {
   private readonly retryMs: number;
   private readonly now: () => number;
   /** Clients started, and commands answered through one (tests and benchmarks read them). */
-  readonly stats = { started: 0, answered: 0, failed: 0 };
+  readonly stats = { started: 0, answered: 0, failed: 0, leftoversEnded: 0 };
+  /** Ending an earlier controller's leftover clients, once, before the first start. */
+  private leftovers?: Promise<void>;
+  private leftoversDone = false;
 
   constructor(private readonly o: ControlClientOptions) {
     this.timeoutMs = o.timeoutMs ?? 5000;
@@ -84,6 +94,10 @@ export class TmuxControlClient {
     if (!this.proc) {
       const target = this.mayStart ? session() : undefined;
       if (!target) return Promise.reject(new ControlClientError('no control client'));
+      if (!this.leftoversDone) {
+        this.leftovers ??= this.endLeftovers().finally(() => (this.leftoversDone = true));
+        return this.leftovers.then(() => this.run(command, session));
+      }
       this.start(target);
     }
     return new Promise<string[]>((resolve, reject) => {
@@ -98,13 +112,34 @@ export class TmuxControlClient {
     this.end(new ControlClientError('control client closed'));
   }
 
+  /** Ends the control clients an earlier, killed controller left attached (see the top of this file). */
+  private async endLeftovers(): Promise<void> {
+    const r = await execa(this.o.binary, ['-L', this.o.socket, 'list-clients', '-F', '#{client_pid} #{client_flags}'], {
+      reject: false,
+      env: this.o.env,
+      extendEnv: false,
+    });
+    if (r.exitCode !== 0) return;
+    for (const line of String(r.stdout).split('\n')) {
+      const [pid, flags = ''] = line.split(' ');
+      const has = new Set(flags.split(','));
+      if (!has.has('control-mode') || !FLAGS.every((f) => has.has(f)) || !orphaned(Number(pid))) continue;
+      try {
+        process.kill(Number(pid), 'SIGKILL'); // nothing reads it: no need to let it finish anything
+        this.stats.leftoversEnded++;
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+
   private start(target: string): void {
     this.stats.started++;
     this.buf = '';
     this.reply = undefined;
     const proc = execa(
       this.o.binary,
-      ['-L', this.o.socket, '-C', 'attach-session', '-t', target, '-f', 'ignore-size,no-output,read-only'],
+      ['-L', this.o.socket, '-C', 'attach-session', '-t', target, '-f', FLAGS.join(',')],
       { ...SPAWN, env: this.o.env },
     );
     this.proc = proc;
@@ -173,5 +208,19 @@ export class TmuxControlClient {
       proc.stdin.destroy();
       proc.kill('SIGKILL');
     }
+  }
+}
+
+/**
+ * Whether a process's parent is gone (it was adopted by pid 1), from /proc; false where there is no
+ * /proc or the process is not there: a client that cannot be shown orphaned is left alone.
+ */
+function orphaned(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 1) return false;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] === '1';
+  } catch {
+    return false;
   }
 }

@@ -5,7 +5,7 @@
  * Through a control-mode client (tmux-control.ts): one client for every call, and any failure of it
  * (killed, detached, no answer) answered by a list-panes process and a new client later.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -92,8 +92,8 @@ const alive = (pid: number) => {
     return false;
   }
 };
-const waitFor = async (what: string, cond: () => boolean) => {
-  for (let i = 0; i < 250 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
+const waitFor = async (what: string, cond: () => boolean, ms = 5000) => {
+  for (let i = 0; i < ms / 20 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
   if (!cond()) throw new Error(`timed out waiting for ${what}`);
 };
 
@@ -154,5 +154,42 @@ describe('tmux list-panes through a control-mode client', () => {
     } finally {
       t.close();
     }
+  });
+
+  it('a client left by a controller killed with a reply unread is ended first; kill-server then ends', async () => {
+    expect(tmux('new-session', '-d', '-s', 'a', 'sleep', '600').status).toBe(0);
+    // An earlier controller: a process with a control client it stops reading, many replies asked
+    // for, killed. tmux 3.3a keeps such a client, and the server waits for it when told to exit.
+    const flags = 'ignore-size,no-output,read-only';
+    const script =
+      "const c = require('node:child_process').spawn('tmux', ['-L', process.argv[1], '-C', 'attach-session', " +
+      `'-t', 'a', '-f', '${flags}'], { stdio: ['pipe', 'pipe', 'ignore'] });` +
+      "c.stdout.pause(); for (let i = 0; i < 200; i++) c.stdin.write('list-keys\\n');" +
+      "setTimeout(() => console.log('ready'), 1000); setInterval(() => {}, 1000);";
+    const earlier = spawn(process.execPath, ['-e', script, socket], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((r) => earlier.stdout.once('data', r));
+    const [leftover] = clientPids();
+    earlier.kill('SIGKILL');
+    const ppid = () => fs.readFileSync(`/proc/${leftover}/stat`, 'utf8').split(') ')[1].split(' ')[1];
+    await waitFor('the leftover adopted by pid 1', () => ppid() === '1');
+    // A client with the same flags whose parent lives (another program's) is not ours to end.
+    const other = spawn('tmux', ['-L', socket, '-C', 'attach-session', '-t', 'a', '-f', flags], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    await waitFor('the other client attached', () => clientPids().includes(other.pid!));
+    const t = new Tmux(socket, 'tmux', { controlClient: true });
+    try {
+      await t.listPanes(); // a process: no listing yet
+      await t.listPanes(); // the first client: the leftover ended before it starts
+      expect(t.control?.stats).toMatchObject({ started: 1, leftoversEnded: 1 });
+      await waitFor('the leftover gone', () => !alive(leftover), 30_000);
+      expect(alive(other.pid!)).toBe(true);
+    } finally {
+      t.close();
+      other.kill('SIGKILL');
+    }
+    const server = Number(tmux('display-message', '-p', '#{pid}').stdout.trim());
+    tmux('kill-server');
+    await waitFor('the server gone', () => !alive(server), 30_000);
   });
 });
