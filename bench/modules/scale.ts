@@ -171,11 +171,25 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
       ...smaps,
     };
   } finally {
-    ctl?.kill('SIGKILL');
+    if (ctl) await stopController(ctl);
     spawnSync('tmux', ['-L', socket, 'kill-server']);
     await store.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * SIGTERM, and SIGKILL if it has not exited within its shutdown grace (30 s) and a margin. A SIGKILL
+ * first would leave its tmux control client behind when a reply was unread (tmux 3.3a), and the
+ * kill-server after it would then never finish (observers/tmux-control.ts).
+ */
+async function stopController(p: ChildProcess): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  const exited = new Promise((r) => p.once('exit', r));
+  p.kill('SIGTERM');
+  const timer = setTimeout(() => p.kill('SIGKILL'), 40_000);
+  await exited;
+  clearTimeout(timer);
 }
 
 /** The length of one idle window: the figure is given for each, so that one holding a major GC shows. */
