@@ -12,6 +12,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Tmux } from '../../controller/observers/tmux.js';
+import { until as waitFor } from '../support/until.js';
 
 // A socket per test: a server still exiting after the last test's kill-server refuses new sessions.
 let socket = '';
@@ -91,10 +92,6 @@ const alive = (pid: number) => {
   } catch {
     return false;
   }
-};
-const waitFor = async (what: string, cond: () => boolean, ms = 5000) => {
-  for (let i = 0; i < ms / 20 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
-  if (!cond()) throw new Error(`timed out waiting for ${what}`);
 };
 
 describe('tmux list-panes through a control-mode client', () => {

@@ -13,6 +13,7 @@ import { silentLogger } from '../../../controller/runtime/log.js';
 import { Manager } from '../../../controller/runtime/manager.js';
 import { shutdownGraceMs } from '../../../controller/runtime/shutdown.js';
 import { SqliteStore } from '../../../controller/store/sqlite.js';
+import { until } from '../../support/until.js';
 
 let dir: string;
 let db: string;
@@ -30,14 +31,6 @@ const thing = (name: string): Resource => ({
   metadata: { name, namespace: 'default' },
 });
 const store = () => new SqliteStore(db, { pollIntervalMs: 10 });
-
-async function until(what: string, ok: () => boolean, ms = 5000): Promise<void> {
-  const t0 = Date.now();
-  while (!ok()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 it('a reconcile that never finishes: stop() returns at the grace, names it, releases the lease', async () => {
   const seed = store();
