@@ -43,7 +43,10 @@ export const EPOCH_OPTION = '@orchctl-epoch';
  */
 export const TAGS_FORMAT =
   `#{?${TAGS_OPTION},#{${TAGS_OPTION}},` + `#{${UID_OPTION}} #{${KEY_OPTION}} #{${STORE_OPTION}} #{${EPOCH_OPTION}}}`;
+/** Where an older orchctl's pipe-pane read the output log's path (a launch now names it in the window). */
 export const LOG_OPTION = '@orchctl-log';
+/** Set once on a server when a launch list has set its options and hooks up (SERVER_SETUP). */
+const SETUP_MARKER = '@orchctl-setup';
 /** Set on a pane by the node's watchdog (app/watchdog.ts) before it hangs up its run. */
 export const FUSED_OPTION = '@orchctl-fused';
 export const DIED_CHANNEL = 'orchctl-pane-died';
@@ -101,6 +104,8 @@ export interface LaunchSpec {
   tags: { uid: string; key: string; store?: string; epoch?: number };
   width?: number;
   height?: number;
+  /** The window's name once its output pipe is open (default: the session's name). */
+  window?: string;
 }
 
 export class TmuxError extends Error {}
@@ -405,19 +410,42 @@ export class Tmux {
   }
 }
 
-/** What every launch list starts with: the server, its options and hooks (all idempotent). */
+/** The server set-up a launch list makes sure of: options and hooks, the marker last. */
+const SETUP_COMMANDS = [
+  'set-option -g remain-on-exit on',
+  'set-option -g history-limit 5000',
+  'set-option -g exit-empty off',
+  `set-hook -g pane-died "wait-for -S ${DIED_CHANNEL}"`,
+  `set-hook -g session-closed "wait-for -S ${DIED_CHANNEL}"`,
+  `set-option -g ${SETUP_MARKER} 1`,
+].join(' ; ');
+/** Empty once the set-up ran on this server and its options still hold, else 1 (a flag shows as 0 or 1). */
+const SETUP_DUE =
+  `#{?#{&&:#{${SETUP_MARKER}},#{&&:#{==:#{remain-on-exit},on},` +
+  '#{&&:#{==:#{history-limit},5000},#{==:#{exit-empty},0}}}},,1}';
+
+/**
+ * What every launch list starts with: the server, then its set-up only where it is due. Every
+ * `set-option` and `set-hook` costs the server a walk over all its sessions (options_push_changes in
+ * tmux 3.3a), so five of them in each list of a burst cost more than the sessions' own options; the
+ * set-up is a constant tmux command string (no data in it), run by `if-shell -F` — a format, no
+ * shell — when the marker is missing or an option was changed since (a server restarted between two
+ * lists, or one an older orchctl or a person started).
+ */
 const SERVER_SETUP: string[][] = [
   ['-f', '/dev/null', 'start-server'],
-  ['set-option', '-g', 'remain-on-exit', 'on'],
-  ['set-option', '-g', 'history-limit', '5000'],
-  ['set-option', '-g', 'exit-empty', 'off'],
-  ['set-hook', '-g', 'pane-died', `wait-for -S ${DIED_CHANNEL}`],
-  ['set-hook', '-g', 'session-closed', `wait-for -S ${DIED_CHANNEL}`],
+  ['if-shell', '-F', SETUP_DUE, SETUP_COMMANDS],
 ];
 
 /**
  * One session's commands: the session, its output pipe, and its tags last, in one option — a
  * session that carries its key was launched whole (launch-batch.ts).
+ *
+ * The output log's path reaches pipe-pane as the new window's name (`-n`), which tmux quotes for the
+ * shell itself (#{q:window_name}), so no data becomes code; the window is then renamed for people
+ * attaching. That spares a session option per launch, each a walk over all sessions (issue 29). A
+ * path tmux would not keep verbatim in a window name (a control or non-ASCII character) goes through
+ * a session option as before.
  */
 function sessionCommands(spec: LaunchSpec, outputLog?: string): string[][] {
   const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
@@ -427,20 +455,19 @@ function sessionCommands(spec: LaunchSpec, outputLog?: string): string[][] {
   const height = String(spec.height ?? 50);
   const { uid, key, store = '', epoch } = spec.tags;
   const tags = formatTags({ uid, key, store, epoch: epoch === undefined ? '' : String(epoch) });
-  return [
-    // -c is expanded as a tmux format: '#' must be doubled to stay literal.
-    ['new-session', '-d', '-s', spec.session, '-c', spec.cwd.replace(/#/g, '##'), '-x', width, '-y', height].concat(
-      envArgs,
-      ['--'],
-      spec.argv,
-    ),
-    // pipe-pane runs its command through sh. The command is a constant; the path is a session
-    // option that tmux itself quotes for the shell (#{q:...}), so no data becomes code.
-    ...(outputLog
-      ? [tag(LOG_OPTION, outputLog), ['pipe-pane', '-o', '-t', target, `exec cat >> #{q:${LOG_OPTION}}`]]
-      : []),
-    tag(TAGS_OPTION, tags),
-  ];
+  // -c and -n are expanded as tmux formats: '#' must be doubled to stay literal.
+  const literal = (v: string) => v.replace(/#/g, '##');
+  const named = outputLog !== undefined && /^[\x20-\x7e]*$/.test(outputLog);
+  const newSession = ['new-session', '-d', '-s', spec.session, '-c', literal(spec.cwd)];
+  if (named) newSession.push('-n', literal(outputLog));
+  newSession.push('-x', width, '-y', height, ...envArgs, '--', ...spec.argv);
+  const pipe = (source: string) => ['pipe-pane', '-o', '-t', target, `exec cat >> #{q:${source}}`];
+  const logging = named
+    ? [pipe('window_name'), ['rename-window', '-t', target, literal(spec.window ?? spec.session)]]
+    : outputLog !== undefined
+      ? [tag(LOG_OPTION, outputLog), pipe(LOG_OPTION)]
+      : [];
+  return [newSession, ...logging, tag(TAGS_OPTION, tags)];
 }
 
 /** tmux session names may not contain '.' or ':'; ours are built only from validated names and a uid. */

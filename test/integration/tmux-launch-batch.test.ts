@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { type LaunchSpec, parseTags, TAGS_FORMAT, Tmux } from '../../controller/observers/tmux.js';
+import { until } from '../support/until.js';
 
 let dir: string;
 let tmux: Tmux;
@@ -104,15 +105,16 @@ it('an argument ending in ";" reaches the agent whole and ends no tmux command',
   expect((await sessions()).get(spec(1).session)?.key).toBe('default/s-1#1');
 });
 
-it('a launch sends four tmux commands of its own: the session, its log path, its pipe, its tags last', async () => {
+it('a launch sends four tmux commands of its own: the session, its pipe, a window name, its tags last', async () => {
   const lists: string[][] = [];
   const run = tmux.run.bind(tmux);
   tmux.run = (args, opts) => {
     if (args.includes('new-session')) lists.push(args);
     return run(args, opts);
   };
-  const s = spec(1);
-  await tmux.launch(s, path.join(dir, 'out.log'));
+  const s = spec(1, { window: 'default/s-1' });
+  const log = path.join(dir, 'out #1 $HOME `x` \'q\'.log');
+  await tmux.launch(s, log);
   expect(lists).toHaveLength(1);
   // The list's commands (';' alone separates them), from the session's own on.
   const commands = lists[0]
@@ -120,16 +122,66 @@ it('a launch sends four tmux commands of its own: the session, its log path, its
     .split('\n;\n')
     .map((c) => c.split('\n'));
   const own = commands.slice(commands.findIndex((c) => c[0] === 'new-session'));
-  // Before: new-session, then one set-option each for the uid, store, epoch, log path and key (7).
+  // Before: new-session, then a session option for the log path (a walk over every session in
+  // tmux 3.3a, as each set-option is), the pipe and the tags.
   expect(own.map((c) => (c[0] === 'set-option' ? `set-option ${c[3]}` : c[0]))).toEqual([
     'new-session',
-    'set-option @orchctl-log',
     'pipe-pane',
+    'rename-window',
     'set-option @orchctl-tags',
   ]);
   expect(own[3][4]).toBe('uid-1 default/s-1#1 store-uid 1');
   const [pane] = (await tmux.listPanes()).panes;
   expect(pane).toMatchObject({ uid: 'uid-1', key: 'default/s-1#1', store: 'store-uid', epoch: '1' });
+  // The pipe writes to the path, whatever the shell would make of it; the window shows the name given.
+  await tmux.sendLiteral(`=${s.session}:`, 'echo piped-out');
+  await tmux.sendKeys(`=${s.session}:`, ['Enter']);
+  await until('the pipe to write', () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('piped-out'));
+  const shown = await execa('tmux', ['-L', tmux.socket, 'display-message', '-p', '-t', `=${s.session}:`, '#{window_name}']);
+  expect(String(shown.stdout).trim()).toBe('default/s-1');
+});
+
+it('an output log path with a character a window name would not keep goes through a session option', async () => {
+  const log = path.join(dir, 'sortie-é.log');
+  const s = spec(2);
+  await tmux.launch(s, log);
+  await tmux.sendLiteral(`=${s.session}:`, 'echo piped-tab');
+  await tmux.sendKeys(`=${s.session}:`, ['Enter']);
+  await until('the pipe to write', () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('piped-tab'));
+});
+
+/** A global option of the server, or its hooks (`-w`: its window hooks), as tmux shows them. */
+async function serverShows(what: 'option' | 'hooks', name = ''): Promise<string> {
+  const args = what === 'option' ? ['show-options', '-gv', name] : ['show-hooks', '-g', ...(name ? [name] : [])];
+  return String((await execa('tmux', ['-L', tmux.socket, ...args], { reject: false })).stdout).trim();
+}
+
+it('a server is set up by the first launch list, not again by each later one', async () => {
+  await tmux.launch(spec(1));
+  expect(await serverShows('option', 'remain-on-exit')).toBe('on');
+  expect(await serverShows('option', 'history-limit')).toBe('5000');
+  expect(await serverShows('option', 'exit-empty')).toBe('off');
+  expect(await serverShows('hooks', '-w')).toMatch(/pane-died.*wait-for -S orchctl-pane-died/);
+  expect(await serverShows('hooks')).toMatch(/session-closed.*wait-for -S orchctl-pane-died/);
+  expect(await serverShows('option', '@orchctl-setup')).toBe('1');
+  // Before: every list set the five options and hooks again (each a walk over all sessions). A set-up
+  // that ran again would write its marker back to 1.
+  await execa('tmux', ['-L', tmux.socket, 'set-option', '-g', '@orchctl-setup', '2']);
+  await tmux.launch(spec(2));
+  expect(await serverShows('option', '@orchctl-setup')).toBe('2');
+});
+
+it('a set-up server whose option was changed since is set up again by the next launch', async () => {
+  await tmux.launch(spec(1));
+  await execa('tmux', ['-L', tmux.socket, 'set-option', '-g', 'remain-on-exit', 'off']);
+  await tmux.launch(spec(2));
+  expect(await serverShows('option', 'remain-on-exit')).toBe('on');
+  // A server started by hand, without the marker (as an older orchctl's), is set up too.
+  await tmux.killServer();
+  await execa('tmux', ['-L', tmux.socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'by-hand', 'sleep', '300']);
+  await tmux.launch(spec(3));
+  expect(await serverShows('option', 'remain-on-exit')).toBe('on');
+  expect(await serverShows('option', '@orchctl-setup')).toBe('1');
 });
 
 /** A session as an older orchctl launched it: each tag its own session option. */

@@ -318,6 +318,7 @@ export class SessionActuator implements Actuator {
       ...(extra.records ? { records: extra.records } : {}),
       launch: {
         session,
+        window: `${obj.metadata.namespace ?? 'default'}/${obj.metadata.name}`,
         cwd: workdir,
         argv: plan.argv,
         env: plan.tmuxEnv,
