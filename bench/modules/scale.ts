@@ -1,9 +1,11 @@
 /**
  * Scale on one host (issue 29): N sessions (`sh -c 'exec sleep 3600'`) created in one store
  * transaction under a running `orchctl controller`, for N = 100 and 1000:
- *  - created → all Running, against two floors measured in the same run: the same N
+ *  - created → all Running, against three floors measured in the same run: the same N
  *    `tmux new-session -d` launched one client after another by this process on a fresh socket,
- *    and in command lists of 10 as the controller's launch batcher sends them (what tmux itself needs);
+ *    in command lists of 10 as the controller's launch batcher sends them (what tmux itself needs),
+ *    and the controller's own launch lists, wrapper and output pipe included, with no
+ *    controller (what its launches cost tmux and the processes they start);
  *  - the controller's idle CPU after start-up settled, in % of one core, its children (tmux clients
  *    it started) included, beside the tmux server's own: the mean over 90 s at 1000 (30 s at 100)
  *    and each 30 s window's;
@@ -16,6 +18,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { LAUNCH_SCRIPT } from '../../controller/agents/launch.js';
+import { launchListArgs } from '../../controller/observers/tmux.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { cpuSeconds, ORCHCTL, sleeperSession, tempDir } from '../lib.js';
 import type { Bench } from '../types.js';
@@ -61,6 +65,41 @@ function tmuxBatchedFloor(n: number): { ms: number; serverCpuS: number } {
   return { ms: Math.round(ms), serverCpuS: Math.round(serverCpuS * 100) / 100 };
 }
 
+/**
+ * The launch floor: the same N sessions launched as the controller launches them — its command lists
+ * (server set-up, `new-session` through the launch wrapper, the output pipe, the window's name, the
+ * tags), ten sessions a list, one client after another — with no controller: what the launches
+ * cost tmux and the processes they start. In ms, and the tmux server's CPU in s.
+ */
+function launchFloor(n: number, dir: string): { ms: number; serverCpuS: number } {
+  const socket = `orchctl-bench-floor-launch-${process.pid}`;
+  const ws = path.join(dir, 'launch-floor');
+  fs.mkdirSync(ws, { recursive: true });
+  const launch = (i: number) => ({
+    spec: {
+      session: `default_f-${i}_00000000`,
+      cwd: dir,
+      argv: ['sh', '-c', LAUNCH_SCRIPT, 'sh', '-c', 'exec sleep 3600'],
+      env: { ORCHCTL_WORKSPACE: path.join(ws, String(i)), ORCHCTL_RUN: '1' },
+      tags: { uid: `uid-${i}`, key: `default/f-${i}#1`, store: 'bench', epoch: 1 },
+      window: `default/f-${i}`,
+    },
+    outputLog: path.join(ws, `${i}.log`),
+  });
+  spawnSync('tmux', ['-L', socket, '-f', '/dev/null', 'start-server', ';', 'set-option', '-g', 'exit-empty', 'off']);
+  const server = tmuxServerPid(socket);
+  const c0 = server ? cpuSeconds(server, false) : 0;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i += 10) {
+    const list = Array.from({ length: Math.min(10, n - i) }, (_, j) => launch(i + j));
+    spawnSync('tmux', ['-L', socket, ...launchListArgs(list)]);
+  }
+  const ms = performance.now() - t0;
+  const serverCpuS = server ? cpuSeconds(server, false) - c0 : 0;
+  spawnSync('tmux', ['-L', socket, 'kill-server']);
+  return { ms: Math.round(ms), serverCpuS: Math.round(serverCpuS * 100) / 100 };
+}
+
 /** The tmux server's pid for a socket (the process whose command line names it as a server). */
 function tmuxServerPid(socket: string): number | undefined {
   const r = spawnSync('tmux', ['-L', socket, 'display-message', '-p', '#{pid}'], { encoding: 'utf8' });
@@ -98,6 +137,9 @@ interface AtScale {
   tmuxFloorMs: number;
   tmuxBatchedFloorMs: number;
   tmuxBatchedFloorServerCpuS?: number;
+  /** The controller's own launch lists for the same N, with no controller (launchFloor). */
+  launchFloorMs?: number;
+  launchFloorServerCpuS?: number;
   idleCpuPercentOfOneCore: number;
   idleCpuByThread: Record<string, number>;
   tmuxServerIdleCpuPercent: number;
@@ -155,6 +197,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
     const smaps = smapsRollupMB(ctl.pid!);
     if (prof) await heapSnapshotThenStop(ctl, prof);
     const batched = tmuxBatchedFloor(n);
+    const launched = launchFloor(n, dir);
     return {
       sessions: n,
       runningMs,
@@ -164,6 +207,8 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
       tmuxFloorMs: tmuxFloor(n),
       tmuxBatchedFloorMs: batched.ms,
       tmuxBatchedFloorServerCpuS: batched.serverCpuS,
+      launchFloorMs: launched.ms,
+      launchFloorServerCpuS: launched.serverCpuS,
       ...idle.cpu,
       idleCpuByThread: threadReport(t0s, t1s, idleWindowMs / 1000),
       controllerRssMB: rss,
@@ -334,12 +379,14 @@ export const scaleBench: Bench = {
         runningVsTmuxFloor1000: ratio(thousand.runningMs, thousand.tmuxFloorMs),
         runningVsBatchedFloor100: ratio(hundred.runningMs, hundred.tmuxBatchedFloorMs),
         runningVsBatchedFloor1000: ratio(thousand.runningMs, thousand.tmuxBatchedFloorMs),
+        runningVsLaunchFloor1000: ratio(thousand.runningMs, thousand.launchFloorMs ?? 0),
         rssVsBareNode1000: ratio(thousand.controllerRssMB, bare),
       },
       summary:
         `100→Running ${hundred.runningMs} ms (tmux floor ${hundred.tmuxFloorMs} ms); ` +
         `1000→Running ${thousand.runningMs} ms (floor ${thousand.tmuxFloorMs} ms serial, ` +
-        `${thousand.tmuxBatchedFloorMs} ms in lists of 10); idle CPU at 1000 ` +
+        `${thousand.tmuxBatchedFloorMs} ms in lists of 10, ${thousand.launchFloorMs} ms as the controller's ` +
+        `launch lists without it); idle CPU at 1000 ` +
         `${thousand.idleCpuPercentOfOneCore} % (by 30 s window ${thousand.idleCpuPercentByWindow?.join(', ')}; ` +
         `tmux server ${thousand.tmuxServerIdleCpuPercent} %); ` +
         `RSS ${thousand.controllerRssMB} MB (idle window ${thousand.rssIdleMinMB}–${thousand.rssIdleMaxMB} MB, ` +

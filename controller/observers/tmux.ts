@@ -22,7 +22,7 @@
  */
 import { execa, type ResultPromise } from 'execa';
 import { BASE_ENV, pickEnv } from '../api/environment.js';
-import { LaunchBatcher } from './launch-batch.js';
+import { commandList, LaunchBatcher } from './launch-batch.js';
 import { type ControlClientOptions, TmuxControlClient } from './tmux-control.js';
 
 /**
@@ -468,6 +468,14 @@ function sessionCommands(spec: LaunchSpec, outputLog?: string): string[][] {
       ? [tag(LOG_OPTION, outputLog), pipe(LOG_OPTION)]
       : [];
   return [newSession, ...logging, tag(TAGS_OPTION, tags)];
+}
+
+/**
+ * The tmux argv of one launch list holding `launches` (the server's set-up, then each session's
+ * commands), as the launch batcher sends it: for the benchmarks' floor of what launches cost tmux.
+ */
+export function launchListArgs(launches: { spec: LaunchSpec; outputLog?: string }[]): string[] {
+  return commandList([...SERVER_SETUP, ...launches.flatMap((l) => sessionCommands(l.spec, l.outputLog))]);
 }
 
 /** tmux session names may not contain '.' or ':'; ours are built only from validated names and a uid. */

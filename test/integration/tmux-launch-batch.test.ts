@@ -113,7 +113,7 @@ it('a launch sends four tmux commands of its own: the session, its pipe, a windo
     return run(args, opts);
   };
   const s = spec(1, { window: 'default/s-1' });
-  const log = path.join(dir, 'out #1 $HOME `x` \'q\'.log');
+  const log = path.join(dir, "out #1 $HOME `x` 'q'.log");
   await tmux.launch(s, log);
   expect(lists).toHaveLength(1);
   // The list's commands (';' alone separates them), from the session's own on.
@@ -137,7 +137,15 @@ it('a launch sends four tmux commands of its own: the session, its pipe, a windo
   await tmux.sendLiteral(`=${s.session}:`, 'echo piped-out');
   await tmux.sendKeys(`=${s.session}:`, ['Enter']);
   await until('the pipe to write', () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('piped-out'));
-  const shown = await execa('tmux', ['-L', tmux.socket, 'display-message', '-p', '-t', `=${s.session}:`, '#{window_name}']);
+  const shown = await execa('tmux', [
+    '-L',
+    tmux.socket,
+    'display-message',
+    '-p',
+    '-t',
+    `=${s.session}:`,
+    '#{window_name}',
+  ]);
   expect(String(shown.stdout).trim()).toBe('default/s-1');
 });
 

@@ -305,7 +305,6 @@ export class SessionActuator implements Actuator {
     });
     if (plan.tmuxEnv.ORCHCTL_ENV_DIR)
       this.privateEnv.set(`${key}#${run}`, { dir: plan.tmuxEnv.ORCHCTL_ENV_DIR, env: plan.privateEnv });
-    const session = tmuxSessionName(obj.metadata.namespace ?? 'default', obj.metadata.name, uid);
     const prepared: PreparedRun = {
       workdir,
       workspace: ws.dir,
@@ -317,8 +316,8 @@ export class SessionActuator implements Actuator {
       ...(extra.transcript ? { transcript: extra.transcript } : {}),
       ...(extra.records ? { records: extra.records } : {}),
       launch: {
-        session,
-        window: `${obj.metadata.namespace ?? 'default'}/${obj.metadata.name}`,
+        session: tmuxSessionName(obj.metadata.namespace ?? 'default', obj.metadata.name, uid),
+        window: key, // namespace/name: what a person attaching sees
         cwd: workdir,
         argv: plan.argv,
         env: plan.tmuxEnv,
