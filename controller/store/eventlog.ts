@@ -194,6 +194,8 @@ export class EventLog {
   private sinceCheckpoint = 0;
   /** What a reopen would recover differs from the checkpoint on disk: a checkpoint would save work. */
   private unsaved = false;
+  /** No file at the path when last looked: this writer makes it, so reads need not ask the disk again. */
+  private absent = false;
   private readonly listeners = new Set<() => void>();
 
   /**
@@ -226,10 +228,14 @@ export class EventLog {
       this.fd = fs.openSync(this.file, fs.constants.O_RDWR | fs.constants.O_APPEND);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      if (!create) return false;
+      if (!create) {
+        this.absent = true;
+        return false;
+      }
       fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
       this.fd = fs.openSync(this.file, 'a+', 0o600);
     }
+    this.absent = false;
     this.recover();
     return true;
   }
@@ -351,7 +357,7 @@ export class EventLog {
 
   /** Events after `from`, at most `max`; `next` is the position to read on from. */
   read(from: LogPosition = LOG_START, max = Infinity): { events: AgentEvent[]; next: LogPosition } {
-    if (this.fd < 0 && !this.open(false)) return { events: [], next: from }; // not made yet: nothing to read
+    if (this.fd < 0 && (this.absent || !this.open(false))) return { events: [], next: from }; // not made yet
     return readLog(this.fd, from, max, this.size, this.head);
   }
 
