@@ -50,7 +50,7 @@ export class AuditLog {
         this.rotate();
         fd = this.descriptor();
       }
-      fs.writeSync(fd, line);
+      for (let at = 0; at < line.length; ) at += fs.writeSync(fd, line, at); // as appendFileSync: all of it
       this.size += line.length;
     } catch {
       this.close(); // opened afresh next time; auditing must never break reconciling
