@@ -122,16 +122,19 @@ export class SessionActuator implements Actuator {
     // session.log's lines of one step go in one append (a launch writes two): held while the effects
     // between them are quick ones that touch neither the store nor the log, written before any other.
     const lines: WorkspaceLogEffect[] = [];
-    for (const e of effects) {
-      if (e.type === 'WorkspaceLog') {
-        lines.push(e);
-        continue;
+    try {
+      for (const e of effects) {
+        if (e.type === 'WorkspaceLog') {
+          lines.push(e);
+          continue;
+        }
+        if (!QUICK_EFFECTS.has(e.type)) this.writeLines(obj, lines);
+        const o = await this.perform(key, obj, e);
+        if (o) outcomes.push(o);
       }
-      if (!QUICK_EFFECTS.has(e.type)) this.writeLines(obj, lines);
-      const o = await this.perform(key, obj, e);
-      if (o) outcomes.push(o);
+    } finally {
+      this.writeLines(obj, lines);
     }
-    this.writeLines(obj, lines);
     return outcomes;
   }
 
