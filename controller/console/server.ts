@@ -186,6 +186,7 @@ export async function startConsole(o: ConsoleOptions): Promise<ConsoleServer> {
       hub.stop();
       terminals.stop();
       await app.close();
+      audit.close();
     },
   };
 }

@@ -36,9 +36,13 @@ export function sessionDir(home: string, namespace: string, name: string): strin
   return path.join(home, 'sessions', namespace, name);
 }
 
+/**
+ * The run's directory (one mkdir -p) and its output.log, which `orchctl logs` and the console read as
+ * soon as the run is recorded, before tmux's pipe opens it; session.log is made by its first line.
+ */
 export function createWorkspace(ws: RunWorkspace): void {
   fs.mkdirSync(ws.dir, { recursive: true, mode: 0o700 });
-  for (const f of [ws.outputLog, ws.sessionLog]) fs.closeSync(fs.openSync(f, 'a', 0o600));
+  fs.closeSync(fs.openSync(ws.outputLog, 'a', 0o600));
 }
 
 /** write-then-rename, so readers never see half a file and a crash never leaves one. */
@@ -56,9 +60,18 @@ export function writeState(ws: RunWorkspace, state: Record<string, unknown>): vo
   }
 }
 
-export function logLine(ws: RunWorkspace, level: 'INFO' | 'WARN' | 'ERROR', message: string): void {
+export type LogLevel = 'INFO' | 'WARN' | 'ERROR';
+
+export function logLine(ws: RunWorkspace, level: LogLevel, message: string): void {
+  logLines(ws, [{ level, message }]);
+}
+
+/** Several lines in one append (one open of the file: a launch writes two or three). */
+export function logLines(ws: RunWorkspace, lines: { level: LogLevel; message: string }[]): void {
+  if (!lines.length) return;
+  const ts = new Date().toISOString();
   try {
-    fs.appendFileSync(ws.sessionLog, `[${new Date().toISOString()}] [${level}] ${message}\n`, { mode: 0o600 });
+    fs.appendFileSync(ws.sessionLog, lines.map((l) => `[${ts}] [${l.level}] ${l.message}\n`).join(''), { mode: 0o600 });
   } catch {
     /* best effort */
   }

@@ -192,16 +192,23 @@ export class EventLog {
   private floor: number | undefined;
   private readonly cursors: Record<string, number | string> = {};
   private sinceCheckpoint = 0;
+  /** What a reopen would recover differs from the checkpoint on disk: a checkpoint would save work. */
+  private unsaved = false;
+  /** No file at the path when last looked: this writer makes it, so reads need not ask the disk again. */
+  private absent = false;
   private readonly listeners = new Set<() => void>();
 
-  /** Opens (creating) the log at `file`, repairing a torn tail and recovering the source cursors. */
+  /**
+   * Opens the log at `file`, repairing a torn tail and recovering the source cursors. A log that does
+   * not exist yet is made by its first append, not here: a session whose agent never reports costs no
+   * file (in a launch burst, each file made was kernel time on the controller's thread).
+   */
   constructor(
     readonly file: string,
     private readonly opts: EventLogOptions = {},
   ) {
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     fs.rmSync(this.compactFile, { force: true }); // a cut a crash interrupted before its rename
-    this.open();
+    if (!this.open(false)) this.recover();
   }
 
   /** Whether the log holds an open file descriptor now (it is let go between runs; see close). */
@@ -211,13 +218,26 @@ export class EventLog {
 
   /** The descriptor, opened again (and recovered from the checkpoint close wrote) when let go. */
   private descriptor(): number {
-    if (this.fd < 0) this.open();
+    if (this.fd < 0) this.open(true);
     return this.fd;
   }
 
-  private open(): void {
-    this.fd = fs.openSync(this.file, 'a+', 0o600);
+  /** Opens the file and recovers from it; one that does not exist is made (and its directory) only if `create`. */
+  private open(create: boolean): boolean {
+    try {
+      this.fd = fs.openSync(this.file, fs.constants.O_RDWR | fs.constants.O_APPEND);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      if (!create) {
+        this.absent = true;
+        return false;
+      }
+      fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      this.fd = fs.openSync(this.file, 'a+', 0o600);
+    }
+    this.absent = false;
     this.recover();
+    return true;
   }
 
   private get checkpointFile(): string {
@@ -228,15 +248,18 @@ export class EventLog {
     return `${this.file}.compact.tmp`;
   }
 
+  /** From the open file, or (no descriptor) as the empty log a file not made yet is. */
   private recover(): void {
-    const total = fs.fstatSync(this.fd).size;
-    this.head = readHead(this.fd, total);
+    const total = this.fd >= 0 ? fs.fstatSync(this.fd).size : 0;
+    this.head = total ? readHead(this.fd, total) : NO_HEAD;
     const shift = shiftOf(this.head);
     let cp: Checkpoint = { seq: this.head.seq, offset: this.head.base, cursors: this.head.cur };
+    let stale = false;
     try {
       const saved = JSON.parse(fs.readFileSync(this.checkpointFile, 'utf8')) as Checkpoint;
       // Past the end: the log was replaced; below the base: taken before a cut. Either way, rescan.
       if (saved.offset >= this.head.base && saved.offset <= total + shift) cp = saved;
+      else stale = true;
     } catch {
       /* none yet */
     }
@@ -250,6 +273,8 @@ export class EventLog {
       if (event.cur) Object.assign(this.cursors, event.cur);
     }
     if (good < total) fs.ftruncateSync(this.fd, good); // a torn line from a crash mid-append
+    // Lines scanned past the checkpoint (one at close saves the next open that scan), or one to replace.
+    this.unsaved = stale || good !== cp.offset - shift;
     this.size = good;
   }
 
@@ -289,7 +314,10 @@ export class EventLog {
    */
   append(events: NewEvent[], cursor?: Record<string, number | string>): AgentEvent[] {
     if (!events.length) {
-      if (cursor) Object.assign(this.cursors, cursor);
+      if (cursor && Object.entries(cursor).some(([k, v]) => this.cursors[k] !== v)) {
+        Object.assign(this.cursors, cursor);
+        this.unsaved = true;
+      }
       return [];
     }
     const out: AgentEvent[] = [];
@@ -305,6 +333,7 @@ export class EventLog {
     this.size += buf.length;
     this.seqNo += events.length;
     if (cursor) Object.assign(this.cursors, cursor);
+    this.unsaved = true;
     this.sinceCheckpoint += events.length;
     if (this.sinceCheckpoint >= 256) this.checkpoint();
     this.compactIfOver();
@@ -320,6 +349,7 @@ export class EventLog {
       fs.writeFileSync(tmp, JSON.stringify(cp), { mode: 0o600 });
       fs.renameSync(tmp, this.checkpointFile);
       this.sinceCheckpoint = 0;
+      this.unsaved = false;
     } catch {
       /* a checkpoint only saves work on the next open */
     }
@@ -327,8 +357,8 @@ export class EventLog {
 
   /** Events after `from`, at most `max`; `next` is the position to read on from. */
   read(from: LogPosition = LOG_START, max = Infinity): { events: AgentEvent[]; next: LogPosition } {
-    const fd = this.descriptor();
-    return readLog(fd, from, max, this.size, this.head);
+    if (this.fd < 0 && (this.absent || !this.open(false))) return { events: [], next: from }; // not made yet
+    return readLog(this.fd, from, max, this.size, this.head);
   }
 
   /**
@@ -370,7 +400,7 @@ export class EventLog {
     this.retryAt = 0;
     this.checkpoint(); // same logical end: valid for the old file and the new one
     fs.closeSync(this.fd);
-    this.open();
+    this.open(true);
   }
 
   /**
@@ -388,13 +418,14 @@ export class EventLog {
   }
 
   /**
-   * Lets the descriptor go, after a checkpoint. The log stays usable: the next append or read opens
-   * it again, from that checkpoint (nothing to scan). Ended runs are let go so that a controller
-   * holds a descriptor per running session, not per session that ever ran.
+   * Lets the descriptor go, after a checkpoint when one would save work (none for a log that holds
+   * nothing new since the last: a missing checkpoint means "from the start of the log"). The log stays
+   * usable: the next append or read opens it again, from that checkpoint (nothing to scan). Ended runs
+   * are let go so that a controller holds a descriptor per running session, not per session that ever ran.
    */
   close(): void {
+    if (this.unsaved) this.checkpoint();
     if (this.fd < 0) return;
-    this.checkpoint();
     try {
       fs.closeSync(this.fd);
     } catch {

@@ -29,6 +29,7 @@ import { tmuxSessionName, type Tmux } from '../../observers/tmux.js';
 import {
   createWorkspace,
   logLine,
+  logLines,
   readResult,
   readTail,
   type RunWorkspace,
@@ -118,11 +119,30 @@ export class SessionActuator implements Actuator {
 
   async run(key: string, obj: AgentSession, effects: Effect[]): Promise<Outcome[]> {
     const outcomes: Outcome[] = [];
-    for (const e of effects) {
-      const o = await this.perform(key, obj, e);
-      if (o) outcomes.push(o);
+    // session.log's lines of one step go in one append (a launch writes two): held while the effects
+    // between them are quick ones that touch neither the store nor the log, written before any other.
+    const lines: WorkspaceLogEffect[] = [];
+    try {
+      for (const e of effects) {
+        if (e.type === 'WorkspaceLog') {
+          lines.push(e);
+          continue;
+        }
+        if (!QUICK_EFFECTS.has(e.type)) this.writeLines(obj, lines);
+        const o = await this.perform(key, obj, e);
+        if (o) outcomes.push(o);
+      }
+    } finally {
+      this.writeLines(obj, lines);
     }
     return outcomes;
+  }
+
+  /** The held session.log lines, one append per run's file, in order; `lines` is emptied. */
+  private writeLines(obj: AgentSession, lines: WorkspaceLogEffect[]): void {
+    const byRun = new Map<number, WorkspaceLogEffect[]>();
+    for (const e of lines.splice(0)) byRun.set(e.run, [...(byRun.get(e.run) ?? []), e]);
+    for (const [run, batch] of byRun) logLines(this.ws(obj, run), batch);
   }
 
   private async perform(key: string, obj: AgentSession, e: Effect): Promise<Outcome | undefined> {
@@ -179,9 +199,6 @@ export class SessionActuator implements Actuator {
         if (e.level === 'INFO') this.d.log.info(e.message);
         else if (e.level === 'WARN') this.d.log.warn(e.message);
         else this.d.log.error(e.message);
-        return;
-      case 'WorkspaceLog':
-        logLine(ws(e.run), e.level, e.message);
         return;
       case 'WriteState':
         writeState(ws(e.run), e.state);
@@ -520,6 +537,9 @@ export class SessionActuator implements Actuator {
 }
 
 export const SESSION_FINALIZER = 'orchctl.io/session-cleanup';
+type WorkspaceLogEffect = Extract<Effect, { type: 'WorkspaceLog' }>;
+/** Effects done at once, with no store write, no await and no session.log line (see run). */
+const QUICK_EFFECTS = new Set<Effect['type']>(['Audit', 'Log', 'WriteState', 'Watch', 'RunEnded']);
 /** Presses of submit for a typed command before giving up (context.ts then times the step out). */
 const COMMAND_SUBMITS = 3;
 

@@ -32,3 +32,30 @@ it('appends one JSON line per record and rotates by size, keeping N old files', 
   expect(fs.statSync(path.join(dir, 'audit.log')).mode & 0o777).toBe(0o600);
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+it('keeps audit.log open, and writes to the file at the path again after it was moved away or removed', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orchctl-audit-'));
+  const file = path.join(dir, 'audit.log');
+  const log = new AuditLog(dir);
+  const fds = () => fs.readdirSync('/proc/self/fd').length;
+  log.write({ kind: 'AgentSession', name: 'a', to: 'Starting' });
+  const open = fds();
+  log.write({ kind: 'AgentSession', name: 'b', to: 'Running' });
+  expect(fds()).toBe(open);
+  fs.renameSync(file, `${file}.moved`); // rotated by someone else (another process's AuditLog, logrotate)
+  log.write({ kind: 'AgentSession', name: 'c', to: 'Succeeded' });
+  fs.rmSync(file);
+  log.write({ kind: 'AgentSession', name: 'd', to: 'Failed' });
+  const names = (f: string) =>
+    fs
+      .readFileSync(f, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).name as string);
+  expect(names(`${file}.moved`)).toEqual(['a', 'b']);
+  expect(names(file)).toEqual(['d']);
+  expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+  log.close();
+  expect(fds()).toBe(open - 1);
+  fs.rmSync(dir, { recursive: true, force: true });
+});

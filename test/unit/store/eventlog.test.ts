@@ -135,6 +135,49 @@ describe('EventLog', () => {
   });
 });
 
+describe('EventLog files made only when there is something to keep', () => {
+  it('a log nothing was appended to makes no file, reads as empty; its first append makes it and its folder', () => {
+    const deep = path.join(dir, 'sessions', 'default', 's', 'events.jsonl');
+    const log = new EventLog(deep);
+    expect(log.end).toEqual(LOG_START);
+    expect(log.read(LOG_START)).toEqual({ events: [], next: LOG_START });
+    log.close();
+    expect(fs.existsSync(path.join(dir, 'sessions'))).toBe(false);
+    expect(log.append([hook(1)]).map((e) => e.seq)).toEqual([1]);
+    expect(readEventLog(deep).events.map((e) => e.seq)).toEqual([1]);
+    log.close();
+    expect(new EventLog(deep).lastSeq).toBe(1);
+  });
+
+  it('close writes no checkpoint when nothing changed since the last one; a missing one means the start', () => {
+    const log = new EventLog(file);
+    log.append([hook(1), hook(2)], { 'hooks@1': 20 });
+    log.close();
+    const cp = `${file}.checkpoint`;
+    const written = fs.statSync(cp).mtimeMs;
+    fs.utimesSync(cp, 0, 0);
+    const again = new EventLog(file);
+    again.read(LOG_START);
+    again.close(); // nothing new: the checkpoint stays as it was
+    expect(fs.statSync(cp).mtimeMs).toBe(0);
+    expect(written).toBeGreaterThan(0);
+    fs.rmSync(cp);
+    const fromStart = new EventLog(file); // no checkpoint: recovered by reading the log from its start
+    expect(fromStart.lastSeq).toBe(2);
+    expect(fromStart.cursor('hooks@1')).toBe(20);
+    fromStart.close(); // it scanned: a checkpoint now saves the next open that scan
+    expect(JSON.parse(fs.readFileSync(cp, 'utf8'))).toMatchObject({ seq: 2, cursors: { 'hooks@1': 20 } });
+  });
+
+  it('a cursor moved with no event is kept by close, in a checkpoint at the start, even with no log file', () => {
+    const log = new EventLog(file);
+    log.append([], { 'transcript@1': 512 });
+    log.close();
+    expect(fs.existsSync(file)).toBe(false);
+    expect(new EventLog(file).cursor('transcript@1')).toBe(512);
+  });
+});
+
 describe('EventLogs', () => {
   it('holds a descriptor only for logs in use: release lets one go, the next use opens it again', () => {
     const home = path.join(dir, 'home');
