@@ -60,8 +60,11 @@ export class SessionReconciler implements Reconciler {
   private readonly reservations = new Set<string>();
   private readonly observer: SessionObservation;
   private readonly actuator: NonNullable<SessionDeps['actuator']>;
+  /** The store of this pass's own writes (ActuatorDeps.passStore). */
+  private readonly passStore: SessionDeps['store'];
 
   constructor(private readonly d: SessionDeps) {
+    this.passStore = d.passStore ?? d.store;
     this.observer = d.observer ?? new SessionObserver(d);
     this.actuator = d.actuator ?? new SessionActuator({ ...d, forget: (key, ws) => this.observer.forget(key, ws) });
   }
@@ -80,10 +83,11 @@ export class SessionReconciler implements Reconciler {
     }
     if (obj.metadata.deletionTimestamp) return this.finalize(key, obj);
     if (!obj.metadata.finalizers?.includes(SESSION_FINALIZER)) {
-      // The finalizer guarantees we stop the tmux session before the object disappears.
+      // The finalizer guarantees we stop the tmux session before the object disappears. Stored
+      // before anything else is done, and the pass goes on from what was stored (a pass of its own
+      // cost every launch a whole reconcile).
       const finalizers = [...(obj.metadata.finalizers ?? []), SESSION_FINALIZER];
-      await this.d.store.update({ ...obj, metadata: { ...obj.metadata, finalizers } });
-      return { requeueAfterMs: 0 };
+      obj = await this.passStore.update({ ...obj, metadata: { ...obj.metadata, finalizers } });
     }
     await holdpoint('session-reconcile', (m) => this.d.log.warn(`agentsession ${key}: ${m}`));
     // Frozen (orchctl freeze): the pass only holds it; thawed: it is continued, then a fresh pass.
@@ -143,7 +147,7 @@ export class SessionReconciler implements Reconciler {
     const mine = { ...status, observedGeneration: obj.metadata.generation };
     const events = { recorder: this.d.recorder, events: held.splice(0) };
     try {
-      await writeOwnedStatus(this.d.store, obj, 'session', ownedBy('session', mine), undefined, events);
+      await writeOwnedStatus(this.passStore, obj, 'session', ownedBy('session', mine), undefined, events);
     } catch (e) {
       if (!isBindingFenced(e)) throw e;
       this.d.log.info(`agentsession ${obj.metadata.namespace}/${obj.metadata.name}: ${(e as Error).message}`);
