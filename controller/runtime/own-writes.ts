@@ -40,8 +40,8 @@ export class OwnWrites {
     // No compare-and-swap (the base is unknown), or a write that stored nothing new.
     if (from === undefined || to === undefined || from === to) return;
     const k = keyText(stored);
-    let m = this.written.get(k);
-    if (!m) this.written.set(k, (m = new Map()));
+    const m = this.written.get(k) ?? new Map<string, string>();
+    this.written.set(k, m);
     m.set(to, from);
     if (m.size > PER_OBJECT) m.delete(m.keys().next().value!);
   }

@@ -19,6 +19,8 @@ import { ownedBy } from '../../api/status-fields.js';
 import { isBindingFenced, writeOwnedStatus } from '../../client/status.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import { failpoint, holdpoint } from '../../runtime/failpoints.js';
+import { OwnWrites } from '../../runtime/own-writes.js';
+import type { Store } from '../../store/store.js';
 import { type ActuatorDeps, SESSION_FINALIZER, SessionActuator } from './actuator.js';
 import { effective } from './decide.js';
 import type { EventNote } from '../../client/events.js';
@@ -36,7 +38,7 @@ export type { Logger } from '../../runtime/log.js';
 
 /** What the reconciler needs: what its observer reads and its actuator acts on (each says why). */
 export type SessionDeps = ObserverDeps &
-  Omit<ActuatorDeps, 'forget'> & {
+  Omit<ActuatorDeps, 'forget' | 'passStore'> & {
     /** Tests replace the world: a scripted observer and a recording actuator (no tmux). */
     observer?: SessionObservation;
     actuator?: Actuator & {
@@ -60,13 +62,16 @@ export class SessionReconciler implements Reconciler {
   private readonly reservations = new Set<string>();
   private readonly observer: SessionObservation;
   private readonly actuator: NonNullable<SessionDeps['actuator']>;
-  /** The store of this pass's own writes (ActuatorDeps.passStore). */
-  private readonly passStore: SessionDeps['store'];
+  /** The writes a pass goes on from, whose echoes need not wake it (runtime/own-writes.ts; setup.ts). */
+  readonly ownWrites = new OwnWrites('AgentSession');
+  /** The store of those writes (ActuatorDeps.passStore). */
+  private readonly passStore: Store;
 
   constructor(private readonly d: SessionDeps) {
-    this.passStore = d.passStore ?? d.store;
+    this.passStore = this.ownWrites.through(d.store);
     this.observer = d.observer ?? new SessionObserver(d);
-    this.actuator = d.actuator ?? new SessionActuator({ ...d, forget: (key, ws) => this.observer.forget(key, ws) });
+    const forget = (key: string, ws?: string) => this.observer.forget(key, ws);
+    this.actuator = d.actuator ?? new SessionActuator({ ...d, passStore: this.passStore, forget });
   }
 
   /** Prompt pastes still waiting for their pane (--once waits for them before exiting). */

@@ -25,7 +25,6 @@ import type { AgentFeed } from '../../observers/agent-feed.js';
 import type { AuditLog } from '../../observers/audit.js';
 import type { FileWatchSource } from '../../runtime/file-source.js';
 import { type EventSource, type Manager, queueKey } from '../../runtime/manager.js';
-import { OwnWrites } from '../../runtime/own-writes.js';
 import { onSpecChange } from '../../runtime/predicates.js';
 import { ReconcileErrorReporter } from '../../runtime/reconcile-errors.js';
 import type { EventLogs } from '../../store/eventlog.js';
@@ -88,11 +87,8 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
       cached: (k) => sessions.get(k.split('/')[0], k.split('/')[1]),
     }),
   });
-  // The echoes of a pass's own writes do not wake it again (runtime/own-writes.ts).
-  const ownWrites = new OwnWrites('AgentSession');
   const reconciler = new SessionReconciler({
     store: mgr.store,
-    passStore: ownWrites.through(mgr.store),
     sessions,
     agents: mgr.informer('Agent'),
     projects: mgr.informer('Project'),
@@ -146,7 +142,7 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
   const namespace = (o: Resource) => all(o.metadata.namespace ?? '');
 
   ctl
-    .for('AgentSession', { ownWrites })
+    .for('AgentSession', { ownWrites: reconciler.ownWrites })
     .watches('AgentSession', (o) => (mayFreeSlot(o) ? pending(o.metadata.namespace ?? '') : []))
     .watches('Agent', onSpecChange(namespace))
     .watches('Project', onSpecChange(namespace))

@@ -36,7 +36,10 @@ beforeEach(async () => {
     workers: 1,
     atStart: [],
     periodic: [],
-    accepts: (k) => (brought.push(k), false),
+    accepts: (k) => {
+      brought.push(k);
+      return false;
+    },
     inFlight: [],
     onStop: [],
   };
