@@ -10,13 +10,14 @@ import type { WatchEventType } from '../store/store.js';
 import { Controller, type ControllerMetricsHooks, type Reconciler } from './controller.js';
 import type { Informer } from './informer.js';
 import type { Logger } from './log.js';
+import type { OwnWrites } from './own-writes.js';
 import type { QueueMetricsHooks, WorkQueue } from './workqueue.js';
 
 /** The work-queue key of an object: `namespace/name` (`/name` for a cluster-scoped one). */
 export const queueKey = (o: Resource): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
-/** Which keys a change to an object (of type T: its kind's, api/kinds.ts) brings back. */
-export type ObjectMapping<T extends Resource = Resource> = (obj: T, type: WatchEventType) => Iterable<string>;
+/** Which keys a change to an object (of type T: its kind's, api/kinds.ts; `old`: as it was) brings back. */
+export type ObjectMapping<T extends Resource = Resource> = (obj: T, type: WatchEventType, old?: T) => Iterable<string>;
 
 /** Something outside the store that says "look now": a file watcher, a tmux hook, an event log. */
 export interface EventSource<E> {
@@ -81,9 +82,13 @@ export class ControllerBuilder {
     private readonly mgr: BuilderContext,
   ) {}
 
-  /** Every change to an object of `kind` brings that object's own key. */
-  for<K extends string>(kind: K): this {
-    return this.watches(kind, (o) => [queueKey(o)]);
+  /**
+   * Every change to an object of `kind` brings that object's own key; with `ownWrites`, but the echo
+   * of a write this controller made through `ownWrites.through(store)` (own-writes.ts).
+   */
+  for<K extends string>(kind: K, opts: { ownWrites?: OwnWrites } = {}): this {
+    const own = opts.ownWrites;
+    return this.watches(kind, (o, type, old) => (own?.isEcho(type, o, old) ? [] : [queueKey(o)]));
   }
 
   /** Every change to an object of `kind` that one of ours owns brings the owner's key (`toOwner`). */
@@ -104,7 +109,7 @@ export class ControllerBuilder {
     const add = (keys: Iterable<string>) => enqueueAccepted(this.r, keys);
     if (typeof from === 'string') {
       const m = map as ObjectMapping<ObjectOf<K>>;
-      this.mgr.informer(from).onChange((type, obj) => add(m(obj, type)));
+      this.mgr.informer(from).onChange((type, obj, old) => add(m(obj, type, old)));
     } else {
       const m = map as (event: E) => Iterable<string>;
       from.subscribe((event) => add(m(event)));

@@ -7,7 +7,8 @@ import type { ObjectOf } from '../api/kinds.js';
 import type { Resource } from '../api/types.js';
 import type { Store, WatchEventType, WatchHandle } from '../store/store.js';
 
-export type ChangeHandler<T extends Resource = Resource> = (type: WatchEventType, obj: T) => void;
+/** `old`: the object as the cache held it before this change (client-go's UpdateFunc(old, new)). */
+export type ChangeHandler<T extends Resource = Resource> = (type: WatchEventType, obj: T, old?: T) => void;
 
 const cacheKey = (ns: string | undefined, name: string) => `${ns ?? ''}/${name}`;
 
@@ -48,20 +49,21 @@ export class Informer<K extends string = string> {
       seen.add(k);
       const old = this.items.get(k);
       this.put(k, o);
-      if (old?.metadata.resourceVersion !== o.metadata.resourceVersion) this.emit(old ? 'MODIFIED' : 'ADDED', o);
+      if (old?.metadata.resourceVersion !== o.metadata.resourceVersion) this.emit(old ? 'MODIFIED' : 'ADDED', o, old);
     }
     for (const [k, o] of this.items) {
       if (seen.has(k)) continue;
       this.drop(k);
-      this.emit('DELETED', o);
+      this.emit('DELETED', o, o);
     }
     this.handle = this.store.watch(
       { kind: this.kind, fromRevision: revision },
       (ev) => {
         const k = cacheKey(ev.object.metadata.namespace, ev.object.metadata.name);
+        const old = this.items.get(k);
         if (ev.type === 'DELETED') this.drop(k);
         else this.put(k, ev.object);
-        this.emit(ev.type, ev.object);
+        this.emit(ev.type, ev.object, old);
       },
       (err) => {
         if (this.stopped) return;
@@ -127,8 +129,8 @@ export class Informer<K extends string = string> {
     return m ? ([...m.values()] as ObjectOf<K>[]) : [];
   }
 
-  private emit(type: WatchEventType, obj: ObjectOf<K>): void {
-    for (const h of this.handlers) h(type, obj);
+  private emit(type: WatchEventType, obj: ObjectOf<K>, old: ObjectOf<K> | undefined): void {
+    for (const h of this.handlers) h(type, obj, old);
   }
 
   /**

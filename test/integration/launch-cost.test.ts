@@ -1,7 +1,10 @@
 /**
- * What one launch costs, counted, not timed. In store writes, from the store's change log: from
- * apply to Running a session is written four times — bound to the node (scheduler), given its
- * finalizer, its run recorded (Starting) before tmux starts it, Running — and no more. In files: below.
+ * What one launch costs, counted, not timed: in store writes, from the store's change log — from
+ * apply to Running a session is written four times: bound to the node (scheduler), given its
+ * finalizer, its run recorded (Starting) before tmux starts it, Running — and no more; in session
+ * reconciles, from the controller's /metrics — one pass, which adds the finalizer and launches,
+ * and none for the echoes of its own writes (issue 29: a pass for the finalizer alone and one for
+ * the echo of the Running write made it three per launch). In files: below.
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -9,6 +12,7 @@ import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
 import { makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
+import { freePort, httpGet } from '../support/metrics-helpers.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -89,4 +93,44 @@ it('a launch makes its run directory once and opens each file once; audit.log is
       'rename /1/state.json': 1,
     });
   expect(byFile(path.join(harness.home, 'audit.log'))).toEqual({ 'open ': 1 });
+}, 120_000);
+
+/** controller_runtime_reconcile_total of the session controller, every result summed. */
+async function sessionReconciles(port: number): Promise<number> {
+  const { body } = await httpGet(port, '/metrics');
+  let n = 0;
+  for (const m of body.matchAll(/^controller_runtime_reconcile_total\{([^}]*)\} (\S+)$/gm))
+    if (m[1].includes('controller="agentsession"')) n += Number(m[2]);
+  return n;
+}
+
+it('a launched session costs one session reconcile to Running: the finalizer in the same pass, no echo', async () => {
+  h = await makeHarness();
+  const harness = h;
+  const port = await freePort();
+  // No resync and no observe tick within the window: only what the launches themselves bring.
+  harness.start(['--observe-interval', '1h', '--resync', '1h', '--metrics-addr', `127.0.0.1:${port}`]);
+  await harness.waitFor('the controller serving /metrics', async () => {
+    try {
+      return (await httpGet(port, '/metrics')).status === 200;
+    } catch {
+      return false;
+    }
+  });
+  const r0 = await sessionReconciles(port);
+  const names = Array.from({ length: 6 }, (_, i) => `r-${i}`);
+  await harness.apply(names.map((n) => shellSession(n, 'exec sleep 300', harness.repo)));
+  await harness.waitFor(
+    'all Running',
+    async () => (await Promise.all(names.map((n) => harness.session(n)))).every((s) => phaseOf(s) === 'Running'),
+    60_000,
+  );
+  let r = await sessionReconciles(port);
+  for (;;) {
+    await new Promise((res) => setTimeout(res, 2000));
+    const now = await sessionReconciles(port);
+    if (now === r) break;
+    r = now;
+  }
+  expect(r - r0).toBe(names.length);
 }, 120_000);

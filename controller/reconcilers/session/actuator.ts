@@ -54,6 +54,12 @@ import { MessageDeliveries } from './message-delivery.js';
 
 export interface ActuatorDeps {
   store: Store;
+  /**
+   * Where a pass's own writes go, the pass going on from what they stored (the finalizer, the record
+   * of a launch, the pass's one status write): the controller does not wake for their echoes
+   * (runtime/own-writes.ts). Background writes, whose results no pass has seen, go to `store`.
+   */
+  passStore?: Store;
   tmux: Tmux;
   panes: PaneObserver;
   git: GitObserver;
@@ -355,7 +361,8 @@ export class SessionActuator implements Actuator {
     const env = this.privateEnv.get(`${key}#${run}`);
     this.privateEnv.delete(`${key}#${run}`);
     const events = { recorder: this.d.recorder, events: e.events ?? [] };
-    const recorded = await writeOwnedStatus(this.d.store, obj, 'session', ownedBy('session', e.record), 8, events);
+    const store = this.d.passStore ?? this.d.store;
+    const recorded = await writeOwnedStatus(store, obj, 'session', ownedBy('session', e.record), 8, events);
     if (!recorded)
       return { type: 'StartFailed', reason: 'Deleted', message: 'the object was deleted before its run started' };
     if (env) writePrivateEnv(env.dir, env.env);

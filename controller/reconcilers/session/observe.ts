@@ -412,9 +412,12 @@ export function isDirectory(p: string): boolean {
 /** Whether `command` resolves to an executable file: a path as given, else through PATH. */
 function findCommand(command: string, pathVar: string, cwd: string | undefined): boolean {
   const executable = (f: string) => {
+    // Most directories of PATH lack the command: a stat that does not throw for them (a thrown
+    // error per directory was most of a launch's resolve in a burst, issue 29).
     try {
+      if (!fs.statSync(f, { throwIfNoEntry: false })?.isFile()) return false;
       fs.accessSync(f, fs.constants.X_OK);
-      return fs.statSync(f).isFile();
+      return true;
     } catch {
       return false;
     }

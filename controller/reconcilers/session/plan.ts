@@ -12,7 +12,7 @@
 import { currentPause } from '../../api/pause.js';
 import { RunEndReason, SessionReason } from '../../api/event-reasons.js';
 import { isDeepStrictEqual } from 'node:util';
-import { type SnapshotFrom, transition } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
 import { isTrue, setCondition } from '../../api/conditions.js';
 import { formatDuration } from '../../api/duration.js';
 import type { AgentSession, AgentSessionStatus } from '../../api/kinds.js';
@@ -41,7 +41,7 @@ import {
   wantsRunning,
 } from './decide.js';
 import type { Effect, Level, Outcome, PreparedRun, SettledRun } from './effects.js';
-import { ACTIVE_PHASES, type LifecycleEvent, type Phase, sessionMachine } from './machine.js';
+import { ACTIVE_PHASES, type LifecycleEvent, nextSnapshot, type Phase, sessionMachine } from './machine.js';
 import { MAX_REPORT_BYTES } from '../../observers/report.js';
 import { applyReport } from './report.js';
 import { newUsage } from './usage.js';
@@ -192,7 +192,7 @@ export function plan(i: PlanInput): PlanOutput {
       ev = { type: 'STOP', reason: 'BudgetExceeded' };
     if (!ev && phase === 'Pending') ev = admission(p);
     if (!ev) break;
-    const [next, actions] = transition(sessionMachine, p.snap, ev);
+    const [next, actions] = nextSnapshot(p.snap, ev);
     const changed = next.value !== p.snap.value || !isDeepStrictEqual(next.context, p.snap.context);
     if (!changed && actions.length === 0) break;
     p.snap = next as Snap;

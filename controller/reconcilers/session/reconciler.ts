@@ -19,6 +19,8 @@ import { ownedBy } from '../../api/status-fields.js';
 import { isBindingFenced, writeOwnedStatus } from '../../client/status.js';
 import type { Reconciler, Result } from '../../runtime/controller.js';
 import { failpoint, holdpoint } from '../../runtime/failpoints.js';
+import { OwnWrites } from '../../runtime/own-writes.js';
+import type { Store } from '../../store/store.js';
 import { type ActuatorDeps, SESSION_FINALIZER, SessionActuator } from './actuator.js';
 import { effective } from './decide.js';
 import type { EventNote } from '../../client/events.js';
@@ -36,7 +38,7 @@ export type { Logger } from '../../runtime/log.js';
 
 /** What the reconciler needs: what its observer reads and its actuator acts on (each says why). */
 export type SessionDeps = ObserverDeps &
-  Omit<ActuatorDeps, 'forget'> & {
+  Omit<ActuatorDeps, 'forget' | 'passStore'> & {
     /** Tests replace the world: a scripted observer and a recording actuator (no tmux). */
     observer?: SessionObservation;
     actuator?: Actuator & {
@@ -60,10 +62,16 @@ export class SessionReconciler implements Reconciler {
   private readonly reservations = new Set<string>();
   private readonly observer: SessionObservation;
   private readonly actuator: NonNullable<SessionDeps['actuator']>;
+  /** The writes a pass goes on from, whose echoes need not wake it (runtime/own-writes.ts; setup.ts). */
+  readonly ownWrites = new OwnWrites('AgentSession');
+  /** The store of those writes (ActuatorDeps.passStore). */
+  private readonly passStore: Store;
 
   constructor(private readonly d: SessionDeps) {
+    this.passStore = this.ownWrites.through(d.store);
     this.observer = d.observer ?? new SessionObserver(d);
-    this.actuator = d.actuator ?? new SessionActuator({ ...d, forget: (key, ws) => this.observer.forget(key, ws) });
+    const forget = (key: string, ws?: string) => this.observer.forget(key, ws);
+    this.actuator = d.actuator ?? new SessionActuator({ ...d, passStore: this.passStore, forget });
   }
 
   /** Prompt pastes still waiting for their pane (--once waits for them before exiting). */
@@ -80,10 +88,11 @@ export class SessionReconciler implements Reconciler {
     }
     if (obj.metadata.deletionTimestamp) return this.finalize(key, obj);
     if (!obj.metadata.finalizers?.includes(SESSION_FINALIZER)) {
-      // The finalizer guarantees we stop the tmux session before the object disappears.
+      // The finalizer guarantees we stop the tmux session before the object disappears. Stored
+      // before anything else is done, and the pass goes on from what was stored (a pass of its own
+      // cost every launch a whole reconcile).
       const finalizers = [...(obj.metadata.finalizers ?? []), SESSION_FINALIZER];
-      await this.d.store.update({ ...obj, metadata: { ...obj.metadata, finalizers } });
-      return { requeueAfterMs: 0 };
+      obj = await this.passStore.update({ ...obj, metadata: { ...obj.metadata, finalizers } });
     }
     await holdpoint('session-reconcile', (m) => this.d.log.warn(`agentsession ${key}: ${m}`));
     // Frozen (orchctl freeze): the pass only holds it; thawed: it is continued, then a fresh pass.
@@ -143,7 +152,7 @@ export class SessionReconciler implements Reconciler {
     const mine = { ...status, observedGeneration: obj.metadata.generation };
     const events = { recorder: this.d.recorder, events: held.splice(0) };
     try {
-      await writeOwnedStatus(this.d.store, obj, 'session', ownedBy('session', mine), undefined, events);
+      await writeOwnedStatus(this.passStore, obj, 'session', ownedBy('session', mine), undefined, events);
     } catch (e) {
       if (!isBindingFenced(e)) throw e;
       this.d.log.info(`agentsession ${obj.metadata.namespace}/${obj.metadata.name}: ${(e as Error).message}`);

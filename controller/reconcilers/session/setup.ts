@@ -142,7 +142,7 @@ export function setup(mgr: Manager, d: SessionSetupDeps): SessionReconciler {
   const namespace = (o: Resource) => all(o.metadata.namespace ?? '');
 
   ctl
-    .for('AgentSession')
+    .for('AgentSession', { ownWrites: reconciler.ownWrites })
     .watches('AgentSession', (o) => (mayFreeSlot(o) ? pending(o.metadata.namespace ?? '') : []))
     .watches('Agent', onSpecChange(namespace))
     .watches('Project', onSpecChange(namespace))

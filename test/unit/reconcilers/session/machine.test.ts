@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
 import {
   ACTIVE_PHASES,
+  nextSnapshot,
   sessionMachine,
   TERMINAL_PHASES,
   type LifecycleContext,
@@ -502,5 +503,27 @@ describe('sessionMachine: resuming from a persisted snapshot', () => {
     step(snap, restart('OnFailure', 5));
     step(snap, { type: 'NEW_RUN' });
     expect({ value: snap.value, context: snap.context }).toEqual(frozen);
+  });
+});
+
+describe('nextSnapshot (the plan’s transition, one actor scope for every call)', () => {
+  it('gives what xstate’s transition gives, for every event from every phase, context and stop reason', () => {
+    const contexts: Partial<LifecycleContext>[] = [
+      {},
+      { restarts: 5 },
+      { run: 3, restarts: 2, stopReason: 'TimedOut' },
+    ];
+    for (const phase of ALL_PHASES)
+      for (const ctx of contexts)
+        for (const e of ALL_EVENTS) {
+          const [want, wantActions] = transition(sessionMachine, at(phase, ctx), e);
+          const [got, gotActions] = nextSnapshot(at(phase, ctx), e);
+          const what = `${phase} ${JSON.stringify(ctx)} ${e.type}`;
+          expect([got.value, got.context, got.status], what).toEqual([want.value, want.context, want.status]);
+          expect(
+            gotActions.map((a) => a.type),
+            what,
+          ).toEqual(wantActions.map((a) => a.type));
+        }
   });
 });

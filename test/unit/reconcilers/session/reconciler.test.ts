@@ -27,6 +27,8 @@ const agent: AgentSpec = { command: ['sh'], promptDelivery: 'argument' };
 /** Answers effects as the world would for a run that starts, and records every effect. */
 class RecordingActuator implements Actuator {
   readonly effects: Effect[] = [];
+  /** The finalizers the store held when each Launch was performed. */
+  readonly finalizersAtLaunch: (string[] | undefined)[] = [];
   constructor(private readonly store: SqliteStore) {}
   async run(_key: string, obj: AgentSession, effects: Effect[]): Promise<Outcome[]> {
     this.effects.push(...effects);
@@ -51,6 +53,8 @@ class RecordingActuator implements Actuator {
           },
         });
       if (e.type === 'Launch') {
+        const key = { kind: 'AgentSession', namespace: 'default', name: obj.metadata.name } as const;
+        this.finalizersAtLaunch.push((await this.store.get(key))?.metadata.finalizers);
         const stored = await this.store.updateStatus({ ...obj, status: e.record });
         out.push({ type: 'Launched', obj: stored as AgentSession });
       }
@@ -134,12 +138,11 @@ const stored = async () => (await store.get({ kind: 'AgentSession', namespace: '
 const kinds = () => actuator.effects.map((e) => e.type);
 
 describe('the session reconciler with a recording actuator', () => {
-  it('adds its finalizer first, then starts run 1 in one pass and writes Running once', async () => {
-    expect(await reconciler.reconcile('default/s')).toEqual({ requeueAfterMs: 0 });
-    expect((await stored()).metadata.finalizers).toEqual([SESSION_FINALIZER]);
-    expect(actuator.effects).toEqual([]);
-
+  it('adds its finalizer first, then starts run 1 in the same pass and writes Running once', async () => {
     expect(await reconciler.reconcile('default/s')).toBeUndefined(); // nothing falls due while it runs
+    expect((await stored()).metadata.finalizers).toEqual([SESSION_FINALIZER]);
+    // Stored before the run was launched: a deletion from then on waits for its tmux session to stop.
+    expect(actuator.finalizersAtLaunch).toEqual([[SESSION_FINALIZER]]);
     expect(kinds().filter((t) => ['PrepareRun', 'Launch', 'WriteState', 'RecordEvent'].includes(t))).toEqual([
       'PrepareRun',
       'Launch',
@@ -157,7 +160,6 @@ describe('the session reconciler with a recording actuator', () => {
 
   it('an exit 1 while Running: settled, Failed, and in Backoff with its restart due', async () => {
     await reconciler.reconcile('default/s');
-    await reconciler.reconcile('default/s');
     actuator.effects.length = 0;
     observer.pane = { kind: 'dead', exitCode: 1 };
     const r = await reconciler.reconcile('default/s');
@@ -168,7 +170,6 @@ describe('the session reconciler with a recording actuator', () => {
   });
 
   it('a second pass over an unchanged running session asks for nothing', async () => {
-    await reconciler.reconcile('default/s');
     await reconciler.reconcile('default/s');
     observer.pane = { kind: 'alive' };
     actuator.effects.length = 0;
