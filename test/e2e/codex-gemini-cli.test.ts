@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
 import {
   FakeGemini,
   geminiCall,
@@ -38,6 +39,30 @@ const install = (agent: string) =>
     stdio: ['ignore', 'pipe', 'inherit'],
     timeout: 15 * 60_000,
   }).trim();
+
+/**
+ * Codex's arguments as the built-in template gives them (`--no-daemon`): without it the CLI starts an
+ * app-server daemon that outlives its pane and, once the test's temp dir is removed, makes parts of
+ * it again (each run of the suite left two daemons and a temp dir behind).
+ */
+const CODEX_ARGS: string[] = YAML.parse(fs.readFileSync(path.join(repoRoot, 'manifests/agents/codex.yaml'), 'utf8'))
+  .spec.args;
+
+/** Processes whose program lies under `dir` (a CLI's helper started from its install or home there). */
+function processesUnder(dir: string): number[] {
+  const pids: number[] = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    const argv0 = (() => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
+      } catch {
+        return ''; // gone meanwhile
+      }
+    })();
+    if (argv0.startsWith(`${dir}/`)) pids.push(Number(pid));
+  }
+  return pids;
+}
 
 const COMMIT = 'echo two >> a.txt && git -c user.name=agent -c user.email=agent@example.com commit -qam "agent: edit"';
 const PROMPT = 'Add a line to a.txt and commit it';
@@ -112,7 +137,8 @@ describe('Codex CLI against the fake Responses API', () => {
       textTurn('The tests fail.'),
       rateLimitTurn(3600),
     );
-    const pane = startPane('codex', repo, [bin], { HOME: tmp, CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake' });
+    const env = { HOME: tmp, CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake' };
+    const pane = startPane('codex', repo, [bin, ...CODEX_ARGS], env);
     await pane.waitFor(/Ask Codex to do anything/, 60_000);
 
     await submit(pane, PROMPT, () => fake.responses().length);
@@ -134,6 +160,10 @@ describe('Codex CLI against the fake Responses API', () => {
     const screen = await pane.waitFor(/usage limit/, 60_000);
     // A clock time ("9:37 PM"), or a date first when the reset falls on another day ("Nov 27th, 2026 12:36 AM").
     expect(screen).toMatch(/You’ve hit your usage limit\. Try again at (\d|[A-Z][a-z]{2} \d)/);
+
+    // Run as the template runs it, Codex leaves nothing of its own running once its pane is gone.
+    pane.killServer();
+    await until('no process of the run left', () => processesUnder(tmp).length === 0, 10_000);
   }, 180_000);
 });
 
@@ -151,7 +181,8 @@ describe('Codex CLI with a long context', () => {
     fs.mkdirSync(home);
     fs.writeFileSync(path.join(home, 'config.toml'), codexConfig(fake.url, repo, 'never'));
     fake.script(textTurn('Read it all.', 190_000), textTurn('Next answer.'));
-    const pane = startPane('codex', repo, [bin], { HOME: tmp, CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake' });
+    const env = { HOME: tmp, CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake' };
+    const pane = startPane('codex', repo, [bin, ...CODEX_ARGS], env);
     await pane.waitFor(/Ask Codex to do anything/, 60_000);
     await submit(pane, 'Read the whole repository', () => fake.responses().length);
     await pane.waitFor(/Read it all\./, 60_000);
