@@ -8,41 +8,11 @@
  *    version it compares-and-swaps against, is bound to it. With the retry check in
  *    client/status.ts this is the node-side fence: nothing is written for a session moved away.
  */
-import type { ObjectOf } from '../api/kinds.js';
-import type { ObjectKey, Resource } from '../api/types.js';
+import type { Resource } from '../api/types.js';
 import type { AgentSessionStatus } from '../api/session.js';
 import { fencedByBinding } from '../client/status.js';
-import { type DeleteOptions, type Store, type TxnOptions, type WriteOp, writeOne } from '../store/store.js';
-
-/** Every call forwarded; writes go through txn(), which a role overrides. */
-abstract class StoreView implements Store {
-  constructor(protected readonly inner: Store) {}
-
-  get: Store['get'] = (key) => this.inner.get(key);
-  list: Store['list'] = (kind, opts) => this.inner.list(kind, opts);
-  watch: Store['watch'] = (opts, onEvent, onError) => this.inner.watch(opts, onEvent, onError);
-  revision: Store['revision'] = () => this.inner.revision();
-  uid: Store['uid'] = () => this.inner.uid();
-  tryAcquireLease: Store['tryAcquireLease'] = (name, holder, s) => this.inner.tryAcquireLease(name, holder, s);
-  releaseLease: Store['releaseLease'] = (name, holder) => this.inner.releaseLease(name, holder);
-  getLease: Store['getLease'] = (name) => this.inner.getLease(name);
-  close: Store['close'] = () => this.inner.close();
-  cannotCommit: Store['cannotCommit'] = () => this.inner.cannotCommit?.() ?? Promise.resolve(false);
-
-  create<T extends Resource>(object: T): Promise<T> {
-    return writeOne(this, { op: 'create', object });
-  }
-  update<T extends Resource>(object: T): Promise<T> {
-    return writeOne(this, { op: 'update', object });
-  }
-  updateStatus<T extends Resource>(object: T): Promise<T> {
-    return writeOne(this, { op: 'updateStatus', object });
-  }
-  delete<K extends string>(key: ObjectKey<K>, options?: DeleteOptions): Promise<ObjectOf<K>> {
-    return writeOne(this, { op: 'delete', key, options });
-  }
-  abstract txn(ops: WriteOp[], opts?: TxnOptions): Promise<Resource[]>;
-}
+import type { Store, TxnOptions, WriteOp } from '../store/store.js';
+import { StoreView } from '../store/store-view.js';
 
 /** The control plane's writes, fenced by its lease. */
 export class LeaderStore extends StoreView {

@@ -13,6 +13,7 @@
  */
 import { keyOf, type Resource } from '../api/types.js';
 import type { WatchEventType, Store, WriteOp, TxnOptions } from '../store/store.js';
+import { StoreView } from '../store/store-view.js';
 
 /** Notes kept per object: the writes whose echoes are still on their way (a pass makes up to three). */
 const PER_OBJECT = 8;
@@ -63,36 +64,13 @@ export class OwnWrites {
   }
 }
 
-/** A store that tells `noted` of each update, status update and transaction op it wrote. */
-class NotingStore implements Store {
+/** A store that tells `noted` of each update and status update it wrote (single writes come through txn). */
+class NotingStore extends StoreView {
   constructor(
-    private readonly inner: Store,
+    inner: Store,
     private readonly noted: (input: Resource, stored: Resource | undefined) => void,
-  ) {}
-
-  get: Store['get'] = (key) => this.inner.get(key);
-  list: Store['list'] = (kind, opts) => this.inner.list(kind, opts);
-  create: Store['create'] = (o) => this.inner.create(o);
-  delete: Store['delete'] = (key, opts) => this.inner.delete(key, opts);
-  watch: Store['watch'] = (opts, onEvent, onError) => this.inner.watch(opts, onEvent, onError);
-  revision: Store['revision'] = () => this.inner.revision();
-  uid: Store['uid'] = () => this.inner.uid();
-  tryAcquireLease: Store['tryAcquireLease'] = (name, holder, s) => this.inner.tryAcquireLease(name, holder, s);
-  releaseLease: Store['releaseLease'] = (name, holder) => this.inner.releaseLease(name, holder);
-  getLease: Store['getLease'] = (name) => this.inner.getLease(name);
-  close: Store['close'] = () => this.inner.close();
-  cannotCommit: Store['cannotCommit'] = () => this.inner.cannotCommit?.() ?? Promise.resolve(false);
-
-  async update<T extends Resource>(o: T): Promise<T> {
-    const stored = await this.inner.update(o);
-    this.noted(o, stored);
-    return stored;
-  }
-
-  async updateStatus<T extends Resource>(o: T): Promise<T> {
-    const stored = await this.inner.updateStatus(o);
-    this.noted(o, stored);
-    return stored;
+  ) {
+    super(inner);
   }
 
   async txn(ops: WriteOp[], opts?: TxnOptions): Promise<Resource[]> {

@@ -29,6 +29,7 @@ import {
   textTurn,
   userTexts,
 } from '../support/fake-openai-responses.js';
+import { processesIn } from '../support/controller-harness.js';
 import { TmuxPane } from '../support/tmux-pane.js';
 import { until } from '../support/until.js';
 
@@ -47,22 +48,6 @@ const install = (agent: string) =>
  */
 const CODEX_ARGS: string[] = YAML.parse(fs.readFileSync(path.join(repoRoot, 'manifests/agents/codex.yaml'), 'utf8'))
   .spec.args;
-
-/** Processes whose program lies under `dir` (a CLI's helper started from its install or home there). */
-function processesUnder(dir: string): number[] {
-  const pids: number[] = [];
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    const argv0 = (() => {
-      try {
-        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
-      } catch {
-        return ''; // gone meanwhile
-      }
-    })();
-    if (argv0.startsWith(`${dir}/`)) pids.push(Number(pid));
-  }
-  return pids;
-}
 
 const COMMIT = 'echo two >> a.txt && git -c user.name=agent -c user.email=agent@example.com commit -qam "agent: edit"';
 const PROMPT = 'Add a line to a.txt and commit it';
@@ -163,7 +148,7 @@ describe('Codex CLI against the fake Responses API', () => {
 
     // Run as the template runs it, Codex leaves nothing of its own running once its pane is gone.
     pane.killServer();
-    await until('no process of the run left', () => processesUnder(tmp).length === 0, 10_000);
+    await until('no process of the run left', () => processesIn(tmp).length === 0, 10_000);
   }, 180_000);
 });
 

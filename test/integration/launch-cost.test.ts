@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
-import { makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
-import { freePort, httpGet } from '../support/metrics-helpers.js';
+import { allRunning, makeHarness, shellSession, type Harness } from '../support/controller-harness.js';
+import { freePort, httpGet, sessionReconciles } from '../support/metrics-helpers.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -26,11 +26,7 @@ it('a session is written four times from apply to Running: bound, finalizer, run
   const names = Array.from({ length: 6 }, (_, i) => `w-${i}`);
   await harness.apply(names.map((n) => shellSession(n, 'exec sleep 300', harness.repo)));
   harness.start();
-  await harness.waitFor(
-    'all Running',
-    async () => (await Promise.all(names.map((n) => harness.session(n)))).every((s) => phaseOf(s) === 'Running'),
-    60_000,
-  );
+  await harness.waitFor('all Running', () => allRunning(harness, names), 60_000);
   const db = new Database(path.join(harness.home, 'state.db'), { readonly: true });
   try {
     const rows = db
@@ -66,11 +62,7 @@ it('a launch makes its run directory once and opens each file once; audit.log is
   const names = Array.from({ length: 4 }, (_, i) => `f-${i}`);
   await harness.apply(names.map((n) => shellSession(n, 'exec sleep 300', harness.repo)));
   harness.start();
-  await harness.waitFor(
-    'all Running',
-    async () => (await Promise.all(names.map((n) => harness.session(n)))).every((s) => phaseOf(s) === 'Running'),
-    60_000,
-  );
+  await harness.waitFor('all Running', () => allRunning(harness, names), 60_000);
   await harness.stopController('SIGTERM'); // a clean stop: what it writes on the way out counts too
   const counts = JSON.parse(fs.readFileSync(countFile, 'utf8')) as Record<string, number>;
   const byFile = (prefix: string) => {
@@ -95,15 +87,6 @@ it('a launch makes its run directory once and opens each file once; audit.log is
   expect(byFile(path.join(harness.home, 'audit.log'))).toEqual({ 'open ': 1 });
 }, 120_000);
 
-/** controller_runtime_reconcile_total of the session controller, every result summed. */
-async function sessionReconciles(port: number): Promise<number> {
-  const { body } = await httpGet(port, '/metrics');
-  let n = 0;
-  for (const m of body.matchAll(/^controller_runtime_reconcile_total\{([^}]*)\} (\S+)$/gm))
-    if (m[1].includes('controller="agentsession"')) n += Number(m[2]);
-  return n;
-}
-
 it('a launched session costs one session reconcile to Running: the finalizer in the same pass, no echo', async () => {
   h = await makeHarness();
   const harness = h;
@@ -120,11 +103,7 @@ it('a launched session costs one session reconcile to Running: the finalizer in 
   const r0 = await sessionReconciles(port);
   const names = Array.from({ length: 6 }, (_, i) => `r-${i}`);
   await harness.apply(names.map((n) => shellSession(n, 'exec sleep 300', harness.repo)));
-  await harness.waitFor(
-    'all Running',
-    async () => (await Promise.all(names.map((n) => harness.session(n)))).every((s) => phaseOf(s) === 'Running'),
-    60_000,
-  );
+  await harness.waitFor('all Running', () => allRunning(harness, names), 60_000);
   let r = await sessionReconciles(port);
   for (;;) {
     await new Promise((res) => setTimeout(res, 2000));

@@ -11,8 +11,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
-import { freePort, httpGet } from '../support/metrics-helpers.js';
+import { allRunning, makeHarness, phaseOf, shellSession, type Harness } from '../support/controller-harness.js';
+import { freePort, sessionReconciles } from '../support/metrics-helpers.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -53,15 +53,6 @@ interface TickCost {
   sessionWrites: number;
 }
 
-/** controller_runtime_reconcile_total of the session controller, every result summed. */
-async function sessionReconciles(port: number): Promise<number> {
-  const { body } = await httpGet(port, '/metrics');
-  let n = 0;
-  for (const m of body.matchAll(/^controller_runtime_reconcile_total\{([^}]*)\} (\S+)$/gm))
-    if (m[1].includes('controller="agentsession"')) n += Number(m[2]);
-  return n;
-}
-
 /**
  * Starts a controller over `n` idle sessions, lets start-up settle, then counts launches across
  * whole observe ticks: each tick starts with the shared `list-panes` snapshot.
@@ -78,11 +69,7 @@ async function idleTickCost(n: number): Promise<TickCost> {
   );
   const port = await freePort();
   harness.start(['--observe-interval', '200ms', '--resync', '1h', '--metrics-addr', `127.0.0.1:${port}`]);
-  await harness.waitFor(
-    `${n} sessions Running`,
-    async () => (await Promise.all(names.map((x) => harness.session(x)))).every((s) => phaseOf(s) === 'Running'),
-    60_000,
-  );
+  await harness.waitFor(`${n} sessions Running`, () => allRunning(harness, names), 60_000);
   // Settled: every session has been observed once since it started, its screen read once.
   // A tick's list-panes: through the control client (tmux-C), or a process when that failed.
   const isTick = (c: string) => (c.startsWith('tmux ') || c.startsWith('tmux-C ')) && c.includes('list-panes ');
@@ -185,8 +172,7 @@ describe('observe cost per tick', () => {
     await harness.apply([project, ...idle.map((name) => shellSession(name, 'exec sleep 600', harness.repo))]);
     const port = await freePort();
     harness.start(['--observe-interval', '500ms', '--resync', '1h', '--metrics-addr', `127.0.0.1:${port}`]);
-    const running = async () =>
-      (await Promise.all(idle.map((x) => harness.session(x)))).every((s) => phaseOf(s) === 'Running');
+    const running = () => allRunning(harness, idle);
     await harness.waitFor('10 sessions Running', running, 60_000);
     const settled = async () => {
       let r = await sessionReconciles(port);

@@ -209,5 +209,8 @@ export function shellSession(
 }
 
 export const phaseOf = (s: AgentSession | undefined) => s?.status?.phase;
+/** Whether every session of `names` is Running now (a waitFor condition). */
+export const allRunning = async (h: Harness, names: string[]) =>
+  (await Promise.all(names.map((n) => h.session(n)))).every((s) => phaseOf(s) === 'Running');
 export const condition = (s: AgentSession | undefined, type: string) =>
   s?.status?.conditions?.find((c) => c.type === type);

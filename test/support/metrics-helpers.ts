@@ -36,6 +36,15 @@ export function httpGet(port: number, p: string): Promise<{ status: number; type
   });
 }
 
+/** controller_runtime_reconcile_total of the session controller, every result summed. */
+export async function sessionReconciles(port: number): Promise<number> {
+  const { body } = await httpGet(port, '/metrics');
+  let n = 0;
+  for (const m of body.matchAll(/^controller_runtime_reconcile_total\{([^}]*)\} (\S+)$/gm))
+    if (m[1].includes('controller="agentsession"')) n += Number(m[2]);
+  return n;
+}
+
 /** The Debian `prometheus` package's binaries; CI (.ci/run) installs the package when missing. */
 export function prometheusBinary(name: 'prometheus' | 'promtool'): string {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat('/usr/bin', '/usr/local/bin')) {
