@@ -35,8 +35,10 @@ const LOAD_ENV =
   // biome-ignore lint/suspicious/noTemplateCurlyInString: sh parameter expansions, run by the wrapper's shell
   'v=$(cat "$f"; printf x); export "${f##*/}=${v%x}"; done; ' +
   'rm -rf "$ORCHCTL_ENV_DIR"; unset ORCHCTL_ENV_DIR; unset f v; fi; ';
+// ORCHCTL_TAGS and ORCHCTL_OUTPUT_LOG are tmux's (the session's tags, the log pipe-pane opens:
+// observers/tmux.ts), not the agent's: a tmux server the agent starts must not inherit them.
 const WRAP = (run: string) =>
-  `${LOAD_ENV}trap : INT TERM; ${run}; code=$?; ` +
+  `unset ORCHCTL_TAGS ORCHCTL_OUTPUT_LOG; ${LOAD_ENV}trap : INT TERM; ${run}; code=$?; ` +
   `printf '%s\\n' "$code" > "$ORCHCTL_WORKSPACE/exit-code"; ` +
   'tmux wait-for -S orchctl-pane-died 2>/dev/null; exit "$code"';
 export const LAUNCH_SCRIPT = WRAP('"$0" "$@"');

@@ -55,9 +55,10 @@ export const WATCHDOG_SCRIPT = [
   '  m=$(stat -c %Y "$1" 2>/dev/null || stat -f %m "$1" 2>/dev/null || echo 0)',
   '  [ $(($(date +%s) - m)) -le "$3" ] && continue',
   '  live=; ids=',
-  // The last field is non-empty for a pane tagged by orchctl, in one option or (older) several.
+  // The last field is non-empty for a pane tagged by orchctl: in its session's environment, one
+  // option or (older) several (observers/tmux.ts TAGS_FORMAT).
   '  for x in $(tmux -L "$2" list-panes -a -F ' +
-    "'#{pane_dead}:#{pane_pid}:#{pane_id}:#{?@orchctl-tags,t,#{@orchctl-uid}}' 2>/dev/null); do",
+    "'#{pane_dead}:#{pane_pid}:#{pane_id}:#{?@orchctl-tags,t,#{?ORCHCTL_TAGS,t,#{@orchctl-uid}}}' 2>/dev/null); do",
   // biome-ignore lint/suspicious/noTemplateCurlyInString: sh parameter expansions, run by the watchdog's shell
   '    case $x in 0:*:*:?*) x=${x#0:}; live="$live ${x%%:*}"; x=${x#*:}; ids="$ids ${x%%:*}" ;; esac',
   '  done',

@@ -3,14 +3,14 @@
  * the controller and a client start-up, ~10 ms each on two cores: one process per launch made 1000
  * sessions take 12 s in tmux clients alone. Launches that arrive while a list is running go
  * together into the next one (an idle batcher starts at once): one `tmux` argv holding, after the
- * server's set-up, each session's commands (`new-session … ; set-option … ; …`) — a command list
- * of separate argv elements, never a string tmux or a shell parses.
+ * server's set-up, each session's commands (`new-session … ; pipe-pane …`) — a command list of
+ * separate argv elements, never a string tmux or a shell parses.
  *
  * Crash-only: tmux runs the whole list a client sent in one pass of its loop (a client killed
  * after sending it leaves every session of it created and tagged; one killed before, none), and
- * each session's commands end with its tags (`@orchctl-tags`, the run key among them), so a
- * session that carries its key was launched whole. The caller records each run in the store
- * before it asks for the launch.
+ * the runner tells which sessions were launched whole (sessionKeys: tagged with the run key, and
+ * with its output pipe open when it asked for one, which its last command does). The caller
+ * records each run in the store before it asks for the launch.
  *
  * One bad launch must not fail the others: tmux drops the rest of a list after a failing command.
  * After a failed list, the sessions carrying their key are done; every other launch of it runs
@@ -19,7 +19,7 @@
 import { failpoint } from '../runtime/failpoints.js';
 
 export interface LaunchRequest {
-  /** The tmux session name, and the key tag its last command sets. */
+  /** The tmux session name, and the key tag a session launched whole carries. */
   session: string;
   key: string;
   /** The session's commands, each an argv, without separators. */
@@ -34,7 +34,7 @@ interface Pending extends LaunchRequest {
 export interface BatchRunner {
   /** Runs one tmux argv (a command list); throws the tmux error when a command failed. */
   run(args: string[]): Promise<void>;
-  /** Every session on the server with its key tag ('' for none); empty when no server runs. */
+  /** Every session on the server with its key tag once launched whole ('' for none); empty when no server runs. */
   sessionKeys(): Promise<Map<string, string>>;
 }
 
@@ -123,7 +123,7 @@ export class LaunchBatcher {
     } catch (err) {
       if (batch.length === 1) return batch[0].done(err as Error);
     }
-    // Which launches of the failed list ran whole: those whose session carries their key.
+    // Which launches of the failed list ran whole: those whose session carries their key (sessionKeys).
     const keys = await this.runner.sessionKeys().catch(() => new Map<string, string>());
     for (const b of batch) {
       if (keys.get(b.session) === b.key) {

@@ -26,11 +26,17 @@ import { commandList, LaunchBatcher } from './launch-batch.js';
 import { type ControlClientOptions, TmuxControlClient } from './tmux-control.js';
 
 /**
- * A session's tags in one option, `uid key store epoch` (space-separated: none of them can hold a
- * space), set last by a launch. One option, not four: every tmux command of a launch costs the
- * server a walk over all its sessions, so a burst of N launches costs O(N²) per command (issue 29).
+ * A session's tags, `uid key store epoch` (space-separated: none of them can hold a space). A launch
+ * puts them in the new session's environment (ORCHCTL_TAGS, `new-session -e`), which tmux formats read
+ * when no option of that name exists: no command of their own. Each `set-option` costs the server a
+ * walk over all its sessions (options_push_changes in tmux 3.3a), so a burst of N launches that set
+ * an option each costs O(N²) (issue 29). A session re-tagged since (tagStore), or one an older
+ * orchctl launched, carries them in the `@orchctl-tags` option, which wins.
  */
 export const TAGS_OPTION = '@orchctl-tags';
+export const TAGS_ENV = 'ORCHCTL_TAGS';
+/** Where pipe-pane reads the output log's path: the session's environment, as the tags. */
+export const OUTPUT_LOG_ENV = 'ORCHCTL_OUTPUT_LOG';
 /** The tags as separate options, as an older orchctl set them (still read: TAGS_FORMAT). */
 export const UID_OPTION = '@orchctl-uid';
 export const KEY_OPTION = '@orchctl-key';
@@ -38,13 +44,14 @@ export const STORE_OPTION = '@orchctl-store';
 /** The binding epoch a run was started under (several nodes: a node's stale-run sweep reads it). */
 export const EPOCH_OPTION = '@orchctl-epoch';
 /**
- * A tmux format giving a session's tags as `uid key store epoch` whichever orchctl launched it:
- * `@orchctl-tags`, or else the older separate options (`   ` for a session that is not ours).
+ * A tmux format giving a session's tags as `uid key store epoch` whichever orchctl launched it: the
+ * `@orchctl-tags` option, else the session's ORCHCTL_TAGS, else the older separate options (`   `
+ * for a session that is not ours). A tmux format falls back to the server's global environment too:
+ * the controller scrubs that one (scrubEnvironment) and never starts a server with ORCHCTL_TAGS set.
  */
 export const TAGS_FORMAT =
-  `#{?${TAGS_OPTION},#{${TAGS_OPTION}},` + `#{${UID_OPTION}} #{${KEY_OPTION}} #{${STORE_OPTION}} #{${EPOCH_OPTION}}}`;
-/** Where an older orchctl's pipe-pane read the output log's path (a launch now names it in the window). */
-export const LOG_OPTION = '@orchctl-log';
+  `#{?${TAGS_OPTION},#{${TAGS_OPTION}},#{?${TAGS_ENV},#{${TAGS_ENV}},` +
+  `#{${UID_OPTION}} #{${KEY_OPTION}} #{${STORE_OPTION}} #{${EPOCH_OPTION}}}}`;
 /** Set once on a server when a launch list has set its options and hooks up (SERVER_SETUP). */
 const SETUP_MARKER = '@orchctl-setup';
 /** Set on a pane by the node's watchdog (app/watchdog.ts) before it hangs up its run. */
@@ -264,6 +271,10 @@ export class Tmux {
   async launch(spec: LaunchSpec, outputLog?: string): Promise<void> {
     if (spec.argv.length < 2)
       throw new TmuxError('launch needs at least two argv elements so tmux executes them without a shell');
+    // tmux's #{q:} escapes the shell's special characters but not white space other than ' ': a tab or
+    // a newline in the path would split pipe-pane's command. orchctl's own paths hold none.
+    if (outputLog !== undefined && /[\x00-\x1f\x7f]/.test(outputLog))
+      throw new TmuxError(`the output log path holds a control character: ${JSON.stringify(outputLog)}`);
     const request = { session: spec.session, key: spec.tags.key, commands: sessionCommands(spec, outputLog) };
     const bytes = this.launches.aloneBytes(request);
     if (bytes > MAX_COMMAND_BYTES)
@@ -276,14 +287,19 @@ export class Tmux {
     await this.launches.launch(request);
   }
 
-  /** Every session on the server with its run key ('' for none); empty when no server runs. */
+  /**
+   * Every session on the server with its run key once launched whole, '' for none; empty when no
+   * server runs. A session has its key from its first command (new-session -e): one that asked for
+   * an output log was launched whole only once its pipe is open, which its last command does.
+   */
   private async sessionKeys(): Promise<Map<string, string>> {
-    const r = await this.run(['list-sessions', '-F', `#{session_name}\x1f${TAGS_FORMAT}`], { reject: false });
+    const format = `#{session_name}\x1f${TAGS_FORMAT}\x1f#{?${OUTPUT_LOG_ENV},#{pane_pipe},1}`;
+    const r = await this.run(['list-sessions', '-F', format], { reject: false });
     const keys = new Map<string, string>();
     if (r.exitCode !== 0) return keys;
     for (const line of r.stdout.split('\n')) {
-      const [name, tags] = line.split('\x1f');
-      if (name) keys.set(name, parseTags(tags ?? '').key);
+      const [name, tags, whole] = line.split('\x1f');
+      if (name) keys.set(name, whole === '1' ? parseTags(tags ?? '').key : '');
     }
     return keys;
   }
@@ -438,36 +454,29 @@ const SERVER_SETUP: string[][] = [
 ];
 
 /**
- * One session's commands: the session, its output pipe, and its tags last, in one option — a
- * session that carries its key was launched whole (launch-batch.ts).
- *
- * The output log's path reaches pipe-pane as the new window's name (`-n`), which tmux quotes for the
- * shell itself (#{q:window_name}), so no data becomes code; the window is then renamed for people
- * attaching. That spares a session option per launch, each a walk over all sessions (issue 29). A
- * path tmux would not keep verbatim in a window name (a control or non-ASCII character) goes through
- * a session option as before.
+ * One session's commands: the session, then its output pipe. The session's tags and the output log's
+ * path go in as the new session's environment (ORCHCTL_TAGS, ORCHCTL_OUTPUT_LOG; the launch wrapper
+ * unsets both before the agent starts), the window's name (what a person attaching sees) as `-n`:
+ * no `set-option` or `rename-window` of their own, each a walk over all sessions in tmux 3.3a
+ * (issue 29). pipe-pane's command is constant: tmux quotes the path for the shell itself
+ * (#{q:ORCHCTL_OUTPUT_LOG}), so no data becomes code.
  */
 function sessionCommands(spec: LaunchSpec, outputLog?: string): string[][] {
-  const envArgs = Object.entries(spec.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-  const target = `=${spec.session}:`; // the trailing ':' makes it an exact session match for any target type
-  const tag = (option: string, value: string) => ['set-option', '-t', target, option, value];
-  const width = String(spec.width ?? 200);
-  const height = String(spec.height ?? 50);
   const { uid, key, store = '', epoch } = spec.tags;
-  const tags = formatTags({ uid, key, store, epoch: epoch === undefined ? '' : String(epoch) });
-  // -c and -n are expanded as tmux formats: '#' must be doubled to stay literal.
+  const env: Record<string, string> = {
+    ...spec.env,
+    [TAGS_ENV]: formatTags({ uid, key, store, epoch: epoch === undefined ? '' : String(epoch) }),
+    ...(outputLog !== undefined ? { [OUTPUT_LOG_ENV]: outputLog } : {}),
+  };
+  const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+  const target = `=${spec.session}:`; // the trailing ':' makes it an exact session match for any target type
+  // -c and -n are expanded as tmux formats: '#' must be doubled to stay literal (-e values are not).
   const literal = (v: string) => v.replace(/#/g, '##');
-  const named = outputLog !== undefined && /^[\x20-\x7e]*$/.test(outputLog);
   const newSession = ['new-session', '-d', '-s', spec.session, '-c', literal(spec.cwd)];
-  if (named) newSession.push('-n', literal(outputLog));
-  newSession.push('-x', width, '-y', height, ...envArgs, '--', ...spec.argv);
-  const pipe = (source: string) => ['pipe-pane', '-o', '-t', target, `exec cat >> #{q:${source}}`];
-  const logging = named
-    ? [pipe('window_name'), ['rename-window', '-t', target, literal(spec.window ?? spec.session)]]
-    : outputLog !== undefined
-      ? [tag(LOG_OPTION, outputLog), pipe(LOG_OPTION)]
-      : [];
-  return [newSession, ...logging, tag(TAGS_OPTION, tags)];
+  newSession.push('-n', literal(spec.window ?? spec.session));
+  newSession.push('-x', String(spec.width ?? 200), '-y', String(spec.height ?? 50), ...envArgs, '--', ...spec.argv);
+  if (outputLog === undefined) return [newSession];
+  return [newSession, ['pipe-pane', '-o', '-t', target, `exec cat >> #{q:${OUTPUT_LOG_ENV}}`]];
 }
 
 /**

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { LAUNCH_SCRIPT } from '../../controller/agents/launch.js';
 import { type LaunchSpec, parseTags, TAGS_FORMAT, Tmux } from '../../controller/observers/tmux.js';
 import { until } from '../support/until.js';
 
@@ -105,14 +106,16 @@ it('an argument ending in ";" reaches the agent whole and ends no tmux command',
   expect((await sessions()).get(spec(1).session)?.key).toBe('default/s-1#1');
 });
 
-it('a launch sends four tmux commands of its own: the session, its pipe, a window name, its tags last', async () => {
+it('a launch sends two tmux commands of its own: the session (tags, log path, window name in it), pipe', async () => {
   const lists: string[][] = [];
   const run = tmux.run.bind(tmux);
   tmux.run = (args, opts) => {
     if (args.includes('new-session')) lists.push(args);
     return run(args, opts);
   };
-  const s = spec(1, { window: 'default/s-1' });
+  // The wrapper's way of starting a program, and a program that shows what it inherited.
+  const argv = ['sh', '-c', LAUNCH_SCRIPT, 'sh', '-c', 'env > "$ORCHCTL_WORKSPACE.env"; exec sh'];
+  const s = spec(1, { window: 'default/s-1', argv });
   const log = path.join(dir, "out #1 $HOME `x` 'q'.log");
   await tmux.launch(s, log);
   expect(lists).toHaveLength(1);
@@ -122,18 +125,14 @@ it('a launch sends four tmux commands of its own: the session, its pipe, a windo
     .split('\n;\n')
     .map((c) => c.split('\n'));
   const own = commands.slice(commands.findIndex((c) => c[0] === 'new-session'));
-  // Before: new-session, then a session option for the log path (a walk over every session in
-  // tmux 3.3a, as each set-option is), the pipe and the tags.
-  expect(own.map((c) => (c[0] === 'set-option' ? `set-option ${c[3]}` : c[0]))).toEqual([
-    'new-session',
-    'pipe-pane',
-    'rename-window',
-    'set-option @orchctl-tags',
-  ]);
-  expect(own[3][4]).toBe('uid-1 default/s-1#1 store-uid 1');
+  // Before: new-session, pipe-pane, rename-window and a set-option for the tags (each of the last two a
+  // walk over every session in tmux 3.3a).
+  expect(own.map((c) => c[0])).toEqual(['new-session', 'pipe-pane']);
+  expect(own[0]).toContain('ORCHCTL_TAGS=uid-1 default/s-1#1 store-uid 1');
   const [pane] = (await tmux.listPanes()).panes;
   expect(pane).toMatchObject({ uid: 'uid-1', key: 'default/s-1#1', store: 'store-uid', epoch: '1' });
   // The pipe writes to the path, whatever the shell would make of it; the window shows the name given.
+  await until('the program to start', () => fs.existsSync(`${s.env.ORCHCTL_WORKSPACE}.env`));
   await tmux.sendLiteral(`=${s.session}:`, 'echo piped-out');
   await tmux.sendKeys(`=${s.session}:`, ['Enter']);
   await until('the pipe to write', () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('piped-out'));
@@ -147,15 +146,49 @@ it('a launch sends four tmux commands of its own: the session, its pipe, a windo
     '#{window_name}',
   ]);
   expect(String(shown.stdout).trim()).toBe('default/s-1');
+  // tmux's own variables are not the program's: a tmux server it started would carry them.
+  const inherited = fs.readFileSync(`${s.env.ORCHCTL_WORKSPACE}.env`, 'utf8');
+  expect(inherited).toContain('ORCHCTL_RUN=1');
+  expect(inherited).not.toMatch(/ORCHCTL_TAGS|ORCHCTL_OUTPUT_LOG/);
 });
 
-it('an output log path with a character a window name would not keep goes through a session option', async () => {
-  const log = path.join(dir, 'sortie-é.log');
+it('an output log path with any character but a control one is piped verbatim; a tab is refused', async () => {
+  const log = path.join(dir, 'sortie-é #{x} \'q\' "d".log');
   const s = spec(2);
   await tmux.launch(s, log);
-  await tmux.sendLiteral(`=${s.session}:`, 'echo piped-tab');
+  await tmux.sendLiteral(`=${s.session}:`, 'echo piped-é');
   await tmux.sendKeys(`=${s.session}:`, ['Enter']);
-  await until('the pipe to write', () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('piped-tab'));
+  await until('the pipe to write', () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('piped-é'));
+  // tmux's shell quoting leaves a tab as it is: the shell would split the path there.
+  await expect(tmux.launch(spec(3), path.join(dir, 'a\tb.log'))).rejects.toThrow(/output log path holds a control/);
+  expect((await sessions()).has(spec(3).session)).toBe(false);
+});
+
+it('after a failed list, a session with its key but no output pipe yet is not taken as launched whole', async () => {
+  // Sessions of the fourth launch already there, tagged with that launch's key: the list stops at its
+  // new-session. One with its pipe open was launched whole; one without was not, and launching it
+  // again alone fails with tmux's own error (before the pipe check, it was taken as started).
+  const byHand = async (s: LaunchSpec, pipe: boolean) =>
+    execa('tmux', [
+      ...['-L', tmux.socket, '-f', '/dev/null', 'new-session', '-d', '-s', s.session],
+      ...['-e', `ORCHCTL_TAGS=${s.tags.uid} ${s.tags.key} store-uid 1`, '-e', `ORCHCTL_OUTPUT_LOG=${dir}/by-hand.log`],
+      ...['sleep', '300'],
+      ...(pipe ? [';', 'pipe-pane', '-o', '-t', `=${s.session}:`, 'cat > /dev/null'] : []),
+    ]);
+  const launchAll = (from: number) =>
+    Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => tmux.launch(spec(from + i), path.join(dir, `s-${from + i}.log`))),
+    );
+  await byHand(spec(3), true);
+  expect((await launchAll(0)).map((r) => r.status)).toEqual(Array(8).fill('fulfilled'));
+  await byHand(spec(13), false);
+  const results = await launchAll(10);
+  expect(results.map((r) => r.status)).toEqual([
+    ...Array(3).fill('fulfilled'),
+    'rejected',
+    ...Array(4).fill('fulfilled'),
+  ]);
+  expect(String((results[3] as PromiseRejectedResult).reason)).toMatch(/duplicate session/);
 });
 
 /** A global option of the server, or its hooks (`-w`: its window hooks), as tmux shows them. */
