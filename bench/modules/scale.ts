@@ -27,6 +27,18 @@ import { nodeAgentAtScale, rssMB, threadCpu, threadReport } from './scale-node.j
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * How long ext4 counts a deleted inode as recently deleted (vm.dirty_expire_centisecs, 30 s by
+ * default), plus a margin. Its inode allocator skips such inodes one by one, so a burst started
+ * right after the last run's thousands of files were removed pays for that scan: a quarter of the
+ * controller's main thread in a perf profile; runs of the same code were up to 1.4× slower (issue 29).
+ * Each burst here waits this long first, so that its figure is the code's, not the last run's.
+ */
+function fileSystemSettleMs(): number {
+  const centis = Number(fs.readFileSync('/proc/sys/vm/dirty_expire_centisecs', 'utf8').trim());
+  return Math.min(60_000, (Number.isFinite(centis) ? centis * 10 : 30_000) + 5_000);
+}
+
 /** Sessions one node agent holds in the node-agent mode (a third of 1000: one of three hosts). */
 const NODE_SESSIONS = 333;
 
@@ -172,6 +184,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
     });
     for (let i = 0; i < 200 && !(await store.getLease('orchctl-controller')); i++) await sleep(50);
     const names = Array.from({ length: n }, (_, i) => `s-${i}`);
+    await sleep(fileSystemSettleMs());
     const t0 = performance.now();
     const burstCtl0 = cpuSeconds(ctl.pid!, true);
     await store.txn(names.map((name) => ({ op: 'create' as const, object: sleeperSession(name, dir) })));
