@@ -191,6 +191,14 @@ it('after a failed list, a session with its key but no output pipe yet is not ta
   expect(String((results[3] as PromiseRejectedResult).reason)).toMatch(/duplicate session/);
 });
 
+it('a session launched with its tags in its environment is re-tagged for another store by an option', async () => {
+  const s = spec(4);
+  await tmux.launch(s);
+  await tmux.tagStore(s.session, 'other-store');
+  const [pane] = (await tmux.listPanes()).panes;
+  expect(pane).toMatchObject({ uid: 'uid-4', key: 'default/s-4#1', store: 'other-store', epoch: '1' });
+});
+
 /** A global option of the server, or its hooks (`-w`: its window hooks), as tmux shows them. */
 async function serverShows(what: 'option' | 'hooks', name = ''): Promise<string> {
   const args = what === 'option' ? ['show-options', '-gv', name] : ['show-hooks', '-g', ...(name ? [name] : [])];
