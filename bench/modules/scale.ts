@@ -31,7 +31,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * How long ext4 counts a deleted inode as recently deleted (vm.dirty_expire_centisecs, 30 s by
  * default), plus a margin. Its inode allocator skips such inodes one by one, so a burst started
  * right after the last run's thousands of files were removed pays for that scan: a quarter of the
- * controller's main thread in a perf profile; runs of the same code were up to 1.4× slower (issue 29).
+ * controller's main thread in a perf profile; the same code's burst took 13–15.5 s, not 10–12 (issue 29).
  * Each burst here waits this long first, so that its figure is the code's, not the last run's.
  */
 function fileSystemSettleMs(): number {
