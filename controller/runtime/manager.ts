@@ -490,6 +490,11 @@ export class Manager {
     return this.registrations.some((r) => r.queue.busy() > 0 || r.inFlight.some((count) => count() > 0));
   }
 
+  /** Reconciles finished by this manager's controllers since the start (runtime/heap-reclaim.ts). */
+  reconciled(): number {
+    return this.registrations.reduce((n, r) => n + r.queue.completed(), 0);
+  }
+
   /**
    * --once: until nothing is queued or being reconciled, no background work is in flight, and every
    * cache holds what the store holds. Idle queues alone are not the end of the pass: a write's event
