@@ -209,7 +209,7 @@ export class ControllerApp {
     const roles = [this.cp, this.nodeMgr].filter((m): m is Manager => !!m);
     const work = {
       reconciled: () => roles.reduce((n, m) => n + m.reconciled(), 0),
-      busy: () => roles.some((m) => m.busy()),
+      waiting: () => roles.reduce((n, m) => n + m.waiting(), 0),
     };
     (this.nodeMgr ?? this.cp)!.add(new BurstReclaimer(work, this.opts.log));
   }

@@ -11,11 +11,12 @@
  * inspector protocol's HeapProfiler.collectGarbage on an in-process session (no port is opened).
  *
  * When (BurstTrigger, pure): a tick every second reads how many reconciles the process has finished
- * and whether any work is queued or running. A burst is a run of ticks with work; once it has been
- * followed by SETTLE quiet ticks, a burst of at least `minReconciles` releases the heap, a smaller
- * one is forgotten (small bursts do not add up across quiet spells), and never again within
- * `minIntervalMs`. Steady idle (no reconcile) never releases; a steady trickle releases at most
- * once per interval, and only after a quiet spell.
+ * and how many keys wait in its queues. A tick is busy when keys wait or at least `quietBelow`
+ * reconciles finished in it (a few a second — a node's heartbeat, a session's periodic look — are
+ * the steady state, not a burst); a burst is a run of busy ticks. Once `settleTicks` quiet ticks
+ * follow it, a burst of at least `minReconciles` releases the heap, a smaller one is forgotten (small
+ * bursts do not add up across quiet spells), and never twice within `minIntervalMs`. Steady idle
+ * never releases; steady heavy work releases at most once per interval, after a quiet spell.
  */
 import inspector from 'node:inspector';
 import v8 from 'node:v8';
@@ -23,15 +24,21 @@ import type { Logger } from './log.js';
 import type { Runnable } from './manager.js';
 
 export interface BurstTriggerOptions {
-  /** Reconciles finished in one burst for it to release the heap (default 500: ~200 launches). */
+  /**
+   * Reconciles finished in one burst for it to release the heap (default 2000: a launch costs about
+   * six over the controllers, so ~350 launches at once; the five-minute looks at 1000 idle sessions
+   * come ~250 an observe tick, quiet seconds between, and never reach it).
+   */
   minReconciles?: number;
+  /** A tick with fewer reconciles than this and no key waiting is quiet (default 10; a node's heartbeat: 1 in 2 s). */
+  quietBelow?: number;
   /** Quiet ticks after the burst before releasing (default 2: a pass's own follow-up comes first). */
   settleTicks?: number;
   /** No two releases closer than this (default 60 s: at most ~0.4 % of a core at 0.25 s each). */
   minIntervalMs?: number;
 }
 
-export const BURST_DEFAULTS = { minReconciles: 500, settleTicks: 2, minIntervalMs: 60_000 } as const;
+export const BURST_DEFAULTS = { minReconciles: 2000, quietBelow: 10, settleTicks: 2, minIntervalMs: 60_000 } as const;
 
 /** Decides, tick by tick, when a drained burst should release the heap. No clock of its own. */
 export class BurstTrigger {
@@ -44,6 +51,7 @@ export class BurstTrigger {
   constructor(opts: BurstTriggerOptions = {}) {
     this.o = {
       minReconciles: opts.minReconciles ?? BURST_DEFAULTS.minReconciles,
+      quietBelow: opts.quietBelow ?? BURST_DEFAULTS.quietBelow,
       settleTicks: opts.settleTicks ?? BURST_DEFAULTS.settleTicks,
       minIntervalMs: opts.minIntervalMs ?? BURST_DEFAULTS.minIntervalMs,
     };
@@ -52,13 +60,13 @@ export class BurstTrigger {
   }
 
   /**
-   * One tick: `done`, the reconciles finished so far (a counter that only grows); `busy`, whether
-   * work is queued or running now; `now`, ms. True: release the heap now (it counts as released).
+   * One tick: `done`, the reconciles finished so far (a counter that only grows); `waiting`, the keys
+   * queued now; `now`, ms. True: release the heap now (it counts as released).
    */
-  tick(done: number, busy: boolean, now: number): boolean {
+  tick(done: number, waiting: number, now: number): boolean {
     const progress = this.lastDone === undefined ? 0 : Math.max(0, done - this.lastDone);
     this.lastDone = done;
-    if (busy || progress > 0) {
+    if (waiting > 0 || progress >= this.o.quietBelow) {
       this.burst += progress;
       this.quiet = 0;
       return false;
@@ -102,10 +110,10 @@ export function releaseHeap(): Promise<void> {
   });
 }
 
-/** The process's work, read each tick: reconciles finished so far and whether any is queued or running. */
+/** The process's work, read each tick: reconciles finished so far, keys queued now. */
 export interface WorkGauge {
   reconciled(): number;
-  busy(): boolean;
+  waiting(): number;
 }
 
 /** Runs the trigger every second (unref'd) and releases the heap when it says so; one release at a time. */
@@ -140,7 +148,7 @@ export class BurstReclaimer implements Runnable {
 
   private tick(): void {
     if (this.disabled || this.releasing) return;
-    if (!this.trigger.tick(this.work.reconciled(), this.work.busy(), Date.now())) return;
+    if (!this.trigger.tick(this.work.reconciled(), this.work.waiting(), Date.now())) return;
     this.releasing = true;
     const before = v8.getHeapStatistics().total_heap_size;
     this.release()

@@ -4,24 +4,26 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BurstReclaimer, BurstTrigger, releaseHeap } from '../../../controller/runtime/heap-reclaim.js';
 import type { Logger } from '../../../controller/runtime/log.js';
 
-const opts = { minReconciles: 100, settleTicks: 2, minIntervalMs: 60_000 };
+const opts = { minReconciles: 100, quietBelow: 10, settleTicks: 2, minIntervalMs: 60_000 };
 
 /**
- * Feeds the trigger one tick a (logical) second: [reconciles finished this tick, busy]. Returns the
+ * Feeds the trigger one tick a (logical) second: [reconciles finished this tick, keys waiting]. Returns the
  * clock (ms) of each tick that said release; `at` carries the counter and the clock across calls.
  */
-function run(trigger: BurstTrigger, ticks: [number, boolean][], at = { done: 0, t: 0 }): number[] {
+function run(trigger: BurstTrigger, ticks: [number, number][], at = { done: 0, t: 0 }): number[] {
   const fired: number[] = [];
-  for (const [n, busy] of ticks) {
+  for (const [n, waiting] of ticks) {
     at.done += n;
     at.t += 1000;
-    if (trigger.tick(at.done, busy, at.t)) fired.push(at.t);
+    if (trigger.tick(at.done, waiting, at.t)) fired.push(at.t);
   }
   return fired;
 }
 
-const busyFor = (n: number, perTick: number): [number, boolean][] => Array.from({ length: n }, () => [perTick, true]);
-const idleFor = (n: number): [number, boolean][] => Array.from({ length: n }, () => [0, false]);
+type Tick = [number, number];
+const busyFor = (n: number, perTick: number, waiting = 50): Tick[] =>
+  Array.from({ length: n }, () => [perTick, waiting]);
+const idleFor = (n: number, perTick = 0): Tick[] => Array.from({ length: n }, () => [perTick, 0]);
 
 describe('BurstTrigger', () => {
   it('fires once after a burst over the threshold has drained and settled', () => {
@@ -41,16 +43,21 @@ describe('BurstTrigger', () => {
     expect(run(t, [...small, ...small, ...small, ...small])).toEqual([]);
   });
 
-  it('does not fire while work is queued or running, even with no reconcile finishing', () => {
+  it('does not fire while keys wait in a queue, even with no reconcile finishing', () => {
     const t = new BurstTrigger(opts);
-    expect(run(t, [...busyFor(3, 100), ...busyFor(20, 0)])).toEqual([]);
+    expect(run(t, [...busyFor(3, 100), ...busyFor(20, 0, 1)])).toEqual([]);
   });
 
-  it('counts a trickle without a quiet spell as one burst, released after the first quiet spell', () => {
+  it('never fires on the steady state: a few reconciles a tick and nothing waiting', () => {
     const t = new BurstTrigger(opts);
-    // One reconcile a tick for 150 ticks (nothing queued between): 150 ≥ 100.
-    const trickle: [number, boolean][] = Array.from({ length: 150 }, () => [1, false]);
-    expect(run(t, [...trickle, ...idleFor(3)])).toEqual([152_000]);
+    // 9 a tick for 1000 ticks: 9000 reconciles, none of them in a busy tick.
+    expect(run(t, idleFor(1000, 9))).toEqual([]);
+  });
+
+  it('counts heavy work without a pause as one burst, released after its first quiet spell', () => {
+    const t = new BurstTrigger(opts);
+    // 10 a tick, nothing waiting, for 150 ticks: the first tick only sets the counter, 1490 ≥ 100.
+    expect(run(t, [...idleFor(150, 10), ...idleFor(3, 1)])).toEqual([152_000]);
   });
 
   it('fires at most once per interval; a burst held back fires once the interval is over', () => {
@@ -63,12 +70,13 @@ describe('BurstTrigger', () => {
 
   it('starts from the counter it first sees: reconciles before the first tick are no burst', () => {
     const t = new BurstTrigger(opts);
-    expect(run(t, [[10_000, false], ...idleFor(10)])).toEqual([]);
+    expect(run(t, [[10_000, 0], ...idleFor(10)])).toEqual([]);
   });
 
   it('refuses a bound that is not a positive integer', () => {
     expect(() => new BurstTrigger({ minReconciles: 0 })).toThrow(/minReconciles must be a positive integer/);
     expect(() => new BurstTrigger({ minIntervalMs: Number.POSITIVE_INFINITY })).toThrow(/minIntervalMs/);
+    expect(() => new BurstTrigger({ quietBelow: 2.5 })).toThrow(/quietBelow/);
   });
 });
 
@@ -97,17 +105,17 @@ describe('BurstReclaimer', () => {
     const warnings: string[] = [];
     const log: Logger = { info: () => {}, debug: () => {}, error: () => {}, warn: (m) => warnings.push(m) };
     let done = 0;
-    let busy = false;
+    let waiting = 0;
     const release = vi.fn(async () => {
       throw new Error('ERR_INSPECTOR_NOT_AVAILABLE');
     });
-    const r = new BurstReclaimer({ reconciled: () => done, busy: () => busy }, log, { ...opts, release });
+    const r = new BurstReclaimer({ reconciled: () => done, waiting: () => waiting }, log, { ...opts, release });
     r.start();
     await vi.advanceTimersByTimeAsync(1000);
-    busy = true;
+    waiting = 20;
     done = 500;
     await vi.advanceTimersByTimeAsync(1000);
-    busy = false;
+    waiting = 0;
     await vi.advanceTimersByTimeAsync(5000);
     expect(release).toHaveBeenCalledTimes(1);
     expect(warnings).toEqual([expect.stringMatching(/cannot release the heap after bursts.*NOT_AVAILABLE/)]);
