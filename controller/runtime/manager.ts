@@ -490,6 +490,16 @@ export class Manager {
     return this.registrations.some((r) => r.queue.busy() > 0 || r.inFlight.some((count) => count() > 0));
   }
 
+  /** Reconciles finished by this manager's controllers since the start (runtime/heap-reclaim.ts). */
+  reconciled(): number {
+    return this.registrations.reduce((n, r) => n + r.queue.completed(), 0);
+  }
+
+  /** Keys queued and not yet handed to a worker, over this manager's controllers. */
+  waiting(): number {
+    return this.registrations.reduce((n, r) => n + r.queue.len(), 0);
+  }
+
   /**
    * --once: until nothing is queued or being reconciled, no background work is in flight, and every
    * cache holds what the store holds. Idle queues alone are not the end of the pass: a write's event

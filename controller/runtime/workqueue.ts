@@ -41,6 +41,7 @@ export class WorkQueue {
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
   private shuttingDown = false;
+  private finished = 0;
 
   constructor(
     readonly name: string,
@@ -121,8 +122,14 @@ export class WorkQueue {
   done(key: string): void {
     const started = this.processing.get(key);
     this.processing.delete(key);
+    this.finished++;
     if (started !== undefined) this.hooks.onDone?.(key, (performance.now() - started) / 1000);
     if (this.dirty.has(key) && !this.shuttingDown) this.push(key);
+  }
+
+  /** Keys handed out and done since the start (only grows): runtime/heap-reclaim.ts tells a burst by it. */
+  completed(): number {
+    return this.finished;
   }
 
   len(): number {
