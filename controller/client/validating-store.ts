@@ -12,9 +12,11 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Registry } from '../api/crds.js';
-import { keyOf, type Resource } from '../api/types.js';
+import type { ObjectOf } from '../api/kinds.js';
+import { keyOf, type ObjectKey, type Resource } from '../api/types.js';
 import { registry } from '../config/crds.js';
-import type { Store, TxnOptions, WriteOp } from '../store/store.js';
+import type { DeleteOptions, Store, TxnOptions, WriteOp } from '../store/store.js';
+import { StoreView } from '../store/store-view.js';
 import type * as SpecChecks from './spec-checks.js';
 
 let checks: Promise<typeof SpecChecks> | undefined;
@@ -30,31 +32,28 @@ const specChecks = (): Promise<typeof SpecChecks> => (checks ??= import('./spec-
  * passes (metadata only: a finalizer removed, an annotation set), so an object stored before a
  * check existed can still be annotated and deleted.
  */
-export class ValidatingStore implements Store {
+export class ValidatingStore extends StoreView {
   constructor(
-    private readonly inner: Store,
+    inner: Store,
     private readonly reg: () => Registry = registry,
-  ) {}
+  ) {
+    super(inner);
+  }
 
-  get: Store['get'] = (key) => this.inner.get(key);
-  list: Store['list'] = (kind, opts) => this.inner.list(kind, opts);
-  updateStatus: Store['updateStatus'] = (o) => this.inner.updateStatus(o);
-  delete: Store['delete'] = (key, opts) => this.inner.delete(key, opts);
-  watch: Store['watch'] = (opts, onEvent, onError) => this.inner.watch(opts, onEvent, onError);
-  revision: Store['revision'] = () => this.inner.revision();
-  uid: Store['uid'] = () => this.inner.uid();
-  tryAcquireLease: Store['tryAcquireLease'] = (name, holder, s) => this.inner.tryAcquireLease(name, holder, s);
-  releaseLease: Store['releaseLease'] = (name, holder) => this.inner.releaseLease(name, holder);
-  getLease: Store['getLease'] = (name) => this.inner.getLease(name);
-  close: Store['close'] = () => this.inner.close();
-  cannotCommit: Store['cannotCommit'] = () => this.inner.cannotCommit?.() ?? Promise.resolve(false);
+  // Nothing to check in a status or a deletion: straight to the store beneath.
+  override updateStatus<T extends Resource>(o: T): Promise<T> {
+    return this.inner.updateStatus(o);
+  }
+  override delete<K extends string>(key: ObjectKey<K>, options?: DeleteOptions): Promise<ObjectOf<K>> {
+    return this.inner.delete(key, options);
+  }
 
-  async create<T extends Resource>(o: T): Promise<T> {
+  override async create<T extends Resource>(o: T): Promise<T> {
     await this.admit(o, false);
     return this.inner.create(o);
   }
 
-  async update<T extends Resource>(o: T): Promise<T> {
+  override async update<T extends Resource>(o: T): Promise<T> {
     await this.admit(o, true);
     return this.inner.update(o);
   }

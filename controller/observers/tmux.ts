@@ -472,9 +472,10 @@ function sessionCommands(spec: LaunchSpec, outputLog?: string): string[][] {
   const target = `=${spec.session}:`; // the trailing ':' makes it an exact session match for any target type
   // -c and -n are expanded as tmux formats: '#' must be doubled to stay literal (-e values are not).
   const literal = (v: string) => v.replace(/#/g, '##');
-  const newSession = ['new-session', '-d', '-s', spec.session, '-c', literal(spec.cwd)];
-  newSession.push('-n', literal(spec.window ?? spec.session));
-  newSession.push('-x', String(spec.width ?? 200), '-y', String(spec.height ?? 50), ...envArgs, '--', ...spec.argv);
+  const newSession = [
+    ...['new-session', '-d', '-s', spec.session, '-c', literal(spec.cwd), '-n', literal(spec.window ?? spec.session)],
+    ...['-x', String(spec.width ?? 200), '-y', String(spec.height ?? 50), ...envArgs, '--', ...spec.argv],
+  ];
   if (outputLog === undefined) return [newSession];
   return [newSession, ['pipe-pane', '-o', '-t', target, `exec cat >> #{q:${OUTPUT_LOG_ENV}}`]];
 }

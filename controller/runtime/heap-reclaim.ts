@@ -122,6 +122,8 @@ export class BurstReclaimer implements Runnable {
   private releasing = false;
   private disabled = false;
   private readonly trigger: BurstTrigger;
+  private readonly tickMs: number;
+  private readonly release: () => Promise<void>;
 
   constructor(
     private readonly work: WorkGauge,
@@ -132,9 +134,6 @@ export class BurstReclaimer implements Runnable {
     this.tickMs = opts.tickMs ?? 1000;
     this.release = opts.release ?? releaseHeap;
   }
-
-  private readonly tickMs: number;
-  private readonly release: () => Promise<void>;
 
   start(): void {
     this.timer ??= setInterval(() => this.tick(), this.tickMs);
