@@ -16,6 +16,7 @@
  * Run it on a quiet machine: other work on the two cores shows up in every figure.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { LAUNCH_SCRIPT } from '../../controller/agents/launch.js';
@@ -28,15 +29,57 @@ import { nodeAgentAtScale, rssMB, threadCpu, threadReport } from './scale-node.j
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * How long ext4 counts a deleted inode as recently deleted (vm.dirty_expire_centisecs, 30 s by
- * default), plus a margin. Its inode allocator skips such inodes one by one, so a burst started
- * right after the last run's thousands of files were removed pays for that scan: a quarter of the
- * controller's main thread in a perf profile; the same code's burst took 13–15.5 s, not 10–12 (issue 29).
- * Each burst here waits this long first, so that its figure is the code's, not the last run's.
+ * How long ext4 without a journal (this machine's root file system) skips a deleted inode when it
+ * allocates one: 60 s after the deletion (RECENTCY_MIN in fs/ext4/ialloc.c), 300 s while the inode
+ * table block is still dirty, which the flusher writes back after vm.dirty_expire_centisecs (30 s
+ * by default). Its allocator tests each such inode one by one, so a burst started right after the
+ * last run's thousands of files were removed pays for that scan (a quarter of the controller's main
+ * thread in a perf profile, 1.3–2.7 s for the files of 1000 launches instead of ~0.15 s). Each burst
+ * here waits 60 s plus the write-back and a margin first, so that its figure is the code's, not the
+ * last run's; fileSystemFloorMs says whether that was enough.
  */
 function fileSystemSettleMs(): number {
   const centis = Number(fs.readFileSync('/proc/sys/vm/dirty_expire_centisecs', 'utf8').trim());
-  return Math.min(60_000, (Number.isFinite(centis) ? centis * 10 : 30_000) + 5_000);
+  const writeBackMs = Math.min(60_000, Number.isFinite(centis) ? centis * 10 : 30_000);
+  return Math.max(60_000, writeBackMs) + 5_000;
+}
+
+/**
+ * How many AgentSessions are Running, counted by SQLite in a read-only connection. The harness runs
+ * on the two cores it measures: listing and parsing the 1000 objects every 250 ms took 0.76 CPU-s
+ * of a 10 s burst (perf, 2026-11-27), a count in SQL ~1 ms a look.
+ */
+function runningCounter(db: Database.Database): { get(): number } {
+  const q = db.prepare(
+    "SELECT count(*) AS n FROM objects WHERE kind = 'AgentSession' " +
+      "AND json_extract(data, '$.status.phase') = 'Running'",
+  );
+  return { get: () => (q.get() as { n: number }).n };
+}
+
+/**
+ * The file-system floor: the directories and files N launches make (the session's and the run's
+ * directory, output.log, prompt.md, state.json through a temporary file, session.log), made here in
+ * a sibling of the controller's home right before the burst, in ms. ~130 ms for 1000 on a quiet
+ * ext4, but 1.3–2.7 s on this machine's root file system (ext4 without a journal) when thousands
+ * of files were deleted in the last minutes: its inode allocator then skips each recently deleted
+ * inode one by one (perf: recently_deleted, find_get_block_common). The burst pays the same, so
+ * this floor tells a slow file system from slow code. Left in place until the run's directory goes:
+ * removing it here would be such a deletion.
+ */
+function fileSystemFloorMs(n: number, dir: string): number {
+  const root = path.join(dir, 'fs-floor');
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const run = path.join(root, `s-${i}`, '0');
+    fs.mkdirSync(run, { recursive: true, mode: 0o700 });
+    fs.closeSync(fs.openSync(path.join(run, 'output.log'), 'a', 0o600));
+    fs.writeFileSync(path.join(run, 'prompt.md'), '\n', { mode: 0o600 });
+    fs.writeFileSync(path.join(run, 'state.json.tmp'), '{}\n', { mode: 0o600 });
+    fs.renameSync(path.join(run, 'state.json.tmp'), path.join(run, 'state.json'));
+    fs.appendFileSync(path.join(run, 'session.log'), 'launched\n', { mode: 0o600 });
+  }
+  return Math.round(performance.now() - t0);
 }
 
 /** Sessions one node agent holds in the node-agent mode (a third of 1000: one of three hosts). */
@@ -152,6 +195,8 @@ interface AtScale {
   /** The controller's own launch lists for the same N, with no controller (launchFloor). */
   launchFloorMs?: number;
   launchFloorServerCpuS?: number;
+  /** The files and directories of N launches, made right before the burst (fileSystemFloorMs). */
+  fileSystemFloorMs?: number;
   idleCpuPercentOfOneCore: number;
   idleCpuByThread: Record<string, number>;
   tmuxServerIdleCpuPercent: number;
@@ -170,6 +215,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
   const socket = `orchctl-bench-scale-${n}-${process.pid}`;
   const env = { ...process.env, ORCHCTL_HOME: home, ORCHCTL_TMUX_SOCKET: socket, ORCHCTL_METRICS_ADDR: '0' };
   const store = new SqliteStore(path.join(home, 'state.db'), { pollIntervalMs: 50 });
+  const db = new Database(path.join(home, 'state.db'), { readonly: true, fileMustExist: true });
   let ctl: ChildProcess | undefined;
   try {
     // ORCHCTL_BENCH_CPU_PROF=<dir>: the controller writes a CPU profile there when it stops (SIGTERM
@@ -184,13 +230,14 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
     });
     for (let i = 0; i < 200 && !(await store.getLease('orchctl-controller')); i++) await sleep(50);
     const names = Array.from({ length: n }, (_, i) => `s-${i}`);
+    const running = runningCounter(db);
     await sleep(fileSystemSettleMs());
+    const fsFloorMs = fileSystemFloorMs(n, dir);
     const t0 = performance.now();
     const burstCtl0 = cpuSeconds(ctl.pid!, true);
     await store.txn(names.map((name) => ({ op: 'create' as const, object: sleeperSession(name, dir) })));
     for (;;) {
-      const { items } = await store.list('AgentSession');
-      if (items.filter((o) => (o.status as { phase?: string } | undefined)?.phase === 'Running').length === n) break;
+      if (running.get() === n) break;
       if (performance.now() - t0 > 15 * 60_000) throw new Error(`not all ${n} sessions Running in 15 minutes`);
       await sleep(250);
     }
@@ -222,6 +269,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
       tmuxBatchedFloorServerCpuS: batched.serverCpuS,
       launchFloorMs: launched.ms,
       launchFloorServerCpuS: launched.serverCpuS,
+      fileSystemFloorMs: fsFloorMs,
       ...idle.cpu,
       idleCpuByThread: threadReport(t0s, t1s, idleWindowMs / 1000),
       controllerRssMB: rss,
@@ -231,6 +279,7 @@ async function atScale(n: number, idleWindowMs: number): Promise<AtScale> {
   } finally {
     if (ctl) await stopController(ctl);
     spawnSync('tmux', ['-L', socket, 'kill-server']);
+    db.close();
     await store.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -399,7 +448,7 @@ export const scaleBench: Bench = {
         `100→Running ${hundred.runningMs} ms (tmux floor ${hundred.tmuxFloorMs} ms); ` +
         `1000→Running ${thousand.runningMs} ms (floor ${thousand.tmuxFloorMs} ms serial, ` +
         `${thousand.tmuxBatchedFloorMs} ms in lists of 10, ${thousand.launchFloorMs} ms as the controller's ` +
-        `launch lists without it); idle CPU at 1000 ` +
+        `launch lists without it; its files ${thousand.fileSystemFloorMs} ms); idle CPU at 1000 ` +
         `${thousand.idleCpuPercentOfOneCore} % (by 30 s window ${thousand.idleCpuPercentByWindow?.join(', ')}; ` +
         `tmux server ${thousand.tmuxServerIdleCpuPercent} %); ` +
         `RSS ${thousand.controllerRssMB} MB (idle window ${thousand.rssIdleMinMB}–${thousand.rssIdleMaxMB} MB, ` +
