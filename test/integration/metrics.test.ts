@@ -37,15 +37,24 @@ describe('controller metrics', () => {
   it('reflect a scripted scenario, pass promtool, and drop a deleted session', async () => {
     const port = await startWithMetrics();
     await runScenario(h);
-    const { text, x } = await scrape(port);
     const id = (agentsession: string) => ({ namespace: 'default', agentsession });
-
     // Phase StateSets: exactly one phase is 1 per session.
-    const phaseOf = (name: string) =>
+    const phasesIn = (x: ReturnType<typeof parseExposition>, name: string) =>
       x
         .find('orchctl_agentsession_status_phase', id(name))
         .filter((s) => s.value === 1)
         .map((s) => s.labels.phase);
+    // The metrics are read from the controller's informer cache, which follows the store a moment
+    // behind the test's own reads of it (a clean-clone CI run scraped flaky still Running): the first
+    // scrape that shows the scenario's end is the one checked.
+    let last = await scrape(port);
+    await h.waitFor('the scrape shows the scenario', async () => {
+      last = await scrape(port);
+      const ended = { ok: 'Succeeded', flaky: 'Failed', long: 'Running' };
+      return Object.entries(ended).every(([name, phase]) => phasesIn(last.x, name).join() === phase);
+    });
+    const { text, x } = last;
+    const phaseOf = (name: string) => phasesIn(x, name);
     expect(phaseOf('ok')).toEqual(['Succeeded']);
     expect(phaseOf('flaky')).toEqual(['Failed']);
     expect(phaseOf('long')).toEqual(['Running']);
