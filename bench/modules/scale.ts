@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LAUNCH_SCRIPT } from '../../controller/agents/launch.js';
 import { launchListArgs } from '../../controller/observers/tmux.js';
+import { createWorkspace, logLine, runWorkspace, writeState } from '../../controller/observers/workspace.js';
 import { SqliteStore } from '../../controller/store/sqlite.js';
 import { cpuSeconds, ORCHCTL, sleeperSession, tempDir } from '../lib.js';
 import type { Bench } from '../types.js';
@@ -58,26 +59,25 @@ function runningCounter(db: Database.Database): { get(): number } {
 }
 
 /**
- * The file-system floor: the directories and files N launches make (the session's and the run's
- * directory, output.log, prompt.md, state.json through a temporary file, session.log), made here in
- * a sibling of the controller's home right before the burst, in ms. ~130 ms for 1000 on a quiet
- * ext4, but 1.3–2.7 s on this machine's root file system (ext4 without a journal) when thousands
- * of files were deleted in the last minutes: its inode allocator then skips each recently deleted
- * inode one by one (perf: recently_deleted, find_get_block_common). The burst pays the same, so
- * this floor tells a slow file system from slow code. Left in place until the run's directory goes:
- * removing it here would be such a deletion.
+ * The file-system floor: the directories and files N launches make, made by the controller's own
+ * workspace functions (observers/workspace.ts: the session's and the run's directory, output.log,
+ * then prompt.md, state.json and session.log as a launch writes them) under a sibling of the
+ * controller's home right before the burst, in ms. ~130 ms for 1000 on a quiet ext4, but 1.3–2.7 s
+ * on this machine's root file system (ext4 without a journal) when thousands of files were deleted
+ * in the last minutes: its inode allocator then skips each recently deleted inode one by one (perf:
+ * recently_deleted, find_get_block_common). The burst pays the same, so this floor tells a slow
+ * file system from slow code. Left in place until the run's directory goes: removing it here would
+ * be such a deletion.
  */
 function fileSystemFloorMs(n: number, dir: string): number {
-  const root = path.join(dir, 'fs-floor');
+  const home = path.join(dir, 'fs-floor');
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
-    const run = path.join(root, `s-${i}`, '0');
-    fs.mkdirSync(run, { recursive: true, mode: 0o700 });
-    fs.closeSync(fs.openSync(path.join(run, 'output.log'), 'a', 0o600));
-    fs.writeFileSync(path.join(run, 'prompt.md'), '\n', { mode: 0o600 });
-    fs.writeFileSync(path.join(run, 'state.json.tmp'), '{}\n', { mode: 0o600 });
-    fs.renameSync(path.join(run, 'state.json.tmp'), path.join(run, 'state.json'));
-    fs.appendFileSync(path.join(run, 'session.log'), 'launched\n', { mode: 0o600 });
+    const ws = runWorkspace(home, 'default', `s-${i}`, 1);
+    createWorkspace(ws);
+    fs.writeFileSync(ws.promptFile, '\n', { mode: 0o600 });
+    writeState(ws, {});
+    logLine(ws, 'INFO', 'launched');
   }
   return Math.round(performance.now() - t0);
 }

@@ -47,13 +47,14 @@ describe('controller metrics', () => {
     // The metrics are read from the controller's informer cache, which follows the store a moment
     // behind the test's own reads of it (a clean-clone CI run scraped flaky still Running): the first
     // scrape that shows the scenario's end is the one checked.
-    let last = await scrape(port);
+    let last: Awaited<ReturnType<typeof scrape>> | undefined;
     await h.waitFor('the scrape shows the scenario', async () => {
-      last = await scrape(port);
+      const now = await scrape(port);
       const ended = { ok: 'Succeeded', flaky: 'Failed', long: 'Running' };
-      return Object.entries(ended).every(([name, phase]) => phasesIn(last.x, name).join() === phase);
+      if (Object.entries(ended).every(([name, phase]) => phasesIn(now.x, name).join() === phase)) last = now;
+      return last !== undefined;
     });
-    const { text, x } = last;
+    const { text, x } = last!;
     const phaseOf = (name: string) => phasesIn(x, name);
     expect(phaseOf('ok')).toEqual(['Succeeded']);
     expect(phaseOf('flaky')).toEqual(['Failed']);
